@@ -1,0 +1,48 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   creates .venv, installs pmcbandit and runs the Pima evidence job
+#   make test   creates .venv, installs pmcbandit[dev] and runs the default test suite
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_WORKERS ?= 2
+
+.PHONY: install blas demo test test-slow test-all notebooks bench clean
+
+# PyTensor links its C backend against a system BLAS; a pip install finds none and
+# warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
+# pmcbandit/_blas.py points PyTensor at it.
+blas:
+	@if ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so '; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian OpenBLAS (libopenblas-dev) for PyTensor"; \
+		(apt-get install -y -qq libopenblas-dev >/dev/null 2>&1 || \
+		 (apt-get update -qq && apt-get install -y -qq libopenblas-dev >/dev/null)); \
+	else echo "warning: install libopenblas-dev (Debian/Ubuntu) so PyTensor can use BLAS"; fi
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory blas
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/pmcbandit evidence --out demo-output
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow -n $(PYTEST_WORKERS) -q
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache

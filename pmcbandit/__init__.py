@@ -1,0 +1,34 @@
+"""pmcbandit: bandit allocation among Monte Carlo estimators for PyMC users.
+
+Public API: :func:`run` (allocate compute among arms and combine their
+estimates), :func:`estimate_evidence` and :func:`evidence_arms` (model evidence
+of any PyMC model), the arm classes, and :func:`get_policy`.
+"""
+
+from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
+
+_configure_pytensor_blas()
+
+from pmcbandit.arms import Arm, CallableArm, Pull, PyTensorArm  # noqa: E402
+from pmcbandit.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E402
+from pmcbandit.policies import POLICY_NAMES, get_policy  # noqa: E402
+from pmcbandit.result import RunResult  # noqa: E402
+from pmcbandit.run import PmcBanditWarning, run  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Arm",
+    "CallableArm",
+    "Pull",
+    "PyTensorArm",
+    "POLICY_NAMES",
+    "get_policy",
+    "run",
+    "RunResult",
+    "PmcBanditWarning",
+    "Pulls",
+    "CpuSeconds",
+    "WallSeconds",
+    "TargetSE",
+]

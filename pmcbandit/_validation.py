@@ -1,0 +1,42 @@
+"""Argument checks shared by every public entry point.
+
+Every bad value gets the same message shape (after scikit-learn):
+``The 'budget' parameter of run must be > 0. Got -1.0 instead.``
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+
+
+def _msg(param: str, owner: str, requirement: str, value) -> str:
+    return f"The {param!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
+
+
+def check_choice(value, choices: Iterable[str], param: str, owner: str) -> str:
+    choices = tuple(choices)
+    if not isinstance(value, str):
+        raise TypeError(_msg(param, owner, f"a str among {choices}", value))
+    if value not in choices:
+        raise ValueError(_msg(param, owner, f"one of {choices}", value))
+    return value
+
+
+def check_positive(value, param: str, owner: str, *, integer: bool = False, allow_zero: bool = False):
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(_msg(param, owner, "an int" if integer else "a real number", value))
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(_msg(param, owner, "finite", value))
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(_msg(param, owner, ">= 0" if allow_zero else "> 0", value))
+    return value
+
+
+def check_open_unit(value, param: str, owner: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(_msg(param, owner, "a real number in (0, 1)", value))
+    if not 0.0 < float(value) < 1.0:
+        raise ValueError(_msg(param, owner, "in the open interval (0, 1)", value))
+    return float(value)

@@ -1,0 +1,144 @@
+"""The arm protocol: one Monte Carlo estimator that pmcbandit can call many times.
+
+An arm compiles whatever it needs once (in ``__init__``) and then answers
+:meth:`Arm.pull` many times. A pull returns a :class:`Pull`:
+
+``values``
+    a 1-D array of ``m >= 1`` i.i.d. unbiased estimates of the common target
+    (for ``log_scale`` arms, the logarithms of unbiased estimates of a positive
+    target, e.g. AIS weights of a model evidence Z, so that nothing underflows);
+``cost``
+    the price of the pull: measured CPU seconds (:func:`time.process_time`) by
+    default, or a declared cost (e.g. a count of log-density evaluations, for
+    reproducible benchmarks);
+``info``
+    the diagnostic fields the arm declares in ``Arm.diagnostics`` (floats).
+
+**Batches.** pmcbandit treats one pull as *one observation*: the batch mean
+``Y = mean(values)`` (``log(mean(exp(values)))`` for log-scale arms), an
+unbiased estimator with variance ``V_k = Var(X_k)/m``. The bandit sees one
+reward per pull, the combiners weigh pulls, and the regret identity of
+Neufeld et al. (2014), Thm 1, holds with ``V_k`` the variance of an arm's batch
+mean and ``T_k(n)`` its number of pulls. The batch's own spread is kept as a
+within-pull variance estimate, used only where an arm has too few pulls for a
+between-pull estimate (see :mod:`pmcbandit.combine`).
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["Arm", "Pull", "CallableArm"]
+
+
+class Pull(NamedTuple):
+    """What one call of :meth:`Arm.pull` returns."""
+
+    values: np.ndarray
+    cost: float
+    info: Mapping[str, float]
+
+
+class Arm(abc.ABC):
+    """Base class of every arm.
+
+    Subclasses set ``name`` and implement :meth:`draw`; :meth:`pull` measures the
+    cost around it unless ``draw`` reports a cost of its own.
+
+    Attributes
+    ----------
+    name : str
+        Readable, unique within a pool (``"ais-2000"``, ``"theta-1.2"``).
+    log_scale : bool
+        ``True`` when ``values`` are logs of unbiased estimates of a positive target.
+    diagnostics : tuple of str
+        The fields ``info`` carries on every pull, declared up front so a run's
+        history has a fixed schema (as PyMC's ``stats_dtypes_shapes``).
+    """
+
+    name: str = "arm"
+    log_scale: bool = False
+    diagnostics: tuple[str, ...] = ()
+
+    @abc.abstractmethod
+    def draw(self, rng: np.random.Generator) -> Any:
+        """Produce estimates with the arm's own stream ``rng``.
+
+        Return ``values`` or a tuple ``(values, info)`` or ``(values, info, cost)``;
+        ``cost=None`` means "measure CPU time".
+        """
+
+    def pull(self, rng: np.random.Generator) -> Pull:
+        start = time.process_time()
+        out = self.draw(rng)
+        elapsed = time.process_time() - start
+        info: Mapping[str, float] = {}
+        cost = None
+        if isinstance(out, tuple):
+            values, *rest = out
+            if rest:
+                info = rest[0] or {}
+            if len(rest) > 1:
+                cost = rest[1]
+        else:
+            values = out
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        if values.ndim != 1 or values.size == 0:
+            raise ValueError(
+                f"arm {self.name!r} returned values of shape {values.shape}; "
+                "a pull must return a non-empty 1-D array of estimates"
+            )
+        return Pull(values, float(elapsed if cost is None else cost), dict(info))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class CallableArm(Arm):
+    """An arm from any Python callable ``fn(rng) -> estimates``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(rng)`` returns one estimate, an array of i.i.d. estimates, or a tuple
+        ``(values, info)`` / ``(values, info, cost)`` as :meth:`Arm.draw` does.
+    name : str, optional
+        Defaults to ``fn.__name__``.
+    log_scale : bool
+        See :class:`Arm`.
+    diagnostics : sequence of str
+        Fields ``fn`` reports in ``info``.
+    cost : float or callable, optional
+        A declared cost per pull (a number, or ``cost(values) -> float``) instead
+        of measured CPU time.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[[np.random.Generator], Any],
+        name: str | None = None,
+        *,
+        log_scale: bool = False,
+        diagnostics: Sequence[str] = (),
+        cost: float | Callable[[np.ndarray], float] | None = None,
+    ):
+        if not callable(fn):
+            raise TypeError(f"The 'fn' parameter of CallableArm must be callable. Got {fn!r} instead.")
+        self.fn = fn
+        self.name = name if name is not None else getattr(fn, "__name__", "arm")
+        self.log_scale = bool(log_scale)
+        self.diagnostics = tuple(diagnostics)
+        self.cost = cost
+
+    def draw(self, rng):
+        out = self.fn(rng)
+        if self.cost is None:
+            return out
+        values, info = (out[0], out[1]) if isinstance(out, tuple) else (out, {})
+        cost = self.cost(np.asarray(values)) if callable(self.cost) else float(self.cost)
+        return values, info, cost

@@ -1,0 +1,263 @@
+"""The policy protocol and the pieces every allocation policy shares.
+
+A policy is a few pure functions over an immutable :class:`BanditState`
+(after BlackJAX's kernels)::
+
+    state = policy.init(n_arms)
+    arm = policy.select(rng, state)          # choose the next arm
+    state = add_pending(state, arm)          # the run loop: a pull is in flight
+    state = policy.update(state, arm, reward, cost, rng)   # the pull came back
+
+``reward`` is the paper's non-positive reward: ``-(X - c)^2`` for the
+uniform-cost reduction (Neufeld et al. 2014, Thm 2) or the paired cost-aware
+``-1/4 (D1 + D2)(X1 - X2)^2`` (Sec. 5); see :mod:`pmcbandit.rewards`. Policies
+written for rewards in ``[0, 1]`` see the *normalised* reward
+``r = 1 - loss / scale`` with ``loss = -reward`` (App. B and footnote 1: a
+constant shift does not change the regret). ``scale`` is either fixed at
+``init`` (known ranges, as in the synthetic experiments) or the running maximum
+of the observed losses; because the state keeps per-arm sums of losses and
+squared losses, the normalised mean and variance of an arm are recomputed under
+the current scale at every decision, so an increase of the range applies to past
+rewards as well.
+
+Index policies only supply a vectorised ``index(n, mean, var, t, params)``
+(numba-compiled; the replicated-run simulator calls the same function), and
+:func:`argmax_random` is the one argmax, breaking ties uniformly at random.
+Pending pulls count towards an arm's sample size in the index (a pull in flight
+will be an observation), so a policy can choose while earlier pulls are pending
+without sending every worker to the same arm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+
+__all__ = [
+    "BanditState",
+    "Policy",
+    "init_state",
+    "add_pending",
+    "record_loss",
+    "normalised_moments",
+    "argmax_random",
+    "index_policy",
+]
+
+
+class BanditState(NamedTuple):
+    """Per-arm sufficient statistics shared by every policy.
+
+    Attributes
+    ----------
+    n : ndarray of int64, shape (K,)
+        Rewards received per arm.
+    pending : ndarray of int64, shape (K,)
+        Decisions dispatched whose reward has not come back.
+    loss_sum, loss_sq_sum : ndarray of float64, shape (K,)
+        Sums of ``loss = -reward`` and of its square.
+    cost_sum : ndarray of float64, shape (K,)
+        Total cost of the decisions that came back.
+    scale : float
+        Normaliser of losses (``r = 1 - loss/scale``); 0 until the first loss.
+    fixed_scale : bool
+        ``True`` when ``scale`` was given at ``init`` and never changes.
+    t : int
+        Decisions made so far (dispatched, whether or not they came back).
+    extra : Any
+        Policy-specific immutable fields (e.g. Thompson's Beta counts).
+    """
+
+    n: np.ndarray
+    pending: np.ndarray
+    loss_sum: np.ndarray
+    loss_sq_sum: np.ndarray
+    cost_sum: np.ndarray
+    scale: float
+    fixed_scale: bool
+    t: int
+    extra: Any = None
+
+
+class Policy(NamedTuple):
+    """A policy: its name, parameters and pure functions.
+
+    ``select(rng, state) -> int``; ``update(state, arm, reward, cost, rng) -> state``.
+    ``index`` is the vectorised index of index policies (``None`` otherwise),
+    ``params`` the tuple of floats it takes.
+    """
+
+    name: str
+    init: Callable[..., BanditState]
+    select: Callable[[np.random.Generator, BanditState], int]
+    update: Callable[..., BanditState]
+    index: Callable | None = None
+    params: tuple = ()
+
+
+def init_state(n_arms: int, scale: float | None = None, extra: Any = None) -> BanditState:
+    """Empty state for ``n_arms`` arms; ``scale`` fixes the loss range if known."""
+    if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 1:
+        raise ValueError(f"The 'n_arms' parameter of init must be an int >= 1. Got {n_arms!r} instead.")
+    if scale is not None and not (np.isfinite(scale) and scale > 0):
+        raise ValueError(f"The 'scale' parameter of init must be a finite float > 0. Got {scale!r} instead.")
+    z = np.zeros(n_arms)
+    return BanditState(
+        n=np.zeros(n_arms, dtype=np.int64),
+        pending=np.zeros(n_arms, dtype=np.int64),
+        loss_sum=z,
+        loss_sq_sum=z.copy(),
+        cost_sum=z.copy(),
+        scale=float(scale) if scale is not None else 0.0,
+        fixed_scale=scale is not None,
+        t=0,
+        extra=extra,
+    )
+
+
+def add_pending(state: BanditState, arm: int) -> BanditState:
+    """Record that a decision for ``arm`` was dispatched (the run loop calls this)."""
+    pending = state.pending.copy()
+    pending[arm] += 1
+    return BanditState(state.n, pending, state.loss_sum, state.loss_sq_sum, state.cost_sum,
+                       state.scale, state.fixed_scale, state.t + 1, state.extra)
+
+
+_KEEP = object()
+
+
+def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra: Any = _KEEP) -> BanditState:
+    """Fold one reward into the shared statistics (every policy's ``update`` starts here).
+
+    Returns a new state; the arrays of ``state`` are never written. ``extra``
+    replaces ``state.extra`` when given (a policy's own statistics, so the
+    state is built once per update). This is the
+    per-step hot path of the run loop, so it copies only the arrays it changes
+    and builds the tuple directly (``_replace`` and ``np.isfinite`` on a scalar
+    each cost about as much as an array copy).
+    """
+    loss = -float(reward)
+    if not 0.0 <= loss < math.inf:
+        raise ValueError(f"The 'reward' parameter of update must be finite and <= 0. Got {reward!r} instead.")
+    scale = state.scale
+    if loss > scale:
+        if state.fixed_scale:
+            raise ValueError(
+                f"reward {reward!r} of arm {arm} lies outside the declared range: loss {loss} > scale {scale}"
+            )
+        scale = loss
+    pending = state.pending
+    if pending[arm] > 0:
+        pending = pending.copy()
+        pending[arm] -= 1
+        t = state.t
+    else:
+        # A synchronous loop never calls add_pending; count the decision here then.
+        t = state.t + 1
+    n = state.n.copy()
+    n[arm] += 1
+    loss_sum = state.loss_sum.copy()
+    loss_sum[arm] += loss
+    loss_sq_sum = state.loss_sq_sum.copy()
+    loss_sq_sum[arm] += loss * loss
+    cost_sum = state.cost_sum.copy()
+    cost_sum[arm] += float(cost)
+    if extra is _KEEP:
+        extra = state.extra
+    return BanditState(n, pending, loss_sum, loss_sq_sum, cost_sum, scale, state.fixed_scale, t, extra)
+
+
+@numba.njit(cache=True)
+def normalised_moments(n, loss_sum, loss_sq_sum, scale):
+    """Mean and (biased, 1/n) variance of the normalised rewards ``1 - loss/scale``.
+
+    Arms with ``n == 0`` get mean 1 and variance 0 (their index is forced to +inf
+    by :func:`forced_exploration` anyway).
+    """
+    k = n.shape[0]
+    mean = np.ones(k)
+    var = np.zeros(k)
+    inv = 1.0 / scale if scale > 0.0 else 0.0
+    for i in range(k):
+        if n[i] > 0:
+            m = loss_sum[i] / n[i]
+            v = loss_sq_sum[i] / n[i] - m * m
+            mean[i] = 1.0 - m * inv
+            var[i] = max(v, 0.0) * inv * inv
+    return mean, var
+
+
+@numba.njit(cache=True)
+def argmax_random(values, u):
+    """Index of the maximum of ``values``; ties broken by the uniform ``u`` in [0, 1).
+
+    Among the ``m`` maximisers (in index order) the ``floor(u*m)``-th is chosen,
+    so each is equally likely when ``u`` is uniform. NaN never wins.
+    """
+    best = -np.inf
+    count = 0
+    for i in range(values.shape[0]):
+        v = values[i]
+        if v > best:
+            best = v
+            count = 1
+        elif v == best:
+            count += 1
+    if count == 0:  # all NaN or all -inf
+        return int(u * values.shape[0])
+    pick = int(u * count)
+    for i in range(values.shape[0]):
+        if values[i] == best:
+            if pick == 0:
+                return i
+            pick -= 1
+    return -1
+
+
+def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float | None = None) -> Policy:
+    """Build a :class:`Policy` from a numba ``index(n, mean, var, t, params)``.
+
+    ``n`` counts received *and* pending rewards of each arm; arms with ``n == 0``
+    are played first (the initialisation of UCB1, Alg. 1 lines 1-3), in random
+    order. ``t`` is the number of the decision being made (1-based).
+    """
+    params = tuple(float(p) for p in params)
+    kernel = _make_select_kernel(index)
+
+    def init(n_arms: int, scale: float | None = scale) -> BanditState:
+        return init_state(n_arms, scale)
+
+    def select(rng: np.random.Generator, state: BanditState) -> int:
+        return kernel(state.n, state.pending, state.loss_sum, state.loss_sq_sum,
+                      state.scale, state.t + 1, params, rng.random())
+
+    def update(state, arm, reward, cost=0.0, rng=None):
+        return record_loss(state, arm, reward, cost)
+
+    return Policy(name, init, select, update, index, params)
+
+
+_KERNELS: dict = {}
+
+
+def _make_select_kernel(index):
+    """One compiled ``select`` per index function (shared by all its instances)."""
+    kernel = _KERNELS.get(index)
+    if kernel is None:
+
+        @numba.njit
+        def kernel(n, pending, loss_sum, loss_sq_sum, scale, t, params, u):
+            mean, var = normalised_moments(n, loss_sum, loss_sq_sum, scale)
+            n_eff = n + pending
+            values = index(n_eff, mean, var, t, params)
+            for i in range(n.shape[0]):
+                if n_eff[i] == 0:
+                    values[i] = np.inf
+            return argmax_random(values, u)
+
+        _KERNELS[index] = kernel
+    return kernel

@@ -1,0 +1,36 @@
+"""Oracle: always pull one given arm (a fixed-estimator baseline for benchmarks).
+
+Run with the arm that is best in hindsight, it gives the MSE the regret of the
+adaptive policies is measured against (Neufeld et al. 2014, Sec. 3).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from pmcbandit.policies.base import Policy, init_state, record_loss
+
+__all__ = ["policy"]
+
+
+def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
+    if isinstance(arm, bool) or not isinstance(arm, numbers.Integral) or arm < 0:
+        raise ValueError(f"The 'arm' parameter of oracle must be an int >= 0. Got {arm!r} instead.")
+    fixed = int(arm)
+
+    def init(n_arms: int, scale: float | None = scale):
+        if fixed >= n_arms:
+            raise ValueError(
+                f"The 'arm' parameter of oracle must be < n_arms={n_arms}. Got {fixed!r} instead."
+            )
+        return init_state(n_arms, scale)
+
+    def select(rng: np.random.Generator, state) -> int:
+        return fixed
+
+    def update(state, arm, reward, cost=0.0, rng=None):
+        return record_loss(state, arm, reward, cost)
+
+    return Policy(f"oracle-{fixed}", init, select, update)

@@ -1,0 +1,27 @@
+"""Uniform allocation: round-robin over the arms (the non-adaptive baseline).
+
+The next decision goes to the arm with the fewest received-plus-pending pulls,
+lowest index first, so ``n`` decisions give every arm ``floor(n/K)`` or
+``ceil(n/K)`` pulls regardless of the rewards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmcbandit.policies.base import Policy, init_state, record_loss
+
+__all__ = ["policy"]
+
+
+def policy(*, scale: float | None = None) -> Policy:
+    def init(n_arms: int, scale: float | None = scale):
+        return init_state(n_arms, scale)
+
+    def select(rng: np.random.Generator, state) -> int:
+        return int(np.argmin(state.n + state.pending))
+
+    def update(state, arm, reward, cost=0.0, rng=None):
+        return record_loss(state, arm, reward, cost)
+
+    return Policy("uniform", init, select, update)
