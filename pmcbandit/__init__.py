@@ -10,6 +10,7 @@ from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
 _configure_pytensor_blas()
 
 from pmcbandit.arms import Arm, CallableArm, Pull, PyTensorArm  # noqa: E402
+from pmcbandit.evidence import EvidenceResult, estimate_evidence, evidence_arms  # noqa: E402
 from pmcbandit.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E402
 from pmcbandit.policies import POLICY_NAMES, get_policy  # noqa: E402
 from pmcbandit.result import RunResult  # noqa: E402
@@ -25,6 +26,9 @@ __all__ = [
     "POLICY_NAMES",
     "get_policy",
     "run",
+    "estimate_evidence",
+    "evidence_arms",
+    "EvidenceResult",
     "RunResult",
     "PmcBanditWarning",
     "Pulls",

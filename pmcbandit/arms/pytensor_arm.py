@@ -48,7 +48,10 @@ class PyTensorArm(Arm):
         cost: float | None = None,
     ):
         from pymc.pytensorf import collect_default_updates, compile as compile_pymc
-        from pytensor.graph.basic import graph_inputs
+        try:
+            from pytensor.graph.traversal import graph_inputs
+        except ImportError:  # PyTensor < 2.31
+            from pytensor.graph.basic import graph_inputs
         from pytensor.tensor.random.type import RandomType
 
         self.name = name
