@@ -1,0 +1,319 @@
+r"""The ArviZ door: a run as :class:`arviz.InferenceData`, and back.
+
+This is the only module of pmcbandit that imports :mod:`arviz` (a test greps the source),
+so ``import pmcbandit`` stays light and ArviZ's API changes touch one file.
+
+Layout of the InferenceData written by :func:`to_inference_data`
+------------------------------------------------------------------
+``sample_stats`` (dimension ``pull``, one entry per pull in the order the pulls came back;
+no ``chain``/``draw``: a bandit run is one sequential stream of pulls, not MCMC draws)
+    ``arm`` (int) with coordinate ``arm_name``; ``value`` the observation (the batch mean
+    :math:`Y = \frac1m\sum_i X_i`, or :math:`\log\frac1m\sum_i e^{X_i}` for log-scale
+    runs, which ``value.attrs["scale"] == "log"`` says); ``cost`` (:math:`\delta` of the pull,
+    Neufeld et al. 2014, Sec. 5); ``reward`` (the reward the policy received when the pull
+    completed its decision: :math:`-(X-c)^2` of Thm 2 / App. B or the paired
+    :math:`-\frac14(D_1+D_2)(X_1-X_2)^2` of Sec. 5; NaN otherwise); ``time`` (wall seconds
+    since the start); ``cpu``; ``status`` (int code, CF ``flag_values``/``flag_meanings``
+    attrs give the names); ``decision``; ``pull_index``; ``selected_before``;
+    ``batch_size``; ``within_var``; and one variable per declared arm diagnostic (renamed
+    ``diag_<name>`` if the name clashes; ``attrs["diagnostics"]`` maps columns to variables).
+``arm_summary`` (dimension ``arm``, coordinate = arm names)
+    ``pulls``, ``faults``, ``n_valid``, ``mean``, ``var`` (:math:`\hat V_k` used by the
+    combiner), ``dof``, ``cost`` (mean :math:`\delta_k`), ``var_cost``
+    (:math:`\hat V_k\delta_k`, the quantity the cost-aware bandit minimises, Sec. 5),
+    ``weight`` (share in the combined estimate) and ``quarantined``. For log-scale runs
+    ``mean``/``var`` are on the working scale :math:`e^{Y-\text{shift}}` (``attrs["shift"]``).
+    No group of the ArviZ schema holds per-arm summaries (``constant_data`` is for model
+    inputs), so this is a custom group. ArviZ >= 0.21 accepts custom groups silently;
+    older 0.x releases warn "arm_summary group is not defined in the InferenceData scheme",
+    so that one message is ignored inside a scoped ``warnings.catch_warnings`` when we
+    build or read an InferenceData (never a global filter).
+``attrs`` (on the InferenceData and on ``sample_stats``)
+    every run setting (str/int/float kept; bool, None, lists and dicts JSON-encoded, their
+    keys listed in ``attrs["json_attrs"]``), ``estimate``, ``se``, ``ci95``,
+    ``log_estimate``, ``log_se``, ``log_ci95``, ``combine``, ``faults`` (JSON),
+    ``pmcbandit_version``, ``created_at`` and ArviZ's usual ``inference_library`` keys.
+
+Everything survives ``idata.to_netcdf(path)`` / ``az.from_netcdf(path)``, and
+:func:`from_inference_data` rebuilds the :class:`~pmcbandit.result.RunResult` (history,
+settings, quarantine), so a saved run can be re-combined and re-plotted; the policy's final
+state is not stored (``policy_state`` is ``None``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import warnings
+from contextlib import contextmanager
+
+import arviz as az
+import numpy as np
+import xarray as xr
+
+import pmcbandit
+from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, STATUS, History
+from pmcbandit.result import RunResult
+
+__all__ = ["to_inference_data", "from_inference_data", "read_run"]
+
+#: History column -> sample_stats variable (the issue's names where they differ).
+_RENAMED = {"obs": "value", "wall": "time"}
+_RESERVED = {"pull", "arm_name", *(_RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}
+
+_DESCRIPTIONS = {
+    "decision": "index of the bandit decision the pull served (a paired-reward decision has two pulls)",
+    "arm": "index of the pulled arm (names in the arm_name coordinate)",
+    "pull_index": "the arm's own pull counter (pull j of arm k draws from a fixed random stream)",
+    "batch_size": "number of estimates the pull returned (its batch mean is one observation)",
+    "selected_before": "decisions dispatched when the pull came back (replays the order on resume)",
+    "within_var": "variance of the batch mean estimated inside the batch; NaN for batches of one",
+    "cost": "cost delta of the pull (CPU seconds, or the arm's declared cost)",
+    "reward": "reward fed to the policy when this pull completed its decision, else NaN",
+    "time": "wall-clock seconds since the start of the run when the pull came back",
+    "cpu": "process CPU seconds since the start of the run when the pull came back",
+}
+
+
+def to_inference_data(result: RunResult) -> az.InferenceData:
+    """Convert a run to :class:`arviz.InferenceData` (layout in the module docstring).
+
+    Parameters
+    ----------
+    result : RunResult
+
+    Returns
+    -------
+    arviz.InferenceData
+        Groups ``sample_stats`` (dim ``pull``) and ``arm_summary`` (dim ``arm``), with the
+        run's settings and combined estimate in ``attrs``.
+    """
+    if not isinstance(result, RunResult):
+        raise TypeError(
+            f"The 'result' parameter of to_inference_data must be a RunResult. Got {result!r} instead."
+        )
+    attrs = _run_attrs(result)
+    with _custom_group_ok():
+        return az.InferenceData(
+            attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=_arm_summary(result)
+        )
+
+
+def from_inference_data(idata) -> RunResult:
+    """Rebuild the :class:`~pmcbandit.result.RunResult` of a run saved by :func:`to_inference_data`.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData, str or os.PathLike
+        The InferenceData, or the path of a netCDF file written by ``idata.to_netcdf``.
+
+    Returns
+    -------
+    RunResult
+        Same history, settings, arm names and quarantine flags; the combined estimate and SE
+        are recomputed from the history and equal the original ones. ``policy_state`` is None.
+    """
+    if isinstance(idata, (str, os.PathLike)):
+        with _custom_group_ok():
+            idata = az.from_netcdf(os.fspath(idata))
+    if not isinstance(idata, az.InferenceData):
+        raise TypeError(
+            "The 'idata' parameter of from_inference_data must be an InferenceData or a netCDF path. "
+            f"Got {idata!r} instead."
+        )
+    groups = idata.groups()
+    if "sample_stats" not in groups or "arm_summary" not in groups or "pull" not in idata.sample_stats.dims:
+        raise ValueError(
+            "The 'idata' parameter of from_inference_data must be an InferenceData written by "
+            f"pmcbandit (groups sample_stats with dim 'pull' and arm_summary). Got {idata!r} instead."
+        )
+    stats = idata.sample_stats
+    summary = idata.arm_summary
+    attrs = _decode_attrs(dict(idata.attrs) if idata.attrs else dict(stats.attrs))
+    diag = json.loads(str(stats.attrs.get("diagnostics", "[]")))
+    data = {}
+    for col in (*INT_COLUMNS, *FLOAT_COLUMNS):
+        dtype = np.int64 if col in INT_COLUMNS else np.float64
+        data[f"col_{col}"] = np.asarray(stats[_RENAMED.get(col, col)].values, dtype=dtype)
+    for col, var in diag:
+        data[f"col_{col}"] = np.asarray(stats[var].values, dtype=np.float64)
+    faults = [(f["row"], f["arm_index"], f["status"], f["message"]) for f in attrs.get("faults", [])]
+    data["faults_json"] = np.asarray(json.dumps(faults))
+    data["diagnostics_json"] = np.asarray(json.dumps([col for col, _ in diag]))
+    history = History.from_npz_dict(data)
+    settings = {k: attrs[k] for k in attrs.get("settings_keys", [])}
+    return RunResult(
+        arm_names=[str(a) for a in summary["arm"].values],
+        history=history,
+        combine=str(attrs["combine"]),
+        log_scale=bool(attrs["log_scale"]),
+        quarantined=np.asarray(summary["quarantined"].values, dtype=bool),
+        settings=settings,
+        policy_state=None,
+    )
+
+
+def read_run(path) -> RunResult:
+    """Load a run saved with ``result.to_netcdf(path)`` (the netCDF holds no code: no pickle)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"The 'path' parameter of read_run must be a str or os.PathLike. Got {path!r} instead.")
+    return from_inference_data(path)
+
+
+@contextmanager
+def _custom_group_ok():
+    """Scoped filter for the custom-group warning of ArviZ < 0.21 (see module docstring)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="arm_summary group is not defined", category=UserWarning)
+        yield
+
+
+# --- building blocks ------------------------------------------------------------------
+def _sample_stats(result: RunResult, attrs: dict) -> xr.Dataset:
+    h = result.history
+    cols = h.arrays()
+    names = np.asarray(result.arm_names, dtype=str)
+    data_vars = {}
+    for col in (*INT_COLUMNS, *FLOAT_COLUMNS):
+        var = _RENAMED.get(col, col)
+        var_attrs = {"description": _DESCRIPTIONS.get(var, "")}
+        if col == "status":
+            # CF flag convention: readable by any netCDF tool, no string variable needed.
+            var_attrs = {
+                "description": "outcome of the pull",
+                "flag_values": np.arange(len(STATUS), dtype=np.int64),
+                "flag_meanings": " ".join(STATUS),
+            }
+        elif col == "obs":
+            var_attrs = {
+                "description": "the observation: batch mean of the pull's estimates (NaN if the pull failed)",
+                "scale": "log" if result.log_scale else "linear",
+            }
+            if result.log_scale:
+                var_attrs["description"] = (
+                    "the observation as a log: log-mean-exp of the pull's log-estimates (NaN if the pull failed)"
+                )
+        elif col == "within_var" and result.log_scale:
+            var_attrs["description"] += "; relative (divided by the squared linear observation)"
+        data_vars[var] = (("pull",), cols[col], var_attrs)
+    mapping = []
+    for col in h.diagnostics:
+        var = _diagnostic_name(col, data_vars)
+        mapping.append([col, var])
+        data_vars[var] = (("pull",), cols[col], {"description": f"arm diagnostic {col!r} (NaN where not reported)"})
+    arms = cols["arm"]
+    coords = {
+        "pull": np.arange(len(h), dtype=np.int64),
+        "arm_name": (("pull",), names[arms] if names.size else np.asarray([], dtype=str)),
+    }
+    ds_attrs = dict(attrs)
+    ds_attrs["diagnostics"] = json.dumps(mapping)
+    return xr.Dataset(data_vars, coords=coords, attrs=ds_attrs)
+
+
+def _diagnostic_name(col: str, taken) -> str:
+    var = re.sub(r"[^0-9A-Za-z_.\-+]", "_", col) or "diag"
+    if var in _RESERVED or var in taken:
+        var = f"diag_{var}"
+    while var in taken:
+        var = f"{var}_"
+    return var
+
+
+def _arm_summary(result: RunResult) -> xr.Dataset:
+    t = result.arm_table()
+    c = result.combined
+    scale_note = (
+        f"working scale exp(value - shift), shift = {result.shift!r}" if result.log_scale else "linear scale"
+    )
+    spec = {
+        "pulls": (t["pulls"].astype(np.int64), "pulls of the arm, faulty ones included"),
+        "faults": (t["faults"].astype(np.int64), "faulty pulls (exception, non-finite, timeout, out of bounds)"),
+        "n_valid": (np.asarray(c.n, dtype=np.int64), "valid observations used by the combiner"),
+        "mean": (np.asarray(t["mean"], dtype=np.float64), f"mean observation ({scale_note})"),
+        "var": (np.asarray(t["var"], dtype=np.float64), f"variance V_k of one observation ({scale_note})"),
+        "dof": (np.asarray(c.nu, dtype=np.float64), "degrees of freedom of var"),
+        "cost": (np.asarray(t["cost"], dtype=np.float64), "mean cost delta_k of a pull"),
+        "var_cost": (np.asarray(t["var_cost"], dtype=np.float64), "V_k * delta_k (Neufeld et al. 2014, Sec. 5)"),
+        "weight": (np.asarray(t["weight"], dtype=np.float64), "share of the arm in the combined estimate"),
+        "quarantined": (np.asarray(t["quarantined"], dtype=bool), "never selected again after faults"),
+    }
+    data_vars = {k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()}
+    attrs = {"shift": float(result.shift), "log_scale": int(result.log_scale)}
+    return xr.Dataset(data_vars, coords={"arm": np.asarray(result.arm_names, dtype=str)}, attrs=attrs)
+
+
+def _run_attrs(result: RunResult) -> dict:
+    """netCDF-safe attrs: settings first, then the combined estimate and provenance."""
+    lo, hi = result.ci(0.95)
+    llo, lhi = result.log_ci(0.95)
+    settings = dict(result.settings)
+    settings.setdefault("log_scale", result.log_scale)
+    settings.setdefault("combine", result.combine)
+    raw = dict(settings)
+    raw.update(
+        settings_keys=list(settings),
+        combine=result.combine,
+        log_scale=result.log_scale,
+        estimate=result.estimate,
+        se=result.se,
+        ci95=[lo, hi],
+        log_estimate=result.log_estimate,
+        log_se=result.log_se,
+        log_ci95=[llo, lhi],
+        shift=result.shift,
+        n_pulls=len(result.history),
+        n_arms=len(result.arm_names),
+        degenerate=list(result.combined.degenerate),
+        faults=[
+            dict(row=int(r), arm_index=int(a), arm=result.arm_names[a], status=s, message=m)
+            for r, a, s, m in result.history.faults
+        ],
+        pmcbandit_version=pmcbandit.__version__,
+        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        inference_library="pmcbandit",
+        inference_library_version=pmcbandit.__version__,
+        arviz_version=az.__version__,
+    )
+    return _encode_attrs(raw)
+
+
+def _encode_attrs(raw: dict) -> dict:
+    """Keep str/int/float (and the two-float interval lists); JSON-encode everything else."""
+    out, encoded = {}, []
+    for k, v in raw.items():
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
+            out[k] = v
+        elif k in ("ci95", "log_ci95"):
+            out[k] = np.asarray(v, dtype=np.float64)
+        else:
+            out[k] = json.dumps(v, default=_json_default)
+            encoded.append(k)
+    out["json_attrs"] = json.dumps(encoded)
+    return out
+
+
+def _decode_attrs(attrs: dict) -> dict:
+    encoded = set(json.loads(str(attrs.get("json_attrs", "[]"))))
+    out = {}
+    for k, v in attrs.items():
+        if k in encoded:
+            out[k] = json.loads(str(v))
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        else:
+            out[k] = v
+    return out
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    # A setting JSON cannot hold (a user object) is kept readable; it will not round-trip.
+    return repr(obj)

@@ -1,0 +1,69 @@
+"""Only pmcbandit/diagnostics/arviz_io.py may import arviz (issue 2, "ArviZ door")."""
+
+import ast
+import subprocess
+import warnings
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ALLOWED = {Path("pmcbandit/diagnostics/arviz_io.py")}
+
+
+def arviz_imports(source: str) -> list[int]:
+    """Line numbers of every import of arviz in ``source``: statements and dynamic imports."""
+    hits = []
+    with warnings.catch_warnings():
+        # Invalid escape sequences in other modules' strings are not this test's business.
+        warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
+        tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if node.level == 0 else []
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            names = [str(node.args[0].value)] if fname in ("import_module", "__import__") else []
+        else:
+            continue
+        if any(n == "arviz" or n.startswith("arviz.") for n in names):
+            hits.append(node.lineno)
+    return hits
+
+
+def test_scanner_finds_every_form_of_import():
+    src = (
+        "import arviz\nimport numpy, arviz.data\nfrom arviz import InferenceData\n"
+        "import importlib\nimportlib.import_module('arviz')\n__import__('arviz')\n"
+        "import arvizish\nfrom .arviz import x\n"
+    )
+    assert arviz_imports(src) == [1, 2, 3, 5, 6]
+
+
+def test_only_arviz_io_imports_arviz():
+    files = sorted(p for d in ("pmcbandit", "models") for p in (ROOT / d).rglob("*.py"))
+    assert Path("pmcbandit/diagnostics/arviz_io.py") in {f.relative_to(ROOT) for f in files}
+    offenders = {}
+    for f in files:
+        rel = f.relative_to(ROOT)
+        lines = arviz_imports(f.read_text(encoding="utf-8"))
+        if lines and rel not in ALLOWED:
+            offenders[str(rel)] = lines
+    assert offenders == {}, f"arviz imported outside the ArviZ door: {offenders}"
+    assert arviz_imports((ROOT / "pmcbandit/diagnostics/arviz_io.py").read_text(encoding="utf-8"))
+
+
+def test_diagnostics_package_is_lazy():
+    code = (
+        "import sys, pmcbandit\n"
+        "before = set(sys.modules)\n"
+        "import pmcbandit.diagnostics as d\n"
+        "new = set(sys.modules) - before\n"
+        "print(sorted(m for m in new if m.split('.')[0] in ('arviz', 'matplotlib', 'xarray')))\n"
+        "d.plot_run\n"
+        "print('matplotlib' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split("\n")[:2] == ["[]", "True"]
