@@ -1,0 +1,9 @@
+"""Evidence arms: estimators of the marginal likelihood Z of a PyMC model."""
+
+from pmcbandit.arms.evidence.ais import AISArm, annealing_schedule
+from pmcbandit.arms.evidence.model_density import ModelDensity, check_model
+from pmcbandit.arms.evidence.laplace_is import LaplaceISArm
+from pmcbandit.arms.evidence.prior_is import PriorISArm
+from pmcbandit.arms.evidence.smc import SMCArm
+
+__all__ = ["AISArm", "LaplaceISArm", "ModelDensity", "PriorISArm", "SMCArm", "annealing_schedule", "check_model"]

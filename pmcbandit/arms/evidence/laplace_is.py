@@ -1,0 +1,293 @@
+"""Laplace-centred Student-t importance sampling of a PyMC model's evidence.
+
+For a model with continuous free variables mapped to the unconstrained space
+:math:`x \\in \\mathbb R^d` (PyMC's value variables, transforms applied), the
+evidence is
+
+.. math::
+
+    Z = \\int p(\\theta)\\, p(y \\mid \\theta)\\, d\\theta
+      = \\int \\tilde p(x)\\, dx, \\qquad
+    \\log \\tilde p(x) = \\log p(\\theta(x)) + \\log p(y \\mid \\theta(x))
+                        + \\log |\\det J_{\\theta}(x)|,
+
+which is ``model.logp(jacobian=True)``. The proposal is a multivariate Student-t
+:math:`q = t_\\nu(\\hat x, c\\, \\Sigma)` centred at the mode :math:`\\hat x` of
+:math:`\\log \\tilde p` with :math:`\\Sigma = (-\\nabla^2 \\log \\tilde p(\\hat x))^{-1}`
+(the Laplace approximation) and an inflation factor :math:`c`. Each draw gives
+the importance weight :math:`w = \\tilde p(x) / q(x)` with :math:`E_q[w] = Z`
+(importance sampling, e.g. Robert & Casella 2004, Sec. 3.3), so every value of a
+pull is the log of an unbiased estimate of Z; a pull is a batch, combined by
+log-mean-exp (Neufeld et al., 2014, Sec. 6.3 treat each estimator of Z as an arm).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import optimize
+from scipy.special import gammaln, logsumexp
+
+from pmcbandit._validation import check_positive
+from pmcbandit.arms.base import Arm
+from pmcbandit.arms.evidence.model_density import check_model
+
+__all__ = ["LaplaceISArm", "multivariate_t_logpdf_from_radius"]
+
+
+def multivariate_t_logpdf_from_radius(r2: np.ndarray, df: float, d: int, log_det_scale: float):
+    """Log density of :math:`t_\\nu(\\mu, S)` at points with Mahalanobis radius ``r2``.
+
+    .. math::
+
+        \\log q = \\log\\Gamma(\\tfrac{\\nu+d}{2}) - \\log\\Gamma(\\tfrac{\\nu}{2})
+        - \\tfrac d2 \\log(\\nu\\pi) - \\tfrac12 \\log|S|
+        - \\tfrac{\\nu+d}{2} \\log\\bigl(1 + r^2/\\nu\\bigr),
+        \\qquad r^2 = (x-\\mu)^\\top S^{-1} (x-\\mu).
+    """
+    const = (
+        gammaln(0.5 * (df + d)) - gammaln(0.5 * df) - 0.5 * d * np.log(df * np.pi) - 0.5 * log_det_scale
+    )
+    return const - 0.5 * (df + d) * np.log1p(r2 / df)
+
+
+class LaplaceISArm(Arm):
+    """Importance sampling of Z with a Student-t proposal at the Laplace approximation.
+
+    One pull draws ``batch_size`` i.i.d. points :math:`x_i \\sim t_\\nu(\\hat x, c\\Sigma)`
+    and returns the log importance weights
+
+    .. math::
+
+        \\log w_i = \\log p(\\theta_i) + \\log p(y \\mid \\theta_i)
+                    + \\log|J(x_i)| - \\log q(x_i),
+
+    each the log of an unbiased estimate of Z (``log_scale`` arm). The model's log
+    density is evaluated on the whole batch by one compiled, vectorised function;
+    weights never leave log space.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        Model with continuous free variables and no missing observations.
+    batch_size : int, default 1000
+        Draws per pull.
+    df : float, default 5.0
+        Degrees of freedom :math:`\\nu > 0` of the proposal. A Student-t has
+        polynomial tails, so :math:`\\tilde p / q` stays bounded (finite-variance
+        weights) whenever the posterior's tails are exponential or lighter. A
+        Gaussian proposal is not safe even for logistic regression: the logistic
+        log likelihood is asymptotically linear, so far from the mode
+        :math:`\\tilde p` decays like the prior while :math:`q` decays at the
+        posterior precision :math:`\\Lambda`, and :math:`E_q[w^2]` is infinite once
+        :math:`\\Lambda \\succ 2\\times` the prior precision in some direction
+        (Pima, T=50: largest eigenvalue 49.6 > 2 x 20).
+    inflation : float, default 1.2
+        Factor :math:`c > 0` multiplying the Laplace covariance in the t scale
+        matrix: over-dispersion covers skewed posteriors and a mode-curvature
+        underestimate of the spread, which importance weights punish much more
+        than over-dispersion.
+
+        The price of this robustness: even for an exactly Gaussian posterior the
+        t proposal has relative weight variance :math:`\\mathrm{Var}(w)/Z^2` of
+        0.40 at d=8 (0.23 at d=4, 0.69 at d=16) with the defaults, against 0.10
+        for ``df=20, inflation=1.1`` (computed by quadrature over the radius).
+        Pima T=50 is that case: 0.40 with the defaults, 0.105 with (20, 1.1),
+        0.18 with (10, 1.1), as its posterior is nearly Gaussian
+        (``benchmarks/bench_laplace_smc.py``). The defaults favour safety; a pool
+        can hold a lighter-tailed second arm and let the bandit pick.
+    mode : str, optional
+        PyTensor compilation mode of the batched log density (``None``: PyTensor's
+        default C backend; ``"NUMBA"`` also works).
+    name : str, default "laplace-t"
+        Arm name.
+
+    Attributes
+    ----------
+    location : ndarray, shape (d,)
+        The mode :math:`\\hat x` on the unconstrained space.
+    covariance : ndarray, shape (d, d)
+        :math:`(-\\nabla^2 \\log\\tilde p(\\hat x))^{-1}` (after eigenvalue flooring,
+        if that was needed: see Notes).
+    scale : ndarray, shape (d, d)
+        The t scale matrix ``inflation * covariance``.
+    log_z_laplace : float
+        The Laplace approximation
+        :math:`\\log\\tilde p(\\hat x) + \\tfrac d2\\log 2\\pi + \\tfrac12\\log|\\Sigma|`
+        (deterministic, biased; a diagnostic only).
+    unbiased : bool
+        ``True``: ``exp(values)`` are unbiased estimates of Z.
+
+    Notes
+    -----
+    Degenerate cases: the mode is found by a trust-region Newton method
+    (``scipy.optimize.minimize(method="trust-exact")``) from the model's initial
+    point; if it ends at a point whose gradient is not ~0 a ``RuntimeWarning`` is issued and the last
+    iterate is used (the estimator stays unbiased, only less efficient). If the
+    negative Hessian is not positive definite, its eigenvalues are floored at
+    ``1e-8`` times the largest (with a ``RuntimeWarning``). A draw where the model
+    log density is ``-inf`` gets weight 0; a NaN or ``+inf`` log density raises
+    ``FloatingPointError``, as no weight would be correct.
+    """
+
+    log_scale = True
+    unbiased = True
+    diagnostics = ("ess_fraction", "max_weight_fraction")
+
+    def __init__(
+        self,
+        model,
+        batch_size: int = 1000,
+        df: float = 5.0,
+        inflation: float = 1.2,
+        *,
+        mode: str | None = None,
+        name: str = "laplace-t",
+    ):
+        owner = "LaplaceISArm"
+        # The frozen copy (data and dims as constants) is what every evidence arm uses.
+        frozen = check_model(model, owner)
+        self.batch_size = int(check_positive(batch_size, "batch_size", owner, integer=True))
+        self.df = float(check_positive(df, "df", owner))
+        self.inflation = float(check_positive(inflation, "inflation", owner))
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"The 'name' parameter of {owner} must be a non-empty str. Got {name!r} instead.")
+        self.name = name
+        self.model = frozen
+        point_fn, hess_fn, batch_fn, x0 = _compile_model_functions(frozen, mode)
+        self._batch_logp = batch_fn
+        self.dim = x0.size
+        self.location, self.covariance = _laplace_fit(point_fn, hess_fn, x0)
+        self.scale = self.inflation * self.covariance
+        self._chol = np.linalg.cholesky(self.scale)
+        log_det_cov = 2.0 * np.sum(np.log(np.diag(np.linalg.cholesky(self.covariance))))
+        self._log_det_scale = self.dim * np.log(self.inflation) + log_det_cov
+        self.log_z_laplace = float(
+            point_fn(self.location)[0] + 0.5 * self.dim * np.log(2 * np.pi) + 0.5 * log_det_cov
+        )
+
+    def sample(self, rng: np.random.Generator, size: int):
+        """Draw ``size`` proposal points; return ``(x, log q(x))``, ``x`` of shape (size, d).
+
+        :math:`x = \\hat x + L z \\sqrt{\\nu/u}`, :math:`z \\sim N(0, I)`,
+        :math:`u \\sim \\chi^2_\\nu`, :math:`LL^\\top = c\\Sigma`, so the Mahalanobis
+        radius is :math:`|z|^2 \\nu/u` with no linear solve.
+        """
+        z = rng.standard_normal((size, self.dim))
+        s2 = self.df / rng.chisquare(self.df, size)
+        x = self.location + (z @ self._chol.T) * np.sqrt(s2)[:, None]
+        r2 = np.einsum("ij,ij->i", z, z) * s2
+        return x, multivariate_t_logpdf_from_radius(r2, self.df, self.dim, self._log_det_scale)
+
+    def log_weights(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """``size`` log importance weights :math:`\\log\\tilde p(x_i) - \\log q(x_i)`."""
+        x, log_q = self.sample(rng, size)
+        log_p = np.asarray(self._batch_logp(x), dtype=np.float64)
+        bad = np.isnan(log_p) | (log_p == np.inf)
+        if bad.any():
+            raise FloatingPointError(
+                f"arm {self.name!r}: the model log density is NaN or +inf at "
+                f"{int(bad.sum())} of {size} proposal points (e.g. x={x[np.argmax(bad)]!r}); "
+                "no importance weight is defined there"
+            )
+        return log_p - log_q
+
+    def draw(self, rng: np.random.Generator):
+        log_w = self.log_weights(rng, self.batch_size)
+        lse = logsumexp(log_w)
+        if np.isfinite(lse):
+            ess_fraction = float(np.exp(2.0 * lse - logsumexp(2.0 * log_w)) / log_w.size)
+            max_fraction = float(np.exp(np.max(log_w) - lse))
+        else:
+            ess_fraction, max_fraction = 0.0, float("nan")
+        return log_w, {"ess_fraction": ess_fraction, "max_weight_fraction": max_fraction}
+
+
+def _compile_model_functions(model, mode):
+    """Compile the joint log density on the flat unconstrained vector.
+
+    Returns ``(point_fn, hess_fn, batch_fn, x0)``: ``point_fn(x) -> (logp, grad)``,
+    ``hess_fn(x) -> Hessian``, ``batch_fn(X) -> logp`` for ``X`` of shape (n, d)
+    (``vectorize_graph`` over the model's logp graph, compiled once), and the
+    model's initial point as a flat vector.
+    """
+    import pytensor
+    import pytensor.tensor as pt
+    from pymc.pytensorf import compile as compile_pymc
+    from pymc.pytensorf import join_nonshared_inputs
+    from pytensor.graph.replace import vectorize_graph
+
+    ip = model.initial_point()
+    logp = pt.cast(model.logp(jacobian=True), "float64")
+    [logp_flat], x = join_nonshared_inputs(ip, [logp], model.value_vars)
+    grad = pytensor.grad(logp_flat, x)
+    hess = pytensor.gradient.hessian(logp_flat, x)
+    # PyMC's compile turns parameter checks into -inf (zero weight) instead of raising.
+    point_fn = compile_pymc([x], [logp_flat, grad])
+    hess_fn = compile_pymc([x], hess)
+    xs = pt.matrix("x_batch", dtype=x.dtype)
+    try:
+        batch_logp = vectorize_graph(logp_flat, {x: xs})
+    except NotImplementedError:
+        batch_logp = None
+    if batch_logp is not None:
+        batch_fn = compile_pymc([xs], batch_logp, mode=mode)
+    else:
+        # An Op with no batched form (e.g. a Scan-based logp): loop over rows in numba
+        # through the model's NUMBA-compiled point density instead.
+        from pmcbandit.arms.evidence.model_density import ModelDensity
+
+        density = ModelDensity(model)
+
+        def batch_fn(xb):
+            log_prior, log_lik = density.logp_terms_batch(xb)
+            return log_prior + log_lik
+
+    x0 = np.concatenate([np.ravel(ip[v.name]) for v in model.value_vars]).astype(np.float64)
+    return point_fn, hess_fn, batch_fn, x0
+
+
+def _laplace_fit(point_fn, hess_fn, x0):
+    """Mode and Laplace covariance of ``log p~`` by trust-region Newton (see LaplaceISArm Notes)."""
+    f0 = point_fn(x0)[0]
+    if not np.isfinite(f0):
+        raise ValueError(
+            "The model's log density is not finite at its initial point "
+            f"(logp={float(f0)!r}); set initvals so that the mode search can start."
+        )
+
+    def fun(x):
+        lp, g = point_fn(x)
+        return -float(lp), -np.asarray(g, dtype=np.float64)
+
+    res = optimize.minimize(
+        fun, x0, jac=True, hess=lambda x: -np.asarray(hess_fn(x), dtype=np.float64),
+        method="trust-exact", options={"gtol": 1e-8, "maxiter": 1000},
+    )
+    # trust-exact can stop with "failure to predict improvement" at a point already
+    # stationary to rounding; only a non-stationary end point deserves a warning.
+    grad_max = float(np.max(np.abs(fun(res.x)[1])))
+    if not (res.success or grad_max <= 1e-6 * max(1.0, abs(float(res.fun)))):
+        warnings.warn(
+            f"LaplaceISArm: the mode search did not converge ({res.message}; max |gradient| "
+            f"{grad_max:.3g}); the proposal is "
+            "centred at the last iterate (estimates stay unbiased but may be inefficient).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    neg_h = -np.asarray(hess_fn(res.x), dtype=np.float64)
+    neg_h = 0.5 * (neg_h + neg_h.T)
+    eigval, eigvec = np.linalg.eigh(neg_h)
+    floor = 1e-8 * max(float(np.max(np.abs(eigval))), 1e-300)
+    if np.min(eigval) <= floor:
+        warnings.warn(
+            "LaplaceISArm: the negative Hessian at the mode is not positive definite "
+            f"(smallest eigenvalue {float(np.min(eigval))!r}); its eigenvalues are floored at "
+            f"{floor!r}.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        eigval = np.maximum(eigval, floor)
+    cov = (eigvec / eigval) @ eigvec.T
+    return np.asarray(res.x, dtype=np.float64), 0.5 * (cov + cov.T)

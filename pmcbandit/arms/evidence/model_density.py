@@ -1,0 +1,305 @@
+"""Compiled log densities and exact prior draws of a PyMC model, on the unconstrained space.
+
+The evidence arms estimate the marginal likelihood of a model *as written*,
+
+.. math:: Z = \\int p(\\theta)\\, L(\\theta)\\, d\\theta ,
+
+where :math:`p` is the joint density of the free random variables and
+:math:`L` the product of the observed variables' densities and of
+``exp(Potential)`` terms. They work in PyMC's unconstrained (transformed) space
+:math:`x = g(\\theta)`, where the prior density of :math:`x` carries the
+log-Jacobian of :math:`g^{-1}`, so :math:`Z` is unchanged by the change of
+variables:
+
+``logprior(x)``
+    sum of the free variables' log densities plus the log-Jacobians
+    (``model.logp(vars=model.free_RVs, jacobian=True)``), the normalised density
+    of the forward-sampled prior mapped to :math:`x`;
+``loglik(x)``
+    sum of the observed variables' log densities plus every ``pm.Potential``
+    (``model.logp(vars=model.observed_RVs + model.potentials)``).
+
+**Potentials are part of the likelihood** (the tempered factor of an annealing
+path, Neal 2001): forward sampling ignores them, so the exactly sampled base
+distribution of AIS and prior importance sampling is the free variables' joint
+prior alone, and the estimate is of :math:`Z = \\int p(\\theta) e^{\\sum
+\\text{Potentials}} \\prod p(y\\mid\\theta)\\, d\\theta`.
+
+Both terms are compiled into one PyTensor function of a flat vector ``x``
+(:func:`pymc.pytensorf.join_nonshared_inputs`, in the order of
+``model.value_vars``) with ``mode="NUMBA"``; its numba dispatcher
+(``fn.vm.jit_fn``, an internal attribute of PyTensor's numba linker, checked by
+``tests/arms/test_model_density.py``) is what the numba kernels of the arms call.
+
+Prior draws come from a PyTensor forward-sampling graph of the free variables
+batched over a symbolic number of draws, seeded from the caller's
+:class:`numpy.random.Generator` on every call; data and dims are frozen as
+constants (:func:`pymc.model.transform.optimization.freeze_dims_and_data`), so the
+arm estimates the evidence of the data the model held when the arm was built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
+
+__all__ = ["ModelDensity", "check_model"]
+
+_CHECK_DRAWS = 64
+
+
+def check_model(model, owner: str = "ModelDensity"):
+    """Reject models whose evidence the arms cannot estimate; return the frozen model.
+
+    Raises ``TypeError`` for non-``pm.Model`` objects and ``ValueError`` for
+    models without continuous free variables, with discrete free variables, with
+    missing (NaN) observed data or PyMC-imputed variables, with improper
+    ``Flat``/``HalfFlat`` priors, or with shapes that are not fixed.
+    """
+    import pymc as pm
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
+    if not isinstance(model, pm.Model):
+        raise TypeError(
+            f"The 'model' parameter of {owner} must be a pymc.Model. Got {model!r} of type "
+            f"{type(model).__name__} instead."
+        )
+    if not model.free_RVs:
+        raise ValueError(
+            f"The 'model' parameter of {owner} must have at least one free random variable. "
+            f"Got a model with none instead."
+        )
+    discrete = [rv.name for rv in model.free_RVs if rv.type.dtype.startswith(("int", "uint", "bool"))]
+    if discrete:
+        raise ValueError(
+            f"The 'model' parameter of {owner} must have only continuous free variables. "
+            f"Got discrete free variables {discrete!r} instead."
+        )
+    names = {rv.name for rv in model.basic_RVs}
+    imputed = [
+        rv.name[: -len("_unobserved")]
+        for rv in model.free_RVs
+        if rv.name.endswith("_unobserved") and rv.name[: -len("_unobserved")] + "_observed" in names
+    ]
+    if imputed:
+        raise ValueError(
+            f"The 'model' parameter of {owner} must have observed data without missing values. "
+            f"Got NaN-imputed observed variables {imputed!r} instead (drop the missing rows)."
+        )
+    flat = [
+        rv.name
+        for rv in model.free_RVs
+        if type(rv.owner.op).__name__ in ("FlatRV", "HalfFlatRV")
+    ]
+    if flat:
+        raise ValueError(
+            f"The 'model' parameter of {owner} must have a proper prior that PyMC can "
+            f"forward-sample. Got improper Flat/HalfFlat free variables {flat!r} instead."
+        )
+    frozen = freeze_dims_and_data(model)
+    for rv in frozen.observed_RVs:
+        data = frozen.rvs_to_values[rv]
+        value = getattr(data, "data", None)
+        if value is None and hasattr(data, "get_value"):
+            value = data.get_value()
+        if value is not None and np.issubdtype(np.asarray(value).dtype, np.floating):
+            if np.isnan(np.asarray(value)).any():
+                raise ValueError(
+                    f"The 'model' parameter of {owner} must have observed data without missing "
+                    f"values. Got NaN in the data of {rv.name!r} instead."
+                )
+    for rv in frozen.free_RVs:
+        if rv.type.shape is None or any(s is None for s in rv.type.shape):
+            raise ValueError(
+                f"The 'model' parameter of {owner} must have free variables of fixed shape. "
+                f"Got {rv.name!r} with shape {rv.type.shape} instead."
+            )
+    return frozen
+
+
+class ModelDensity:
+    """Log prior and log likelihood of a PyMC model on the unconstrained space, compiled once.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model with continuous free variables of fixed shape and a proper,
+        forward-sampleable prior (see :func:`check_model`).
+    check_draws : int
+        Number of prior draws (from a fixed internal seed; no global state)
+        used to check that the densities are usable: ``logprior`` must be finite
+        at every draw, ``loglik`` must never be ``NaN`` or ``+inf`` and must be
+        finite at one draw at least (a likelihood that is ``-inf`` on part of the
+        prior's support is allowed: those draws get weight zero).
+
+    Attributes
+    ----------
+    model : pymc.Model
+        The model with data and dims frozen as constants.
+    value_names : tuple of str
+        Names of the unconstrained value variables, in the order of ``x``.
+    slices : dict of str to slice
+        Where each value variable lies in the flat vector ``x``.
+    shapes : dict of str to tuple
+        Their shapes.
+    dim : int
+        Length of ``x``.
+    point_fn : pytensor.compile.function.types.Function
+        ``point_fn(x) -> [logprior, loglik]``, NUMBA mode.
+    jit_fn : numba dispatcher
+        ``point_fn.vm.jit_fn``: ``jit_fn(x) -> (logprior, loglik)`` as 0-d arrays,
+        callable from ``@njit`` code.
+    vectorised_prior : bool
+        ``True`` when prior draws are made by one batched graph (the normal case);
+        ``False`` when the model's random variables could not be batched and one
+        compiled draw is made per sample.
+
+    Notes
+    -----
+    Model evidence as :math:`Z=\\int p(\\theta)L(\\theta)d\\theta` is the
+    normalising constant of Neufeld et al. (2014), App. G; the transformed-space
+    prior includes :math:`\\log|\\partial g^{-1}/\\partial x|`.
+    """
+
+    def __init__(self, model, *, check_draws: int = _CHECK_DRAWS):
+        import pytensor
+        from pymc.pytensorf import compile as compile_pymc, join_nonshared_inputs
+
+        self.model = model = check_model(model)
+        value_vars = list(model.value_vars)
+        self.value_names = tuple(v.name for v in value_vars)
+        point = model.initial_point()
+        self.shapes = {name: tuple(np.shape(point[name])) for name in self.value_names}
+        self.slices = {}
+        start = 0
+        for name in self.value_names:
+            size = int(np.prod(self.shapes[name], dtype=int))
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.dim = start
+        logprior = model.logp(vars=model.free_RVs, jacobian=True, sum=True)
+        lik_terms = list(model.observed_RVs) + list(model.potentials)
+        if lik_terms:
+            loglik = model.logp(vars=lik_terms, jacobian=True, sum=True)
+        else:
+            loglik = pytensor.tensor.constant(0.0, dtype="float64")
+        (logprior, loglik), x = join_nonshared_inputs(point, [logprior, loglik], value_vars)
+        outputs = [pytensor.tensor.cast(o, "float64") for o in (logprior, loglik)]
+        self._x, self._graphs = x, outputs
+        self._laplace_fn = None
+        # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
+        self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
+        self.point_fn.trust_input = True
+        self.jit_fn = self.point_fn.vm.jit_fn
+        self._sample, self.vectorised_prior = build_prior_sampler(model, self.value_names)
+        self._check(check_draws)
+
+    def _check(self, n: int) -> None:
+        x = self.sample_prior(np.random.default_rng(20140621), n)
+        lp, ll = self.logp_terms_batch(x)
+        bad = ~np.isfinite(lp)
+        if bad.any():
+            raise ValueError(
+                "The 'model' parameter of ModelDensity must have a finite log prior density at "
+                f"its prior draws. Got logprior={lp[bad][0]!r} at the unconstrained point "
+                f"{dict(self.unravel(x[bad][0]))!r} instead."
+            )
+        if np.isnan(ll).any() or np.isposinf(ll).any():
+            raise ValueError(
+                "The 'model' parameter of ModelDensity must have a log likelihood that is not "
+                f"NaN or +inf at its prior draws. Got {ll[np.isnan(ll) | np.isposinf(ll)][0]!r} "
+                "instead."
+            )
+        if not np.isfinite(ll).any():
+            raise ValueError(
+                "The 'model' parameter of ModelDensity must have a finite log likelihood at some "
+                f"prior draw. Got -inf at all {n} checked draws instead (data outside the "
+                "support of the model?)."
+            )
+
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Draw ``n`` exact prior samples, mapped to the unconstrained space: shape ``(n, dim)``.
+
+        Seeded from ``rng`` (children from :meth:`numpy.random.Generator.spawn`);
+        bit-identical for equal seeds. Not thread-safe: the compiled sampler's
+        shared RNGs are reseeded on every call.
+        """
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(
+                "The 'rng' parameter of ModelDensity.sample_prior must be a "
+                f"numpy.random.Generator. Got {rng!r} instead."
+            )
+        x = self._sample(rng, int(n))
+        return np.ascontiguousarray(x, dtype=np.float64).reshape(int(n), self.dim)
+
+    def logp_terms(self, x) -> tuple[float, float]:
+        """``(logprior(x), loglik(x))`` at one unconstrained point (through ``jit_fn``)."""
+        lp, ll = self.jit_fn(np.ascontiguousarray(x, dtype=np.float64))
+        return float(lp), float(ll)
+
+    def logp_terms_batch(self, x) -> tuple[np.ndarray, np.ndarray]:
+        """``(logprior, loglik)`` at each row of ``x`` (shape ``(n, dim)``), in a numba loop."""
+        from pmcbandit.arms.evidence._kernels import eval_rows
+
+        x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1, self.dim)
+        out = eval_rows(self.jit_fn, x)
+        return out[:, 0].copy(), out[:, 1].copy()
+
+    def laplace(self, beta: float = 1.0, x0=None) -> tuple[np.ndarray, np.ndarray]:
+        """Mode and precision (negative Hessian) of ``logprior(x) + beta * loglik(x)``.
+
+        The Laplace approximation (Kass & Raftery 1995, Sec. 4.1) in the
+        unconstrained space: :math:`\\hat x = \\arg\\max` (L-BFGS-B with the
+        compiled gradient, from ``x0`` or the model's initial point) and
+        :math:`P = -\\nabla^2 \\log\\pi(\\hat x)` (compiled Hessian). Raises
+        ``ValueError`` when the optimiser fails or ``P`` is not positive definite.
+        """
+        import pytensor
+        import pytensor.tensor as pt
+        from pymc.pytensorf import compile as compile_pymc
+        from scipy.optimize import minimize
+
+        if self._laplace_fn is None:
+            b = pt.scalar("beta", dtype="float64")
+            target = self._graphs[0] + b * self._graphs[1]
+            grad = pytensor.grad(target, self._x)
+            hess = pytensor.gradient.hessian(target, self._x)
+            self._laplace_fn = (
+                compile_pymc([self._x, b], [target, grad]),
+                compile_pymc([self._x, b], hess),
+            )
+        value_and_grad, hessian = self._laplace_fn
+        beta = float(beta)
+
+        def objective(x):
+            f, g = value_and_grad(x, beta)
+            return -float(f), -np.asarray(g, dtype=np.float64)
+
+        if x0 is None:
+            point = self.model.initial_point()
+            x0 = np.concatenate([np.ravel(point[n]) for n in self.value_names])
+        with np.errstate(all="ignore"):
+            res = minimize(objective, np.asarray(x0, dtype=np.float64), jac=True, method="L-BFGS-B")
+            mode = np.asarray(res.x, dtype=np.float64)
+            precision = -np.asarray(hessian(mode, beta), dtype=np.float64)
+        precision = 0.5 * (precision + precision.T)
+        if not (np.all(np.isfinite(mode)) and np.all(np.isfinite(precision))):
+            raise ValueError(
+                f"The Laplace approximation at beta={beta!r} failed: the optimiser ended at "
+                f"a non-finite point ({res.message}). Got mode={mode!r} instead."
+            )
+        if np.linalg.eigvalsh(precision).min() <= 0.0:
+            raise ValueError(
+                f"The Laplace approximation at beta={beta!r} must have a positive-definite "
+                f"precision at the mode. Got eigenvalues {np.linalg.eigvalsh(precision)!r} instead."
+            )
+        return mode, precision
+
+    def unravel(self, x) -> dict[str, np.ndarray]:
+        """Split a flat unconstrained vector into ``{value_name: array}``."""
+        x = np.asarray(x, dtype=np.float64)
+        return {n: x[self.slices[n]].reshape(self.shapes[n]) for n in self.value_names}
+
+    def __repr__(self) -> str:
+        return f"ModelDensity(value_names={self.value_names!r}, dim={self.dim})"

@@ -1,0 +1,68 @@
+"""The prior importance-sampling arm: :math:`\\hat Z = L(\\theta)`, :math:`\\theta \\sim p`.
+
+The simplest unbiased evidence estimator (e.g. Kass & Raftery 1995, Sec. 4.3):
+with the prior as the proposal the importance weight is the likelihood,
+:math:`Z = E_{p}[L(\\theta)]`. It is AIS with a single increment
+(:class:`~pmcbandit.arms.evidence.ais.AISArm` with ``n_steps=1`` returns the same
+values from the same ``Generator``), efficient only when the posterior is close
+to the prior (small data sets); the bandit learns that from its variance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmcbandit._validation import check_choice, check_positive
+from pmcbandit.arms.base import Arm
+from pmcbandit.arms.evidence.model_density import ModelDensity
+
+__all__ = ["PriorISArm"]
+
+
+class PriorISArm(Arm):
+    """Prior importance sampling of the evidence of a PyMC model.
+
+    Parameters
+    ----------
+    model : pymc.Model or ModelDensity
+        See :class:`~pmcbandit.arms.evidence.model_density.ModelDensity`.
+    batch_size : int
+        Prior draws per pull.
+    cost : {"cpu", "logp_evals"}
+        Measured CPU seconds, or the number of density evaluations (``batch_size``).
+    name : str
+        Defaults to ``"prior-is"``.
+
+    Notes
+    -----
+    ``values[b] = loglik(x_b)`` with :math:`x_b` exact prior draws in the
+    unconstrained space: logs of unbiased estimates of :math:`Z`
+    (``log_scale = True``). A draw outside the likelihood's support has value
+    ``-inf`` (weight zero). Diagnostics: ``logp_evals`` and ``log_w_var``
+    (variance of the finite log weights; NaN with fewer than two).
+    """
+
+    log_scale = True
+    diagnostics = ("logp_evals", "log_w_var")
+
+    def __init__(self, model, batch_size: int = 1000, cost: str = "cpu", name: str = "prior-is"):
+        self.batch_size = int(check_positive(batch_size, "batch_size", "PriorISArm", integer=True))
+        self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", "PriorISArm")
+        self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
+        self.name = str(name)
+        self.density.logp_terms_batch(self.density.sample_prior(np.random.default_rng(0), 1))
+
+    def draw(self, rng: np.random.Generator):
+        x = self.density.sample_prior(rng, self.batch_size)
+        _, log_w = self.density.logp_terms_batch(x)
+        if np.isnan(log_w).any():
+            raise FloatingPointError(
+                f"arm {self.name!r} produced a NaN log weight: the model's log likelihood is NaN "
+                "at a prior draw."
+            )
+        finite = log_w[np.isfinite(log_w)]
+        info = {
+            "logp_evals": float(self.batch_size),
+            "log_w_var": float(np.var(finite)) if finite.size > 1 else float("nan"),
+        }
+        return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)
