@@ -13,26 +13,44 @@ are explicit objects so an ``int`` can never be silently read as pulls:
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pmcbandit._validation import check_positive
 
 __all__ = ["Budget", "WallSeconds", "CpuSeconds", "Pulls", "TargetSE", "as_budget", "Progress"]
 
 
-@dataclass(frozen=True)
-class Progress:
-    """What a budget can look at."""
+class Progress(NamedTuple):
+    """What a budget (and a run's ``callback``) can look at.
+
+    Attributes
+    ----------
+    pulls : int
+        Pulls that came back (valid or faulty).
+    wall, cpu : float
+        Wall-clock and process CPU seconds of the run so far (checkpointed runs included).
+        ``cpu`` is NaN when the budget does not use it (see :attr:`Budget.uses_cpu`).
+    se : float
+        Standard error the run's :class:`TargetSE` budget compares (NaN for other budgets).
+    """
 
     pulls: int
     wall: float
     cpu: float
-    se: float = float("nan")
+    se: float = math.nan
 
 
 class Budget:
-    """Base class: ``exhausted(progress)`` and ``fraction(progress)`` in [0, 1]."""
+    """Base class: ``exhausted(progress)`` and ``fraction(progress)`` in [0, 1].
+
+    ``uses_cpu`` tells the run loop whether ``progress.cpu`` must be measured before every
+    check (a system call); subclasses that do not read it set it to ``False``.
+    """
+
+    uses_cpu = True
 
     def exhausted(self, p: Progress) -> bool:
         return self.fraction(p) >= 1.0
@@ -47,7 +65,10 @@ class Budget:
 
 @dataclass(frozen=True)
 class WallSeconds(Budget):
+    """Stop after ``seconds`` of wall-clock time (what a float ``budget`` means)."""
+
     seconds: float
+    uses_cpu = False
 
     def __post_init__(self):
         check_positive(self.seconds, "seconds", "WallSeconds")
@@ -58,6 +79,11 @@ class WallSeconds(Budget):
 
 @dataclass(frozen=True)
 class CpuSeconds(Budget):
+    """Stop after ``seconds`` of CPU time of this process (all its threads: pulls and overhead).
+
+    Threads of pulls abandoned after a ``pull_timeout`` keep running and keep counting.
+    """
+
     seconds: float
 
     def __post_init__(self):
@@ -69,7 +95,10 @@ class CpuSeconds(Budget):
 
 @dataclass(frozen=True)
 class Pulls(Budget):
+    """Dispatch exactly ``n`` pulls (fewer when a paired decision cannot complete: it needs 2)."""
+
     n: int
+    uses_cpu = False
 
     def __post_init__(self):
         check_positive(self.n, "n", "Pulls", integer=True)
@@ -83,13 +112,38 @@ class Pulls(Budget):
 
 @dataclass(frozen=True)
 class TargetSE(Budget):
+    """Stop once the combined estimate's standard error is at most ``se``.
+
+    Parameters
+    ----------
+    se : float
+        Target standard error: of the estimate, of ``estimate / |estimate|`` when
+        ``relative=True``, and of ``log Z`` (``result.log_se``) for log-scale (evidence) runs,
+        where ``relative`` changes nothing (``log_se`` is already relative, to first order).
+    relative : bool
+    min_pulls : int
+        Pulls before the first check.
+    max_seconds : float, optional
+        Wall-time cap; without it a target that cannot be reached runs for ever.
+
+    Notes
+    -----
+    The run evaluates the SE each time the pull count has grown by 2 % (after every pull up
+    to 100 pulls; an evaluation costs O(n)), so it may stop up to 2 % of pulls after the SE
+    first met the target. The schedule is deterministic and checkpointed, so resumed runs
+    stop where uninterrupted ones do.
+    """
+
     se: float
     relative: bool = False
     min_pulls: int = 10
     max_seconds: float | None = None
+    uses_cpu = False
 
     def __post_init__(self):
         check_positive(self.se, "se", "TargetSE")
+        if not isinstance(self.relative, bool):
+            raise TypeError(f"The 'relative' parameter of TargetSE must be a bool. Got {self.relative!r} instead.")
         check_positive(self.min_pulls, "min_pulls", "TargetSE", integer=True)
         if self.max_seconds is not None:
             check_positive(self.max_seconds, "max_seconds", "TargetSE")

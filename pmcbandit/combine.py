@@ -134,8 +134,19 @@ def combine(
     n_arms : int
     method : {"uniform", "inverse_variance"}
     within_var, batch_size : array_like, optional
-        Per-observation within-batch variance of the batch mean, and batch size; used only
-        for arms with a single pull.
+        Per-observation within-batch variance of the batch mean, and batch size; an arm all
+        of whose pulls are batches uses their average (per-arm variance rule above).
+
+    Returns
+    -------
+    Combined
+        Estimate, SE, effective dof, per-arm weights and moments, degenerate-case flags.
+
+    Examples
+    --------
+    >>> c = combine([1.0, 3.0, 2.0, 2.2], [0, 0, 1, 1], 2, "uniform")
+    >>> float(c.estimate), bool(c.se > 0)
+    (2.05, True)
     """
     check_choice(method, COMBINE_METHODS, "combine", "combine")
     values = np.asarray(values, dtype=np.float64)

@@ -1,24 +1,44 @@
-"""The mutable book-keeping of one run: decisions, pulls, faults, rewards and policy state.
+r"""The mutable book-keeping of one run: decisions, pulls, faults, rewards and policy state.
 
 :func:`pmcbandit.run` reads as the flow of a run; this module holds the steps it calls.
 The same :meth:`Engine.absorb` handles a pull that just came back and a pull read from a
 checkpoint, so a resumed run rebuilds exactly the state an uninterrupted run had.
 
+Decisions. One bandit decision (:meth:`Engine.dispatch`) opens ``pulls_per_decision`` pulls
+of one arm (2 for the paired reward of Neufeld et al. 2014, Sec. 5) and adds one pending
+decision to the policy state. When its last pull comes back the decision is closed: the
+reward of its observations goes to ``policy.update`` — or, if any of its pulls was faulty,
+no reward goes anywhere and the pending decision is released.
+
 Fault rule (documented in :func:`pmcbandit.run`): a pull that raises, returns NaN/+inf
 (or only ``-inf`` log-weights), exceeds the per-pull timeout, or falls outside declared
 ``bounds`` is recorded with its status and message; its decision gets no reward; after
 ``max_faults`` faulty pulls an arm is quarantined — never selected again — while its earlier
-valid observations stay in the combined estimate (each was a valid unbiased draw).
+valid observations stay in the combined estimate (each was a valid unbiased draw). While
+some arms are quarantined the policy chooses among the others: it sees its state restricted
+to them (every per-arm array, also inside ``state.extra``, indexed by the active arms) and
+its choice is mapped back. An oracle policy (``oracle-k``) whose arm is quarantined has no
+valid choice left: the run stops dispatching.
+
+Working scale of log-scale runs. Rewards need observations on the linear scale, but
+evidence estimates ``exp(obs)`` overflow. The engine feeds the reward rule
+:math:`x = \exp(\mathrm{obs} - s)` with a shift :math:`s`, the first observation, raised to
+an observation that exceeds it by more than :data:`_MAX_LOG_GAP`. Raising ``s`` multiplies every
+working value by :math:`f = e^{s_{old} - s_{new}}`, the squared-reward centre by ``f``, losses
+and the loss scale by :math:`f^2` and squared losses by :math:`f^4`; policies see
+``loss/scale``, so decisions are unchanged (past losses that underflow to 0 were
+:math:`< 10^{-300}` of the new scale, i.e. 0 to double precision anyway). The value handed to
+a policy whose ``update`` takes ``value=`` is on this working scale.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
 import numpy as np
-from scipy.special import logsumexp
 
 from pmcbandit.budget import Progress
 from pmcbandit.history import History
@@ -26,23 +46,45 @@ from pmcbandit.policies.base import BanditState, add_pending
 
 __all__ = ["Engine"]
 
-# Re-centre log-scale observations when one exceeds the current shift by this much, so
-# exp(obs - shift) never overflows (exp(700) is near the float64 limit).
-_MAX_LOG_GAP = 300.0
+# Largest excess of a log observation over the shift before the shift is raised. Working
+# values then stay below e^50, losses below cost * e^100 and squared losses below
+# cost^2 * e^200, far from the float64 limit (e^709) even summed over 1e9 pulls with costs of
+# 1e6 (a gap of 300 let squared losses overflow to inf and corrupt UCB-V's variance).
+_MAX_LOG_GAP = 50.0
+
+_STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4}
+_STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 
 
-@dataclass
 class _Decision:
-    arm: int
-    pull_indices: list
-    rows: list = field(default_factory=list)
-    values: list = field(default_factory=list)
-    costs: list = field(default_factory=list)
-    failed: bool = False
+    """One open bandit decision: its arm, pull counters, and what came back so far."""
+
+    __slots__ = ("arm", "pull_indices", "rows", "values", "costs", "failed")
+
+    def __init__(self, arm: int, pull_indices: list):
+        self.arm = arm
+        self.pull_indices = pull_indices
+        self.rows: list[int] = []
+        self.values: list[float] = []
+        self.costs: list[float] = []
+        self.failed = False
 
 
 class Engine:
-    """State of a run between pulls (see module docstring)."""
+    """State of a run between pulls (see module docstring).
+
+    Parameters
+    ----------
+    arms : list of Arm
+    policy : Policy
+    rule : RewardRule
+    streams : Streams or None
+        Set before the first dispatch.
+    max_faults : int
+        Faulty pulls after which an arm is quarantined.
+    bounds : (float, float), optional
+        Range of valid observations; outside is an ``out_of_bounds`` fault.
+    """
 
     def __init__(self, arms, policy, rule, streams, max_faults: int, bounds=None):
         self.arms = arms
@@ -57,7 +99,7 @@ class Engine:
         self.history = History([d for a in arms for d in a.diagnostics])
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
-        self.next_pull = np.zeros(self.n_arms, dtype=np.int64)
+        self.next_pull = [0] * self.n_arms
         self.decisions: dict[int, _Decision] = {}
         self.selected = 0
         self.pulls_dispatched = 0
@@ -66,6 +108,12 @@ class Engine:
         self.cpu_offset = 0.0
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
+        self._n_quarantined = 0
+        # False once a policy update got pull info the history does not hold exactly (e.g.
+        # PMC's per-path arrays): a checkpoint of this run cannot be replayed exactly.
+        self.info_replayable = True
+        self._per_decision = rule.pulls_per_decision
+        self._pinned = _pinned_arm(policy, self.n_arms)
         params = inspect.signature(policy.update).parameters
         self._update_takes_obs = "value" in params or any(
             p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
@@ -76,22 +124,34 @@ class Engine:
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
 
-    def progress(self, se: float = float("nan")) -> Progress:
+    def progress(self, se: float = float("nan"), cpu: bool = True) -> Progress:
+        """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
+        process clock is a system call, and most budgets do not read it)."""
         return Progress(
-            pulls=len(self.history),
-            wall=self.wall_offset + time.perf_counter() - self._t0,
-            cpu=self.cpu_offset + time.process_time() - self._c0,
-            se=se,
+            len(self.history),
+            self.wall_offset + time.perf_counter() - self._t0,
+            self.cpu_offset + time.process_time() - self._c0 if cpu else math.nan,
+            se,
         )
 
     # --- choosing ------------------------------------------------------------------
+    def can_dispatch(self) -> bool:
+        """Whether the policy still has an arm to choose (not all quarantined, oracle's arm alive)."""
+        if self._pinned is not None:
+            return not self.quarantined[self._pinned]
+        return self._n_quarantined < self.n_arms
+
     def select(self) -> int:
         """The policy's choice among arms not quarantined (indices of the full pool)."""
-        active = ~self.quarantined
-        if active.all():
+        if not self._n_quarantined or self._pinned is not None:
             return int(self.policy.select(self.streams.policy, self.state))
-        idx = np.flatnonzero(active)
-        return int(idx[self.policy.select(self.streams.policy, _restrict(self.state, idx, self.n_arms))])
+        idx = np.flatnonzero(~self.quarantined)
+        choice = int(self.policy.select(self.streams.policy, _restrict(self.state, idx, self.n_arms)))
+        if not 0 <= choice < idx.size:
+            raise RuntimeError(
+                f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms not quarantined"
+            )
+        return int(idx[choice])
 
     def dispatch(self) -> tuple[int, list]:
         """Choose an arm, open a decision and return ``(decision, tickets)`` to submit."""
@@ -99,95 +159,126 @@ class Engine:
         self.state = add_pending(self.state, arm)
         d = self.selected
         self.selected += 1
-        first = int(self.next_pull[arm])
-        js = list(range(first, first + self.rule.pulls_per_decision))
-        self.next_pull[arm] += len(js)
-        self.pulls_dispatched += len(js)
+        first = self.next_pull[arm]
+        m = self._per_decision
+        if m == 1:
+            js = [first]
+            tickets = [(d, arm, first)]
+        else:
+            js = list(range(first, first + m))
+            tickets = [(d, arm, j) for j in js]
+        self.next_pull[arm] = first + m
+        self.pulls_dispatched += m
         self.decisions[d] = _Decision(arm, js)
-        return d, [(d, arm, j) for j in js]
+        return d, tickets
 
     # --- receiving -----------------------------------------------------------------
-    def record(self, outcome) -> dict:
-        """History row of a pull that came back (observation reduced to one number)."""
+    def record(self, outcome) -> tuple:
+        """History row of a pull that came back: ``(columns, diagnostics, message, info)``.
+
+        ``columns`` follow :data:`pmcbandit.history.COLUMNS` (the observation is reduced to one
+        number, the reward is filled in by :meth:`absorb`).
+        """
         d, arm, j = outcome.ticket
         pull = outcome.pull
         status = outcome.status
-        obs = within = np.nan
+        message = outcome.message
+        obs = within = math.nan
         size = 0
-        cost = np.nan
-        info = {}
+        cost = math.nan
+        info = None
         if pull is not None:
             size, cost, info = pull.values.size, pull.cost, pull.info
         if status == "ok":
             obs, within = _reduce(pull.values, self.log_scale)
             if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                 status = "out_of_bounds"
-                outcome = outcome._replace(message=f"observation {obs!r} outside bounds {self.bounds}")
-        progress = self.progress()
-        return dict(
-            decision=d, arm=arm, pull_index=j, status=_STATUS_CODE[status], obs=obs, within_var=within,
-            batch_size=size, cost=cost, reward=np.nan, wall=progress.wall, cpu=progress.cpu,
-            selected_before=self.selected, info=info, message=outcome.message,
-        )
+                message = f"observation {obs!r} outside bounds {self.bounds}"
+        wall = self.wall_offset + time.perf_counter() - self._t0
+        cpu = self.cpu_offset + time.process_time() - self._c0
+        cols = (d, arm, j, _STATUS_CODE[status], size, self.selected, obs, within, cost, math.nan, wall, cpu)
+        return cols, self.history.diagnostic_values(info), message, info
 
-    def absorb(self, row: dict) -> None:
-        """Fold one history row into faults, decisions, rewards and the policy state."""
-        info = row.pop("info", None)
-        message = row.pop("message", "")
-        r = self.history.append(info=info, **row)
-        arm, d = row["arm"], row["decision"]
+    def absorb(self, row: tuple) -> None:
+        """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
+        into faults, decisions, rewards and the policy state."""
+        cols, diag, message, raw_info = row
+        d, arm, status = cols[0], cols[1], cols[3]
         decision = self.decisions[d]
-        decision.rows.append(r)
-        status = _STATUS_NAME[row["status"]]
-        if status != "ok":
-            self.history.add_fault(r, arm, status, message)
-            self.faults[arm] += 1
-            if self.faults[arm] >= self.max_faults:
-                self.quarantined[arm] = True
+        if status:
             decision.failed = True
         else:
-            decision.values.append(self._working_value(row["obs"]))
-            decision.costs.append(row["cost"])
-        if len(decision.rows) < len(decision.pull_indices):
+            # Compute the working value before looking up decision.values: it may re-shift
+            # (replace) the value lists of every open decision, this one included.
+            value = self._working_value(cols[6]) if self.log_scale else cols[6]
+            decision.values.append(value)
+            decision.costs.append(cols[8])
+        rows = decision.rows
+        closes = len(rows) + 1 == len(decision.pull_indices)
+        if closes and not decision.failed:
+            reward = float(self.rule.reward(decision.values, decision.costs))
+            cols = (*cols[:9], reward, *cols[10:])
+        r = self.history.append_row(cols, diag)
+        rows.append(r)
+        if status:
+            self._fault(r, arm, status, message)
+        if not closes:
             return
         del self.decisions[d]
         if decision.failed:
             self.state = _release_pending(self.state, arm)
             return
-        reward = self.rule.reward(decision.values, decision.costs)
-        extra = {}
+        costs = decision.costs
+        cost = costs[0] if len(costs) == 1 else sum(costs)
         if self._update_takes_obs:
-            extra = dict(value=float(np.mean(decision.values)), info=info or {})
-        self.state = self.policy.update(
-            self.state, arm, reward, float(np.sum(decision.costs)), rng=self.streams.policy, **extra
-        )
-        self.history.set_reward(r, reward)
+            values = decision.values
+            value = values[0] if len(values) == 1 else sum(values) / len(values)
+            recorded = dict(zip(self.history.diagnostics, diag))
+            if raw_info is None:
+                info = recorded
+            else:
+                info = dict(raw_info)
+                if self.info_replayable and not _same_info(info, recorded):
+                    self.info_replayable = False
+            self.state = self.policy.update(self.state, arm, reward, cost, rng=self.streams.policy,
+                                            value=value, info=info)
+        else:
+            self.state = self.policy.update(self.state, arm, reward, cost, rng=self.streams.policy)
+
+    def _fault(self, row: int, arm: int, status: int, message: str) -> None:
+        self.history.add_fault(row, arm, _STATUS_NAME[status], message)
+        self.faults[arm] += 1
+        if self.faults[arm] >= self.max_faults and not self.quarantined[arm]:
+            self.quarantined[arm] = True
+            self._n_quarantined += 1
 
     def pending_tickets(self) -> list:
         """Tickets dispatched whose pull has not come back (re-submitted on resume)."""
         out = []
+        if not self.decisions:
+            return out
+        pull_index = self.history.column("pull_index")
         for d, dec in sorted(self.decisions.items()):
-            done = {self.history.column("pull_index")[r] for r in dec.rows}
+            done = {int(pull_index[r]) for r in dec.rows}
             out += [(d, dec.arm, j) for j in dec.pull_indices if j not in done]
         return out
 
     def _working_value(self, obs: float) -> float:
-        """Observation on the run's working scale (``exp(obs - shift)`` for log-scale arms)."""
-        if not self.log_scale:
-            return float(obs)
+        """A log-scale observation on the run's working scale, ``exp(obs - shift)``."""
         if self.shift is None:
             self.shift = float(obs)
         elif obs - self.shift > _MAX_LOG_GAP:
             self._reshift(float(obs))
-        return float(np.exp(obs - self.shift))
+        return math.exp(obs - self.shift)
 
     def _reshift(self, new_shift: float) -> None:
         # Multiplying every working value by f multiplies losses by f^2; policies see
         # loss/scale, so rescaling sums and scale together leaves every decision unchanged.
-        f = float(np.exp(self.shift - new_shift))
+        f = math.exp(self.shift - new_shift)
+        f2 = f * f
         s = self.state
         self.state = s._replace(
-            loss_sum=s.loss_sum * f**2, loss_sq_sum=s.loss_sq_sum * f**4, scale=s.scale * f**2
+            loss_sum=s.loss_sum * f2, loss_sq_sum=s.loss_sq_sum * f2 * f2, scale=s.scale * f2
         )
         for dec in self.decisions.values():
             dec.values = [v * f for v in dec.values]
@@ -195,32 +286,71 @@ class Engine:
         self.shift = new_shift
 
 
-_STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4}
-_STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
-
-
 def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:
-    """One observation per pull: batch mean and the within-batch variance of that mean."""
+    r"""One observation per pull: the batch mean and the within-batch variance of that mean.
+
+    Linear: :math:`\bar x` and :math:`s^2/m`. Log-scale (``values`` are log-weights):
+    :math:`\log \frac1m \sum_i e^{x_i}` (log-sum-exp about the maximum), and the variance
+    of the mean of the weights relative to the squared mean, :math:`s^2_{w/\bar w}/m`.
+    ``nan`` variance for batches of one.
+    """
     m = values.size
     if log_scale:
-        obs = float(logsumexp(values) - np.log(m))
-        if m < 2:
-            return obs, np.nan
-        rel = np.exp(values - obs)  # weights relative to their mean
-        return obs, float(np.var(rel, ddof=1) / m)
-    if m < 2:
-        return float(values[0]), np.nan
-    return float(values.mean()), float(np.var(values, ddof=1) / m)
+        top = values.max()
+        if m == 1:
+            return float(top), math.nan
+        rel = np.exp(values - top)
+        total = rel.sum()
+        obs = float(top + math.log(total / m))
+        rel *= m / total  # weights relative to their mean
+        dev = rel - 1.0
+        return obs, float(np.dot(dev, dev) / (m - 1) / m)
+    if m == 1:
+        return float(values[0]), math.nan
+    mean = values.sum() / m
+    dev = values - mean
+    return float(mean), float(np.dot(dev, dev) / (m - 1) / m)
+
+
+def _same_info(info: dict, recorded: dict) -> bool:
+    """Whether a pull's ``info`` equals the diagnostics the history recorded for it."""
+    for key, v in info.items():
+        if key not in recorded or not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+            return False
+        rec = recorded[key]
+        if not (float(v) == rec or (v != v and rec != rec)):
+            return False
+    return True
+
+
+def _pinned_arm(policy, n_arms: int) -> int | None:
+    """The arm an oracle policy (named ``oracle-k``) always plays, else None."""
+    name = getattr(policy, "name", "")
+    if isinstance(name, str) and name.startswith("oracle-"):
+        try:
+            k = int(name[len("oracle-"):])
+        except ValueError:
+            return None
+        return k if 0 <= k < n_arms else None
+    return None
 
 
 def _restrict(state: BanditState, idx: np.ndarray, n_arms: int) -> BanditState:
-    """The state seen by the policy when only arms ``idx`` may be chosen."""
+    """The state seen by the policy when only arms ``idx`` may be chosen.
+
+    Every array whose first axis has length ``n_arms`` is indexed by ``idx``, also inside
+    tuples, named tuples, lists and mappings held in ``state.extra``; scalars stay.
+    """
 
     def cut(v):
-        if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == n_arms:
-            return v[idx]
-        if isinstance(v, tuple) and not isinstance(v, BanditState):
+        if isinstance(v, np.ndarray):
+            return v[idx] if v.ndim >= 1 and v.shape[0] == n_arms else v
+        if isinstance(v, tuple):
             return type(v)(*map(cut, v)) if hasattr(v, "_fields") else tuple(map(cut, v))
+        if isinstance(v, list):
+            return [cut(x) for x in v]
+        if isinstance(v, Mapping):
+            return {k: cut(x) for k, x in v.items()}
         return v
 
     return BanditState(*map(cut, state))

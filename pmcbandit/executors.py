@@ -3,6 +3,8 @@
 The run loop talks to an executor through three calls — ``submit(ticket, arm, rng)``,
 ``in_flight()`` and ``wait() -> list[Outcome]`` — so the policy can choose the next arm
 while earlier pulls are pending. A later executor (Dask) implements the same three calls.
+(For a :class:`SerialExecutor` the run loop inlines this protocol — dispatch one decision,
+pull, absorb — which is what the three calls amount to, without their per-pull cost.)
 
 Every pull goes through :func:`execute_pull`, the one place that turns a raising arm or
 non-finite values into a fault outcome instead of an exception that would lose the run.
@@ -10,6 +12,7 @@ non-finite values into a fault outcome instead of an exception that would lose t
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
@@ -25,6 +28,9 @@ __all__ = ["Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_
 
 
 class Outcome(NamedTuple):
+    """A pull that came back: its ticket ``(decision, arm, j)``, status, Pull (None when it
+    raised or timed out) and fault message."""
+
     ticket: object
     status: str  # "ok" | "nonfinite" | "error" | "timeout"
     pull: Pull | None
@@ -32,22 +38,37 @@ class Outcome(NamedTuple):
 
 
 def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
-    """Pull ``arm`` and classify the result; never raises for an arm's failure."""
+    """Pull ``arm`` and classify the result; never raises for an arm's failure.
+
+    Statuses: ``"error"`` (the pull raised; the message is the exception's last line),
+    ``"nonfinite"`` (a NaN or +inf value, -inf on a linear scale, every log-weight ``-inf``,
+    or a cost that is not a finite number >= 0), else ``"ok"``.
+    """
     try:
         pull = arm.pull(rng)
     except Exception as exc:  # an arm's bug must not lose the run: recorded as a fault
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return Outcome(ticket, "error", None, last)
-    bad = ~np.isfinite(pull.values)
-    if arm.log_scale:
-        # log weights of -inf are valid (a zero weight) unless all are: then log-mean-exp is -inf
-        bad = np.isnan(pull.values) | (pull.values == np.inf)
-        if not bad.any() and np.all(pull.values == -np.inf):
+    values = pull.values
+    if values.size == 1:
+        x = float(values[0])
+        ok = math.isfinite(x)
+        if not ok and arm.log_scale and x == -math.inf:
             return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)")
-    if bad.any():
-        return Outcome(ticket, "nonfinite", pull, f"{int(bad.sum())} of {bad.size} values are NaN or inf")
-    if not np.isfinite(pull.cost) or pull.cost < 0:
-        return Outcome(ticket, "nonfinite", pull, f"cost {pull.cost!r} is not a finite number >= 0")
+        if not ok:
+            return Outcome(ticket, "nonfinite", pull, f"1 of 1 values are NaN or inf ({x!r})")
+    elif not np.isfinite(values).all():
+        bad = ~np.isfinite(values)
+        if arm.log_scale:
+            # log weights of -inf are valid (a zero weight) unless all are: then log-mean-exp is -inf
+            bad = np.isnan(values) | (values == np.inf)
+            if not bad.any() and np.all(values == -np.inf):
+                return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)")
+        if bad.any():
+            return Outcome(ticket, "nonfinite", pull, f"{int(bad.sum())} of {bad.size} values are NaN or inf")
+    cost = pull.cost
+    if not (math.isfinite(cost) and cost >= 0):
+        return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0")
     return Outcome(ticket, "ok", pull, "")
 
 
@@ -137,6 +158,7 @@ class ThreadExecutor:
 
 
 def make_executor(max_in_flight: int, pull_timeout: float | None):
+    """:class:`SerialExecutor` for one pull at a time without timeout, else :class:`ThreadExecutor`."""
     if max_in_flight == 1 and pull_timeout is None:
         return SerialExecutor()
     return ThreadExecutor(max_in_flight, pull_timeout)

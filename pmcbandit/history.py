@@ -26,47 +26,93 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["History", "STATUS"]
+__all__ = ["History", "STATUS", "COLUMNS"]
 
 STATUS = ("ok", "nonfinite", "error", "timeout", "out_of_bounds")
 INT_COLUMNS = ("decision", "arm", "pull_index", "status", "batch_size", "selected_before")
 FLOAT_COLUMNS = ("obs", "within_var", "cost", "reward", "wall", "cpu")
+#: Order of the values given to :meth:`History.append_row`.
+COLUMNS = INT_COLUMNS + FLOAT_COLUMNS
 
 
 class History:
-    """Append-only per-pull table (see module docstring)."""
+    """Append-only per-pull table (see module docstring).
+
+    Columns are kept as Python lists while the run appends (a list append is the cheapest
+    per-pull record) and become arrays on demand with :meth:`column`.
+    """
 
     def __init__(self, diagnostics: Sequence[str] = ()):
         self.diagnostics = tuple(dict.fromkeys(diagnostics))
+        clash = [d for d in self.diagnostics if d in COLUMNS]
+        if clash:
+            raise ValueError(
+                f"The 'diagnostics' parameter of History must not reuse the column names {COLUMNS}. Got {clash!r} instead."
+            )
         self._cols: dict[str, list] = {c: [] for c in (*INT_COLUMNS, *FLOAT_COLUMNS, *self.diagnostics)}
+        self._appenders = tuple(self._cols[c].append for c in COLUMNS)
+        self._diag_appenders = tuple(self._cols[d].append for d in self.diagnostics)
+        self._arrays: dict[str, np.ndarray] = {}  # columns converted so far (see column)
         self.faults: list[tuple[int, int, str, str]] = []
 
     def __len__(self) -> int:
         return len(self._cols["arm"])
 
     def append(self, info=None, **row) -> int:
-        """Add one pull; ``info`` holds diagnostic fields. Returns the row index."""
-        for c in INT_COLUMNS + FLOAT_COLUMNS:
-            self._cols[c].append(row[c])
+        """Add one pull given by column name; ``info`` holds diagnostic fields. Returns the row index."""
+        return self.append_row(tuple(row[c] for c in COLUMNS), self.diagnostic_values(info))
+
+    def append_row(self, values: tuple, diagnostics: tuple = ()) -> int:
+        """Add one pull: ``values`` in the order of :data:`COLUMNS`, ``diagnostics`` in the order of
+        :attr:`diagnostics` (from :meth:`diagnostic_values`). Returns the row index."""
+        for add, v in zip(self._appenders, values):
+            add(v)
+        for add, v in zip(self._diag_appenders, diagnostics):
+            add(v)
+        return len(self._cols["arm"]) - 1
+
+    def diagnostic_values(self, info) -> tuple:
+        """The declared diagnostic fields of ``info`` as floats (NaN where missing or not a number)."""
+        if not self.diagnostics:
+            return ()
         info = info or {}
+        out = []
         for d in self.diagnostics:
             v = info.get(d, np.nan)
             try:
                 v = float(v)
             except (TypeError, ValueError):
                 v = np.nan
-            self._cols[d].append(v)
-        return len(self) - 1
+            out.append(v)
+        return tuple(out)
 
     def set_reward(self, row: int, reward: float) -> None:
+        """Set the reward of an existing row (the run loop writes it with the row instead)."""
         self._cols["reward"][row] = float(reward)
+        self._arrays.pop("reward", None)
 
     def add_fault(self, row: int, arm: int, status: str, message: str) -> None:
         self.faults.append((row, arm, status, message))
 
     def column(self, name: str) -> np.ndarray:
+        """A copy of column ``name`` as an array (int64 or float64).
+
+        Rows are never changed once appended (but by :meth:`set_reward`), so the array of the
+        rows converted so far is kept and only new rows are converted on the next call: a
+        TargetSE run reads the columns over and over.
+        """
+        if name not in self._cols:
+            raise KeyError(f"The 'name' parameter of History.column must be one of {tuple(self._cols)}. Got {name!r} instead.")
+        values = self._cols[name]
+        n = len(values)
+        cached = self._arrays.get(name)
         dtype = np.int64 if name in INT_COLUMNS else np.float64
-        return np.asarray(self._cols[name], dtype=dtype)
+        if cached is None or cached.size > n:
+            cached = np.asarray(values, dtype=dtype)
+        elif cached.size < n:
+            cached = np.concatenate([cached, np.asarray(values[cached.size:], dtype=dtype)])
+        self._arrays[name] = cached
+        return cached.copy()
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {c: self.column(c) for c in self._cols}
@@ -81,7 +127,8 @@ class History:
     @classmethod
     def from_npz_dict(cls, data) -> "History":
         hist = cls(json.loads(str(data["diagnostics_json"])))
-        for c in hist._cols:
-            hist._cols[c] = data[f"col_{c}"].tolist()
+        for c, values in hist._cols.items():
+            values.extend(data[f"col_{c}"].tolist())
+        hist._arrays.clear()
         hist.faults = [tuple(f) for f in json.loads(str(data["faults_json"]))]
         return hist

@@ -1,4 +1,9 @@
-"""The result of a run: estimate, honest SE and intervals, per-arm table, full history."""
+"""The result of a run: estimate, honest SE and intervals, per-arm table, full history.
+
+Everything a :class:`RunResult` reports is recomputed from its :class:`~pmcbandit.history.History`
+(the combination of :mod:`pmcbandit.combine` over the valid pulls), so a result rebuilt from a
+checkpoint or from InferenceData reports the same numbers.
+"""
 
 from __future__ import annotations
 
@@ -20,17 +25,30 @@ class RunResult:
     ``log_estimate = shift + log(estimate on that scale)``. ``estimate``/``se`` are then on the
     linear scale and may underflow to 0 for tiny evidences: read ``log_estimate``/``log_se``.
 
-    Attributes
+    Each parameter is kept as the attribute of the same name.
+
+    Parameters
     ----------
     arm_names : list of str
     history : History
         Every pull (see :mod:`pmcbandit.history`).
     combine : str
+    log_scale : bool
+        Whether observations are logs (evidence runs).
     settings : dict
         Run settings (policy, reward, budget, seeds, ...); become InferenceData ``attrs``.
     quarantined : ndarray of bool
-    policy_state : BanditState
-        The policy's final state.
+    policy_state : BanditState or None
+        The policy's final state (None for results rebuilt from a file).
+
+    Examples
+    --------
+    >>> import pmcbandit as pb
+    >>> arms = [pb.CallableArm(lambda rng, s=s: rng.normal(1.0, s), name=f"sd{s}") for s in (0.5, 2.0)]
+    >>> res = pb.run(arms, policy="ucb1", budget=pb.Pulls(200), random_seed=1, progressbar=False)
+    >>> lo, hi = res.ci(0.95)
+    >>> bool(lo < res.estimate < hi)
+    True
     """
 
     def __init__(self, arm_names, history: History, combine: str, log_scale: bool, quarantined, settings, policy_state):
@@ -74,19 +92,30 @@ class RunResult:
         obs, arms, within, size = self.working_values()
         return combine(obs, arms, len(self.arm_names), method, within, size)
 
+    def _linear(self, x: float) -> float:
+        """``x`` on the working scale back on the target's scale: ``x * exp(shift)``, which
+        overflows to ``inf`` or underflows to 0 for extreme evidences (read the log values)."""
+        if not self.shift:
+            return float(x)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return float(x * np.exp(self.shift))
+
     @property
     def estimate(self) -> float:
-        return float(self.combined.estimate * np.exp(self.shift))
+        """The combined estimate (:mod:`pmcbandit.combine`); NaN without a valid observation."""
+        return self._linear(self.combined.estimate)
 
     @property
     def se(self) -> float:
-        return float(self.combined.se * np.exp(self.shift))
+        """Its standard error (``inf`` from a single observation)."""
+        return self._linear(self.combined.se)
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
-        """Student-t interval with Satterthwaite degrees of freedom (see :mod:`pmcbandit.combine`)."""
+        """Two-sided ``level`` interval ``estimate ± t_df se``, Student-t with Satterthwaite's
+        degrees of freedom (see :mod:`pmcbandit.combine`)."""
         c = self.combined
         lo, hi = interval(c.estimate, c.se, c.df, level)
-        return float(lo * np.exp(self.shift)), float(hi * np.exp(self.shift))
+        return self._linear(lo), self._linear(hi)
 
     @property
     def log_estimate(self) -> float:
@@ -101,6 +130,9 @@ class RunResult:
         return float(c.se / c.estimate) if c.estimate > 0 else float("nan")
 
     def log_ci(self, level: float = 0.95) -> tuple[float, float]:
+        """Interval for ``log`` of a positive target (:func:`pmcbandit.combine.log_interval`):
+        the log of the linear interval when its lower end is positive, else the log-normal
+        approximation ``log_estimate ± q sqrt(log(1 + (se/estimate)^2))``."""
         c = self.combined
         lo, hi = log_interval(c.estimate, c.se, c.df, level)
         return float(lo + self.shift), float(hi + self.shift)
@@ -136,7 +168,9 @@ class RunResult:
         )
 
     def summary(self) -> str:
-        """A readable table (the CLI prints it)."""
+        """A readable table (the CLI prints it): the estimate with its SE and 95% interval, then
+        per arm its pulls, faults, V·δ (variance of an observation times its mean cost, the
+        quantity the bandit minimises, Neufeld et al. 2014, Sec. 5), cost and weight."""
         t = self.arm_table()
         if self.log_scale:
             lo, hi = self.log_ci()
@@ -144,7 +178,11 @@ class RunResult:
         else:
             lo, hi = self.ci()
             head = f"estimate = {self.estimate:.6g} ± {self.se:.3g} (95% CI {lo:.6g} .. {hi:.6g})"
-        lines = [head, f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7}"]
+        settings = self.settings
+        about = f"{len(self.history)} pulls, {len(self.history.faults)} faults, combine={self.combine!r}"
+        if settings.get("policy"):
+            about = f"policy={settings['policy']!r}, reward={settings.get('reward')!r}, budget={settings.get('budget')}, " + about
+        lines = [head, about, f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7}"]
         for i in range(len(self.arm_names)):
             flag = "  quarantined" if t["quarantined"][i] else ""
             lines.append(
@@ -156,7 +194,12 @@ class RunResult:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<RunResult {len(self.history)} pulls, {len(self.arm_names)} arms>\n{self.summary()}"
+        return f"<RunResult: {len(self.history)} pulls, {len(self.arm_names)} arms>\n{self.summary()}"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(repr(self))}</pre>"
 
     # --- ArviZ door ---------------------------------------------------------------------
     def to_inference_data(self):

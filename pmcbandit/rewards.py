@@ -5,7 +5,8 @@ r"""Bandit rewards from Monte Carlo observations (Neufeld et al. 2014).
 regret unchanged because :math:`\mathbb{E}[(X_k-c)^2] = V_k + (\mu-c)^2` and the
 second term is common to all unbiased arms (App. B). With known ``bounds=(a, b)``
 we follow App. B: ``c = a`` and the normalising scale is :math:`(b-a)^2`, so the
-policy sees :math:`1 - (X-a)^2/(b-a)^2 \in [0, 1]` (footnote 1). Without bounds
+policy sees :math:`1 - (X-a)^2/(b-a)^2 \in [0, 1]` (footnote 1); bounds apply to
+linear-scale arms only (:func:`pmcbandit.run` rejects them for log-scale ones). Without bounds
 (unbounded estimates) ``c`` is the run's first valid observation, which puts ``c``
 near ``mu`` and keeps the range of :math:`(X-c)^2` small, and the scale is the running
 maximum of the losses (see :mod:`pmcbandit.policies.base`).
@@ -16,6 +17,9 @@ twice and fed :math:`r = -\tfrac14 (D_1 + D_2)(X_1 - X_2)^2`, whose mean is
 
 ``"auto"`` picks ``"squared"`` for a :class:`~pmcbandit.budget.Pulls` budget (equal
 costs per decision) and ``"paired"`` for time budgets, where costs matter.
+
+For log-scale (evidence) arms the rule is fed working values ``exp(obs - shift)``
+(:mod:`pmcbandit.engine`); a change of ``shift`` rescales the centre through :meth:`RewardRule.rescale`.
 """
 
 from __future__ import annotations
@@ -63,7 +67,12 @@ class RewardRule:
                 self.fixed_scale = None  # the paired loss has a cost factor: range unknown
 
     def reward(self, values: Sequence[float], costs: Sequence[float]) -> float:
-        """Reward of one decision from its ``pulls_per_decision`` observations."""
+        r"""Reward of one decision from its ``pulls_per_decision`` observations.
+
+        ``"squared"``: :math:`-(x - c)^2` (Thm 2; ``c`` is the first observation unless bounds
+        fixed it). ``"paired"``: :math:`-\tfrac14 (D_1 + D_2)(x_1 - x_2)^2` (Sec. 5), whose
+        mean is :math:`-\delta V` for costs independent of values.
+        """
         if self.name == "paired":
             x1, x2 = values
             return -0.25 * (costs[0] + costs[1]) * (x1 - x2) ** 2
@@ -81,6 +90,7 @@ class RewardRule:
 
 
 def make_reward_rule(reward: str, bounds, budget: Budget) -> RewardRule:
+    """The :class:`RewardRule` named by ``reward`` (``"auto"`` resolved from ``budget``)."""
     check_choice(reward, REWARD_NAMES, "reward", "run")
     if reward == "auto":
         reward = "squared" if isinstance(budget, Pulls) else "paired"

@@ -1,8 +1,24 @@
-"""``pmcbandit.run``: allocate a compute budget among arms and combine their estimates."""
+"""``pmcbandit.run``: allocate a compute budget among arms and combine their estimates.
+
+The flow of a run (Neufeld et al. 2014, Alg. 1 with the reductions of Thm 2 / Sec. 5):
+
+1. check the arguments; derive the policy's stream and the addressable per-pull streams
+   from ``random_seed`` (:mod:`pmcbandit.streams`); resume from ``checkpoint`` if it exists;
+2. until the budget is spent: let the policy choose (while earlier pulls may still be in
+   flight), pull the chosen arm with the pull's own stream, reduce the pull to one
+   observation, record it (:mod:`pmcbandit.history`), and when a decision's pulls are all back
+   feed its reward to the policy (:mod:`pmcbandit.engine`);
+3. combine the valid observations (:mod:`pmcbandit.combine`) into a :class:`RunResult`.
+
+Reproducibility: with ``max_in_flight=1`` a run is a deterministic function of its seed,
+arms and budget for :class:`~pmcbandit.Pulls` and :class:`~pmcbandit.TargetSE` budgets (time
+budgets stop at a time-dependent pull); the global ``np.random`` state is never touched.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 import warnings
@@ -16,8 +32,8 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.budget import Budget, TargetSE, as_budget
 from pmcbandit.combine import COMBINE_METHODS
 from pmcbandit.engine import Engine
-from pmcbandit.executors import make_executor
-from pmcbandit.history import History
+from pmcbandit.executors import SerialExecutor, execute_pull, make_executor
+from pmcbandit.history import COLUMNS, History
 from pmcbandit.policies import get_policy
 from pmcbandit.result import RunResult
 from pmcbandit.rewards import make_reward_rule
@@ -50,21 +66,28 @@ def run(
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float = 30.0,
 ) -> RunResult:
-    """Allocate ``budget`` among ``arms`` with a bandit ``policy`` and combine the estimates.
+    r"""Allocate ``budget`` among ``arms`` with a bandit ``policy`` and combine the estimates.
 
-    Neufeld et al. (2014): each arm is an unbiased estimator; the bandit sees the reward
-    ``-(X - c)^2`` (uniform costs, Thm 2) or the paired ``-1/4 (D1 + D2)(X1 - X2)^2``
-    (non-uniform costs, Sec. 5), so it learns to pull the arm with the smallest variance
-    (times cost), and the observations are combined uniformly or by inverse variance.
+    Neufeld et al. (2014): each arm is an unbiased estimator of the same target; the bandit
+    sees the reward :math:`-(X - c)^2` (uniform costs, Thm 2) or the paired
+    :math:`-\tfrac14 (D_1 + D_2)(X_1 - X_2)^2` (non-uniform costs, Sec. 5), whose means are
+    :math:`-V_k` (up to a constant) and :math:`-\delta_k V_k`, so it learns to pull the arm
+    with the smallest variance (times cost); the observations are then combined uniformly or
+    by inverse variance (:mod:`pmcbandit.combine`).
 
     Parameters
     ----------
     arms : sequence of Arm
-        The estimators (all of the same target; all ``log_scale`` or none).
+        The estimators (all of the same target; all ``log_scale`` or none; unique names).
     policy : str or Policy
-        One of ``pmcbandit.POLICY_NAMES`` or a :class:`~pmcbandit.policies.Policy`.
+        One of ``pmcbandit.POLICY_NAMES`` or a :class:`~pmcbandit.policies.Policy`. A policy
+        whose ``update`` accepts ``value=`` and ``info=`` keywords also gets the decision's mean
+        observation (on the working scale of :mod:`pmcbandit.engine`) and the ``info`` of its
+        last pull. A checkpoint replays only the declared float diagnostics: a run whose
+        policy got other info (PMC's per-path arrays) cannot be resumed (``ValueError``).
     budget : float or Budget
-        A float is seconds of wall time; or ``Pulls(n)``, ``CpuSeconds(s)``, ``TargetSE(se)``.
+        A float is seconds of wall time; or ``Pulls(n)``, ``CpuSeconds(s)``, ``WallSeconds(s)``,
+        ``TargetSE(se, relative=False, min_pulls=10, max_seconds=None)``.
     combine : {"inverse_variance", "uniform"}
     random_seed : int, Generator or None
         Converted once; the policy and every pull get their own spawned stream.
@@ -72,35 +95,59 @@ def run(
         ``"auto"``: squared for ``Pulls`` budgets, paired (cost-aware) otherwise.
     bounds : (a, b), optional
         Known range of every observation (App. B): squared rewards then use centre ``a`` and
-        the fixed scale ``(b - a)^2``; an observation outside is a fault.
+        the fixed scale ``(b - a)^2``; an observation outside is a fault. Linear-scale arms only.
     policy_kwargs : dict, optional
         Parameters of the policy factory (e.g. ``{"zeta": 1.2}``, ``{"arm": 2}`` for oracle).
     max_in_flight : int
-        Pulls that may run at once (in threads); the policy chooses while others are pending.
-        Above 1, completion order (hence allocation) depends on timing, so results are no
-        longer bit-reproducible.
+        Pulls that may run at once (in threads); the policy chooses while others are pending
+        (pending pulls count in the indices, :mod:`pmcbandit.policies.base`). Above 1, completion
+        order (hence allocation) depends on timing, so results are no longer bit-reproducible,
+        and an arm may be pulled from several threads at once: its ``draw`` must be thread-safe.
     pull_timeout : float, optional
-        Seconds after which a pull counts as a fault (its thread is abandoned).
+        Seconds after which a pull counts as a fault (its thread is abandoned, not killed).
     max_faults : int
-        Faulty pulls (exception, NaN/inf, timeout, out of bounds) after which an arm is
-        quarantined: never selected again; its earlier valid observations are kept. Every
-        fault is in ``result.faults`` and the InferenceData.
+        Faulty pulls (exception, NaN/+inf, every log-weight ``-inf``, timeout, out of bounds,
+        bad cost) after which an arm is quarantined: never selected again; its earlier valid
+        observations are kept; a decision with a faulty pull gets no reward. Every fault is in
+        ``result.faults`` and the InferenceData, and quarantines raise a
+        :class:`PmcBanditWarning`. An oracle policy whose arm is quarantined ends the run.
     progressbar : bool
+        A tqdm bar of the budget's fraction spent.
     callback : callable, optional
-        ``callback(progress, history)`` after each batch of completed pulls; return ``True``
-        to stop the run early.
+        ``callback(progress, history)`` after each batch of completed pulls, with ``progress``
+        a :class:`~pmcbandit.budget.Progress` (pulls, wall, cpu, se) and the live
+        :class:`~pmcbandit.history.History`; return ``True`` to stop the run early (a
+        checkpoint is still written).
     checkpoint : path, optional
         An ``.npz`` file (no pickle) written every ``checkpoint_every`` seconds and at the end.
         If it exists when the run starts, the run resumes from it: the recorded pulls are
-        replayed through the policy (consuming its stream exactly as before) and pulls that
-        were in flight are redone with their original streams, so a resumed run with the same
-        seed gives the same result as an uninterrupted one (for ``Pulls`` budgets).
+        replayed through the policy (consuming its stream exactly as before, faults and
+        quarantines included) and pulls that were in flight are redone with their original
+        streams, so a resumed run with the same seed gives the same result as an uninterrupted
+        one (for ``Pulls`` and ``TargetSE`` budgets with ``max_in_flight=1``). Arms, policy,
+        reward, bounds and seed must match the checkpoint's (else ``ValueError``).
+    checkpoint_every : float
+        Seconds between checkpoint writes.
 
     Returns
     -------
     RunResult
         ``estimate``, ``se``, ``ci(level)``, ``log_estimate``/``log_se``/``log_ci`` for
-        positive targets, per-arm table, full history, ``to_inference_data()``.
+        positive targets, ``arm_table()``, ``faults``, the full ``history``,
+        ``to_inference_data()``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For invalid arguments, naming the parameter and the value given.
+
+    Examples
+    --------
+    >>> import pmcbandit as pb
+    >>> arms = [pb.CallableArm(lambda rng, s=s: rng.normal(2.0, s), name=f"sd{s}") for s in (0.5, 1.0, 3.0)]
+    >>> res = pb.run(arms, policy="ucb_v", budget=pb.Pulls(300), random_seed=0, progressbar=False)
+    >>> int(res.arm_table()["pulls"].argmax())
+    0
     """
     arms = _check_arms(arms)
     pol = get_policy(policy, **(policy_kwargs or {}))
@@ -111,52 +158,75 @@ def run(
     if pull_timeout is not None:
         check_positive(pull_timeout, "pull_timeout", "run")
     check_positive(checkpoint_every, "checkpoint_every", "run")
+    if not isinstance(progressbar, bool):
+        raise TypeError(f"The 'progressbar' parameter of run must be a bool. Got {progressbar!r} instead.")
     if callback is not None and not callable(callback):
         raise TypeError(f"The 'callback' parameter of run must be callable or None. Got {callback!r} instead.")
+    if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
+        raise TypeError(f"The 'checkpoint' parameter of run must be a path (str or os.PathLike). Got {checkpoint!r} instead.")
+    if bounds is not None and arms[0].log_scale:
+        raise ValueError(
+            "The 'bounds' parameter of run must be None for log-scale arms (App. B bounds the linear "
+            f"observations, which a log-scale run never forms). Got {bounds!r} instead."
+        )
     rule = make_reward_rule(reward, bounds, budget)
     engine = Engine(arms, pol, rule, None, max_faults, rule.bounds)
-    engine.streams = _streams(random_seed, checkpoint)
+    streams = engine.streams = _streams(random_seed, checkpoint)
     executor = make_executor(max_in_flight, pull_timeout)
     settings = dict(
         policy=pol.name, policy_params=list(pol.params), combine=combine, reward=rule.name,
         bounds=list(rule.bounds) if rule.bounds else None, budget=repr(budget), max_faults=max_faults,
         max_in_flight=max_in_flight, pull_timeout=pull_timeout, arm_names=[a.name for a in arms],
-        log_scale=engine.log_scale, streams=engine.streams.to_json(),
+        log_scale=engine.log_scale, streams=streams.to_json(),
     )
+    watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
     if checkpoint is not None and os.path.exists(checkpoint):
-        _resume(engine, checkpoint, settings, executor)
-    se_every = _SEWatch(combine) if isinstance(budget, TargetSE) else None
+        _resume(engine, checkpoint, settings, executor, watch)
+    need_cpu = budget.uses_cpu
+    per_decision = rule.pulls_per_decision - 1
+    capacity = executor.capacity
+    serial = type(executor) is SerialExecutor
+    if serial:  # pulls re-submitted on resume ran at submit: take them in before the loop
+        for outcome in executor.wait():
+            engine.absorb(engine.record(outcome))
     saved_at = time.perf_counter()
-    bar = _progress_bar(progressbar, [a.name for a in arms])
+    bar = _progress_bar(progressbar, len(arms))
     try:
         while True:
-            progress = engine.progress(se_every.se(engine) if se_every else float("nan"))
+            progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
             if budget.exhausted(progress):
                 break
-            while executor.in_flight() < executor.capacity and budget.may_dispatch(
-                engine.pulls_dispatched + rule.pulls_per_decision - 1
-            ) and not engine.quarantined.all():
-                _, tickets = engine.dispatch()
-                for ticket in tickets:
-                    executor.submit(ticket, arms[ticket[1]], engine.streams.pull_rng(ticket[1], ticket[2]))
-            if executor.in_flight() == 0:
-                break  # nothing left to wait for: pull budget spent or every arm quarantined
-            for outcome in executor.wait():
-                engine.absorb(engine.record(outcome))
+            if serial:  # the executor's protocol inlined: one decision, pulled now, absorbed
+                if not (budget.may_dispatch(engine.pulls_dispatched + per_decision) and engine.can_dispatch()):
+                    break
+                for ticket in engine.dispatch()[1]:
+                    arm = ticket[1]
+                    engine.absorb(engine.record(execute_pull(arms[arm], streams.pull_rng(arm, ticket[2]), ticket)))
+            else:
+                while (
+                    executor.in_flight() < capacity
+                    and budget.may_dispatch(engine.pulls_dispatched + per_decision)
+                    and engine.can_dispatch()
+                ):
+                    for ticket in engine.dispatch()[1]:
+                        executor.submit(ticket, arms[ticket[1]], streams.pull_rng(ticket[1], ticket[2]))
+                if executor.in_flight() == 0:
+                    break  # nothing left to wait for: pull budget spent or no arm left to choose
+                for outcome in executor.wait():
+                    engine.absorb(engine.record(outcome))
             if bar is not None:
-                bar.n = round(100 * min(1.0, budget.fraction(progress)), 1)
-                bar.refresh()
-            if callback is not None and callback(engine.progress(), engine.history):
+                _advance(bar, budget.fraction(progress))
+            if callback is not None and callback(engine.progress(progress.se), engine.history):
                 break
             if checkpoint is not None and time.perf_counter() - saved_at >= checkpoint_every:
-                _save_checkpoint(checkpoint, engine, settings)
+                _save_checkpoint(checkpoint, engine, settings, watch)
                 saved_at = time.perf_counter()
     finally:
         executor.shutdown()
         if bar is not None:
             bar.close()
     if checkpoint is not None:
-        _save_checkpoint(checkpoint, engine, settings)
+        _save_checkpoint(checkpoint, engine, settings, watch)
     if engine.quarantined.any():
         names = [arms[k].name for k in np.flatnonzero(engine.quarantined)]
         warnings.warn(f"arms quarantined after faults: {names} (see result.faults)", PmcBanditWarning, stacklevel=2)
@@ -182,7 +252,10 @@ def _check_arms(arms) -> list[Arm]:
                 f"Got {a!r} instead."
             )
     if len({bool(a.log_scale) for a in arms}) > 1:
-        raise ValueError("The 'arms' parameter of run must not mix log-scale and linear-scale arms.")
+        scales = {a.name: bool(a.log_scale) for a in arms}
+        raise ValueError(
+            f"The 'arms' parameter of run must not mix log-scale and linear-scale arms. Got log_scale={scales!r} instead."
+        )
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
         raise ValueError(f"The 'arms' parameter of run must have unique names. Got {names!r} instead.")
@@ -198,73 +271,111 @@ def _streams(random_seed, checkpoint) -> Streams:
 
 
 class _SEWatch:
-    """Standard error of the combined estimate for TargetSE budgets, recomputed sparingly."""
+    """The SE a :class:`TargetSE` budget compares, evaluated on a deterministic schedule.
 
-    def __init__(self, combine: str):
+    From ``min_pulls`` on, once the pull count has grown by 2 % (at every pull up to 100): an evaluation combines
+    all observations (O(n)), so this keeps its amortised cost O(1) per pull. ``next_n`` is
+    saved in checkpoints so a resumed run evaluates (and stops) where the uninterrupted one does.
+    """
+
+    def __init__(self, combine: str, budget: TargetSE):
         self.combine = combine
-        self._n = -1
-        self._se = float("nan")
+        self.relative = budget.relative
+        self.next_n = budget.min_pulls  # the budget ignores the SE before min_pulls
+        self.value = math.nan
 
     def se(self, engine: Engine) -> float:
         n = len(engine.history)
-        if n != self._n and (n < 200 or n - self._n >= n // 50):
+        if n >= self.next_n:
             res = RunResult(
                 arm_names=[a.name for a in engine.arms], history=engine.history, combine=self.combine,
                 log_scale=engine.log_scale, quarantined=engine.quarantined, settings={}, policy_state=None,
             )
-            self._se = res.log_se if engine.log_scale else res.se
-            self._n = n
-        return self._se
+            if engine.log_scale:
+                self.value = res.log_se
+            elif self.relative:
+                est = abs(res.estimate)
+                self.value = res.se / est if est > 0 else math.inf
+            else:
+                self.value = res.se
+            self.next_n = n + max(1, n // 50)
+        return self.value
 
 
-def _progress_bar(enabled: bool, names):
+def _advance(bar, fraction: float) -> None:
+    """Move the bar to ``fraction`` (redrawn only when the whole percent changes: tqdm is slow)."""
+    n = int(100 * min(1.0, max(0.0, fraction)))
+    if n != bar.n:
+        bar.n = n
+        bar.refresh()
+
+
+def _progress_bar(enabled: bool, n_arms: int):
     if not enabled:
         return None
     from tqdm.std import tqdm
 
-    return tqdm(total=100, desc=f"pmcbandit ({len(names)} arms)", unit="%", leave=False,
+    return tqdm(total=100, desc=f"pmcbandit ({n_arms} arms)", unit="%", leave=False,
                 bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f}% [{elapsed}<{remaining}]")
 
 
-def _save_checkpoint(path, engine: Engine, settings: dict) -> None:
+def _save_checkpoint(path, engine: Engine, settings: dict, watch: _SEWatch | None = None) -> None:
     """Write history and settings atomically to an ``.npz`` (loads without running code)."""
     data = engine.history.to_npz_dict()
     data["settings_json"] = np.asarray(json.dumps(settings))
     data["selected"] = np.asarray(engine.selected)
     data["version"] = np.asarray(CHECKPOINT_VERSION)
+    data["info_replayable"] = np.asarray(engine.info_replayable)
+    if watch is not None:
+        data["se_watch"] = np.asarray([watch.next_n, watch.value], dtype=np.float64)
     tmp = f"{os.fspath(path)}.tmp.npz"
     np.savez(tmp, **data)
     os.replace(tmp, path)
 
 
-def _resume(engine: Engine, path, settings: dict, executor) -> None:
+def _resume(engine: Engine, path, settings: dict, executor, watch: _SEWatch | None = None) -> None:
     """Replay a checkpoint through ``engine`` and re-submit the pulls that were in flight."""
     with np.load(path, allow_pickle=False) as data:
         saved = json.loads(str(data["settings_json"]))
         history = History.from_npz_dict(data)
         selected = int(data["selected"])
+        se_watch = data["se_watch"] if "se_watch" in data else None
+        info_replayable = bool(data["info_replayable"]) if "info_replayable" in data else True
     for key in ("policy", "policy_params", "reward", "bounds", "arm_names", "log_scale", "streams"):
         if saved.get(key) != settings.get(key):
             raise ValueError(
                 f"The checkpoint {os.fspath(path)!r} was written with {key}={saved.get(key)!r}, but this run has "
                 f"{key}={settings.get(key)!r}; use the same arms, policy, reward and seed to resume."
             )
-    cols = history.arrays()
+    if not info_replayable:
+        raise ValueError(
+            f"The checkpoint {os.fspath(path)!r} cannot be resumed exactly: its policy ({saved.get('policy')!r}) "
+            "was fed pull info that checkpoints do not record (only the arms' declared float diagnostics are "
+            "kept), so replaying it would not rebuild the policy's state. Start a new run."
+        )
+    if history.diagnostics != engine.history.diagnostics:
+        raise ValueError(
+            f"The checkpoint {os.fspath(path)!r} has diagnostics {history.diagnostics!r}, but the arms declare "
+            f"{engine.history.diagnostics!r}; use the same arms to resume."
+        )
+    cols = [history.column(c).tolist() for c in COLUMNS]
+    diags = [history.column(d).tolist() for d in history.diagnostics]
     fault_msgs = {row: msg for row, _, _, msg in history.faults}
     for r in range(len(history)):
-        while engine.selected < cols["selected_before"][r]:
+        row = tuple(c[r] for c in cols)
+        while engine.selected < row[5]:  # selected_before: dispatch exactly as the original run did
             engine.dispatch()
-        row = {c: cols[c][r].item() for c in cols if c not in history.diagnostics}
-        row["info"] = {d: cols[d][r].item() for d in history.diagnostics}
-        row["message"] = fault_msgs.get(r, "")
-        if engine.decisions[row["decision"]].arm != row["arm"]:
+        decision = engine.decisions.get(row[0])
+        if decision is None or decision.arm != row[1]:
             raise ValueError(f"The checkpoint {os.fspath(path)!r} does not replay: the policy chose differently.")
-        engine.absorb(row)
+        engine.absorb((row, tuple(d[r] for d in diags), fault_msgs.get(r, ""), None))
     while engine.selected < selected:
         engine.dispatch()
-    engine.wall_offset = float(cols["wall"][-1]) if len(history) else 0.0
-    engine.cpu_offset = float(cols["cpu"][-1]) if len(history) else 0.0
+    if len(history):
+        engine.wall_offset = float(cols[COLUMNS.index("wall")][-1])
+        engine.cpu_offset = float(cols[COLUMNS.index("cpu")][-1])
     engine.restart_clock()
+    if watch is not None and se_watch is not None:
+        watch.next_n, watch.value = int(se_watch[0]), float(se_watch[1])
     for ticket in engine.pending_tickets():
         executor.submit(ticket, engine.arms[ticket[1]], engine.streams.pull_rng(ticket[1], ticket[2]))
-
