@@ -1,0 +1,176 @@
+"""The simulator's numba loop: a block of replications advanced in lock-step.
+
+All replications of a block are at the same round ``t``, so the policies' own
+vectorised kernels (:func:`~pmcbandit.policies.base.normalised_moments` and an
+index ``index(n, mean, var, t, params)``) are called once per round on the
+concatenated per-arm statistics of the whole block; their array allocations are
+then shared by the block instead of paid per decision. This needs an index that
+is elementwise over arms (each arm's value depends on its own ``n``, ``mean``,
+``var`` and on ``t``), which UCB1, UCB-V and KL-UCB are. Thompson sampling
+decides per replication with its own ``select_kernel`` and ``resample_kernel``.
+
+Randomness is pre-drawn by the caller, in chunks, from each replication's own
+streams (:mod:`pmcbandit.simulate.core`), so the values are the ones the
+streams would give one call at a time.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from pmcbandit.policies.base import argmax_random, normalised_moments
+from pmcbandit.policies.thompson import resample_kernel, select_kernel
+from pmcbandit.simulate.arms import MATRIX, observation
+
+# How a policy chooses (the simulator's dispatch on the Policy it is given).
+INDEX, ROUND_ROBIN, FIXED, THOMPSON = 0, 1, 2, 3
+
+
+@numba.njit(cache=True, nogil=True)
+def no_index(n, mean, var, t, params):
+    """Index argument of the loop for policies that have none (never called)."""
+    return np.zeros(n.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, inline="never")
+def _play_unexplored_first(values, pulls):
+    """Set the index of never-pulled arms to +inf (``index_policy``'s select); any left?
+
+    Kept out of line: inlined into the round loop it slowed every round ~2x.
+    """
+    any_left = False
+    for i in range(values.shape[0]):
+        if pulls[i] == 0:
+            values[i] = np.inf
+            any_left = True
+    return any_left
+
+
+@numba.njit(nogil=True)
+def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
+              t_start, t_stop, stats, scale, centre, fixed_scale,
+              policy_u, policy_rows, beta_counts, family, arm_params, draws, matrix, pos,
+              checkpoints, ck_next, pulls_at, estimate_at, mean_buf, var_buf):
+    """Advance every replication of a block from round ``t_start + 1`` to ``t_stop``.
+
+    Parameters
+    ----------
+    stats : ndarray, shape (5, B*K)
+        Rows: pulls ``n`` (as float), loss sum, squared-loss sum, sum of
+        observations, sum of squared observations; replication ``r`` owns
+        columns ``r*K .. r*K+K-1``. Updated in place.
+    scale, centre : ndarray, shape (B,)
+        Loss normaliser and reward centre ``c`` per replication (loss ``(X-c)^2``);
+        ``centre`` is NaN until set by the first observation when no bounds are
+        known (:mod:`pmcbandit.rewards`). ``scale`` grows to the running maximum
+        of the losses unless ``fixed_scale``.
+    policy_u : ndarray, shape (M * rounds, B)
+        The policy streams' next uniforms, replication ``r`` in column ``r``;
+        each decision consumes its ``M`` in order (one for an index policy's
+        tie-break).
+    policy_rows : ndarray, shape (B, M * rounds)
+        The same for Thompson, one replication per row: decision ``i`` takes
+        ``M = n_select_uniforms(K) + 1`` values, its ``select`` buffer then the
+        uniform of its resampling coin (the order of ``policies.thompson``).
+    beta_counts : ndarray of int64, shape (2, B*K)
+        Thompson's successes and failures.
+    draws : ndarray, shape (rounds, B)
+        Arm-stream draws: round ``t_start + i + 1`` of replication ``r`` uses
+        ``draws[i, r]``, whichever arm it pulls (the paper's ``Z_t``, Sec. 6.1).
+    matrix, pos : ndarray, shape (B, K, L) and (B, K)
+        For ``family == MATRIX``: the pre-drawn values, and how many of arm
+        ``k``'s were used (``draws`` is then unused).
+    checkpoints, ck_next
+        Rounds at which ``pulls_at`` and ``estimate_at`` (the running mean of all
+        observations) are recorded; ``ck_next`` is the next one to fill.
+
+    Not cached on disk: numba keys a function that takes another jitted function
+    (``index``) by that function's identity, so a cache entry never hits in a new
+    process and would only pile up.
+
+    Returns
+    -------
+    int
+        The updated ``ck_next``, or ``-1 - r`` if replication ``r`` ran out of
+        pre-drawn values.
+    """
+    n_rep = scale.shape[0]
+    k_all = n_rep * n_arms
+    pulls = np.zeros(k_all, dtype=np.int64)
+    for i in range(k_all):
+        pulls[i] = np.int64(stats[0, i])
+    values = mean_buf
+    unexplored = True
+    scratch = np.empty(n_arms)
+    scratch_n = np.empty(n_arms, dtype=np.int64)
+    for t in range(t_start + 1, t_stop + 1):
+        row = t - t_start - 1
+        if kind == INDEX:
+            if fixed_scale:
+                mean, var = normalised_moments(pulls, stats[1], stats[2], scale[0])
+            else:
+                for r in range(n_rep):
+                    o = r * n_arms
+                    m, v = normalised_moments(pulls[o:o + n_arms], stats[1, o:o + n_arms],
+                                              stats[2, o:o + n_arms], scale[r])
+                    mean_buf[o:o + n_arms] = m
+                    var_buf[o:o + n_arms] = v
+                mean, var = mean_buf, var_buf
+            values = index(pulls, mean, var, t, params)
+            if unexplored:
+                unexplored = _play_unexplored_first(values, pulls)
+        for r in range(n_rep):
+            o = r * n_arms
+            if kind == INDEX:
+                # Copying into a scratch array costs less than a slice's reference counting.
+                for i in range(n_arms):
+                    scratch[i] = values[o + i]
+                k = argmax_random(scratch, policy_u[row * per_decision, r])
+            elif kind == THOMPSON:
+                base = row * per_decision
+                k = select_kernel(beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms],
+                                  policy_rows[r, base:base + per_decision - 1])
+            elif kind == ROUND_ROBIN:
+                for i in range(n_arms):
+                    scratch_n[i] = pulls[o + i]
+                k = np.argmin(scratch_n)
+            else:
+                k = fixed_arm
+            if family == MATRIX:
+                j = pos[r, k]
+                if j >= matrix.shape[2]:
+                    return -1 - r  # out of pre-drawn values: the caller raises
+                pos[r, k] = j + 1
+                u = matrix[r, k, j]
+            else:
+                u = draws[row, r]
+            x = observation(family, arm_params[k, 0], arm_params[k, 1], arm_params[k, 2], u)
+            if centre[r] != centre[r]:
+                centre[r] = x
+            d = x - centre[r]
+            loss = d * d
+            if loss > scale[r] and not fixed_scale:
+                scale[r] = loss
+            if kind == THOMPSON:
+                # Alg. 2's coin on the normalised reward, under the scale that includes this loss.
+                reward01 = 1.0 - loss / scale[r] if scale[r] > 0.0 else 1.0
+                resample_kernel(beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms], k, reward01,
+                                policy_rows[r, row * per_decision + per_decision - 1])
+            c = o + k
+            pulls[c] += 1
+            stats[0, c] += 1.0
+            stats[1, c] += loss
+            stats[2, c] += loss * loss
+            stats[3, c] += x
+            stats[4, c] += x * x
+        if ck_next < checkpoints.shape[0] and t == checkpoints[ck_next]:
+            for r in range(n_rep):
+                o = r * n_arms
+                total = 0.0
+                for i in range(n_arms):
+                    pulls_at[r, ck_next, i] = pulls[o + i]
+                    total += stats[3, o + i]
+                estimate_at[r, ck_next] = total / t
+            ck_next += 1
+    return ck_next
