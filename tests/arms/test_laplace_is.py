@@ -117,6 +117,7 @@ def test_pull_values_and_diagnostics(rng):
     assert 0.0 < pull.info["ess_fraction"] <= 1.0
     assert 0.0 < pull.info["max_weight_fraction"] <= 1.0
     assert pull.cost >= 0.0
+    assert LaplaceISArm(model, batch_size=500, cost="logp_evals").pull(rng).cost == 500.0
 
 
 def test_huge_evidence_stays_in_log_space(rng):
@@ -181,6 +182,7 @@ def test_observed_nan_raises():
         ({"df": -1.0}, ValueError, "'df'"),
         ({"inflation": 0.0}, ValueError, "'inflation'"),
         ({"name": ""}, TypeError, "'name'"),
+        ({"cost": "wall"}, ValueError, "'cost'"),
     ],
 )
 def test_bad_arguments_raise(kwargs, exc, param):
@@ -226,3 +228,11 @@ def test_row_loop_fallback_when_graph_cannot_be_vectorised(monkeypatch, rng):
     x, _ = looped.sample(rng, 7)
     np.testing.assert_allclose(looped._batch_logp(x), vectorised._batch_logp(x), rtol=1e-12)
     assert_unbiased(looped.pull(rng).values, log_z)
+
+
+def test_accepts_a_model_density(rng):
+    from pmcbandit.arms.evidence.model_density import ModelDensity
+
+    model, log_z = normal_normal()
+    arm = LaplaceISArm(ModelDensity(model), batch_size=5000)
+    assert_unbiased(arm.pull(rng).values, log_z)
