@@ -169,3 +169,17 @@ def test_unbatchable_prior_falls_back_to_exact_draws():
     side = np.abs(x[:, 1] - x[:, 0]) - 3.0
     assert np.all(np.abs(side) < 1.0)
     assert abs(np.mean(x[:, 1] > x[:, 0]) - 0.5) < 4 * 0.5 / np.sqrt(2000)
+
+
+def test_initial_values_are_ignored_and_kept():
+    """``initval=`` seeds samplers, not the evidence: the density is built and the model unchanged."""
+    import pymc as pm
+
+    from pmcbandit.arms.evidence import ModelDensity
+
+    with pm.Model() as model:
+        x = pm.Normal("x", 0.0, 1.0, initval=0.5)
+        pm.Normal("y", x, 1.0, observed=[0.1, 0.2])
+    density = ModelDensity(model)
+    assert density.dim == 1
+    assert model.rvs_to_initial_values[x] == 0.5

@@ -97,7 +97,14 @@ def check_model(model, owner: str = "ModelDensity"):
             f"The 'model' parameter of {owner} must have a proper prior that PyMC can "
             f"forward-sample. Got improper Flat/HalfFlat free variables {flat!r} instead."
         )
-    frozen = freeze_dims_and_data(model)
+    # Initial values only seed optimisers and MCMC, never the evidence; PyMC refuses to
+    # convert models that set them, so they are cleared for the conversion and restored.
+    initvals = dict(model.rvs_to_initial_values)
+    try:
+        model.rvs_to_initial_values.update(dict.fromkeys(initvals))
+        frozen = freeze_dims_and_data(model)
+    finally:
+        model.rvs_to_initial_values.update(initvals)
     for rv in frozen.observed_RVs:
         data = frozen.rvs_to_values[rv]
         value = getattr(data, "data", None)
