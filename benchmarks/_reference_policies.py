@@ -14,7 +14,7 @@ timed side by side with :mod:`pmcbandit.policies`; they are not part of the pack
 
 from __future__ import annotations
 
-from math import log, sqrt
+from math import log
 
 import numpy as np
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
-import subprocess
 import time
 
 import numba
@@ -29,6 +27,7 @@ import numpy as np
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc)
 from models.pima import load_data, logistic_regression
 from pmcbandit.arms.evidence import AISArm, ModelDensity
+from benchmarks._common import machine
 
 PROTOTYPE_MS = {400: 12.0, 2000: 61.0, 8000: 243.0}
 PROTOTYPE_FUSED_MS = {400: 6.4, 2000: 32.0, 8000: 126.0}
@@ -65,14 +64,6 @@ class _FusedDensity(ModelDensity):
         self.__dict__.update(density.__dict__)
         self.jit_fn = jit_fn
 
-
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next((ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")), "?")
-    except (OSError, subprocess.CalledProcessError):
-        model = platform.processor() or "?"
-    return f"{model}, {os.cpu_count()} logical CPUs, numba {numba.__version__}, {platform.python_version()}"
 
 
 def _measure(configs, blocks, rng):
@@ -147,7 +138,7 @@ def main(argv=None) -> str:
     lines = [
         "## AIS arm on Pima T=50 (`benchmarks/bench_ais.py`)",
         "",
-        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {_machine()}",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; machine: {machine()}",
         f"- Command: `.venv/bin/python -m benchmarks.bench_ais --scale {args.scale} --seed {args.seed}`",
         f"- Load average at start: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (other processes share the "
         "2 cores; CPU-time costs are inflated when it is above ~1, equally for all configurations, "

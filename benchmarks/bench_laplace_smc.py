@@ -26,7 +26,6 @@ import argparse
 import datetime
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,19 +37,12 @@ import pmcbandit  # noqa: F401  (configures PyTensor before anything imports it)
 from models.pima import REFERENCE_LOG_Z, load_data, logistic_regression
 from pmcbandit.arms.evidence.laplace_is import LaplaceISArm
 from pmcbandit.arms.evidence.smc import SMCArm
+from benchmarks._common import machine
 
 PROPOSALS = [(5.0, 1.2), (10.0, 1.1), (20.0, 1.1), (20.0, 1.0)]
 REFERENCE_PROPOSAL = (20.0, 1.1)
 REFERENCE_BATCH = 100_000
 
-
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = platform.processor() or "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores"
 
 
 def long_run(arm: LaplaceISArm, rng: np.random.Generator, draws: int, batch: int = REFERENCE_BATCH):
@@ -136,7 +128,7 @@ def markdown(T, lap, smc, ref, command, args) -> str:
     lines = [
         f"## Laplace-t importance sampling and pm.sample_smc on Pima T={T}",
         "",
-        f"- machine: {_machine()}; Python {platform.python_version()}, numpy {np.__version__}, "
+        f"- machine: {machine()}; Python {platform.python_version()}, numpy {np.__version__}, "
         f"PyMC {pymc.__version__}, PyTensor {pytensor.__version__}",
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average at the "
         f"end {', '.join(f'{v:.1f}' for v in os.getloadavg())} (timings are CPU time of this process, "

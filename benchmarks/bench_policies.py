@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,6 +34,7 @@ import numpy as np
 import pmcbandit  # noqa: F401  (configures PyTensor before anything imports it)
 from benchmarks._reference_policies import REFERENCE
 from pmcbandit.policies import get_policy, thompson
+from benchmarks._common import machine
 
 N_ARMS = 16
 POOL = 4096
@@ -128,14 +127,6 @@ def run(repeats: int, warmup: int, quick: bool) -> list[dict]:
     return rows
 
 
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = platform.processor() or "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores"
-
 
 def markdown(rows: list[dict], command: str, repeats: int) -> str:
     import numba
@@ -143,7 +134,7 @@ def markdown(rows: list[dict], command: str, repeats: int) -> str:
     lines = [
         "## Policy decision + update time (K = 16 arms)",
         "",
-        f"- machine: {_machine()}; Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}",
+        f"- machine: {machine()}; Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}",
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- command: `{command}`",
         f"- method: one step = select + update (pmcbandit, immutable state) vs choice + getReward "

@@ -34,6 +34,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from benchmarks._common import machine
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -113,14 +114,6 @@ def _measure(src: Path, cfg, pulls: int, repeats: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = platform.processor() or "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores"
-
 
 def markdown(rows, command: str, pulls: int, repeats: int, baseline: Path | None, note: str = "") -> str:
     import numpy as np
@@ -128,7 +121,7 @@ def markdown(rows, command: str, pulls: int, repeats: int, baseline: Path | None
     lines = [
         "## Live-loop overhead per pull (`pmcbandit.run`, trivial arm)",
         "",
-        f"- machine: {_machine()}; Python {platform.python_version()}, numpy {np.__version__}",
+        f"- machine: {machine()}; Python {platform.python_version()}, numpy {np.__version__}",
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- command: `{command}`",
         f"- method: each row in a fresh process; {repeats} interleaved blocks of `run` (Pulls({pulls}), "

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from benchmarks._common import machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
 POLICIES = ("uniform", "oracle", "ucb1", "ucb_v", "kl_ucb", "thompson")
@@ -63,14 +64,6 @@ def worker(name: str, quick: bool) -> dict:
     out["live_cpu_rate"] = live_n / (time.process_time() - c0)
     return out
 
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores"
 
 
 def main(argv=None) -> int:

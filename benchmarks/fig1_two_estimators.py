@@ -24,9 +24,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from pmcbandit.simulate.two_estimators import LABELS, plot_suboptimal, plot_tiles, run_grid, winners
+from benchmarks._common import machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
 QUICK_OUT = Path(__file__).resolve().parent / "out"  # smoke runs stay out of results/ (git-ignored)
@@ -43,14 +41,6 @@ HIGHLIGHT = (0.03, 0.03)
 QUICK = dict(v_best=(0.02, 0.10), v_extra=(0.02, 0.10), reps=64, rounds=10_000, highlight=(0.02, 0.10))
 HIGH_VARIANCE = 0.15  # "high variance": either estimator's variance >= this (of at most 1/4)
 
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = platform.processor() or "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
 def paper_check(rows) -> list[str]:
