@@ -52,7 +52,7 @@ def evidence_arms(
     model,
     *,
     ais_steps: Sequence[int] = DEFAULT_AIS_STEPS,
-    n_chains: int = 4,
+    n_chains: int = 1,
     transition: str = "slice",
     laplace: bool = True,
     prior: bool = True,
@@ -69,7 +69,11 @@ def evidence_arms(
     ais_steps : sequence of int
         One AIS arm per number of annealing steps (the paper's 400 / 2000 / 8000).
     n_chains : int
-        Independent AIS chains (estimates) per pull.
+        Independent AIS chains (estimates) per pull, evaluated together by one kernel call.
+        The default 1 keeps the bandit's unit of decision small: an AIS-8000 estimate costs
+        about 0.2-0.7 CPU s on Pima T=50, and with the paired reward a decision is two pulls,
+        so four chains per pull made each early exploratory decision of a 60 s run cost
+        seconds (benchmarks/results/bench_evidence_vs_smc.md).
     transition : {"slice", "imh"}
         AIS transition (slice sampling as the paper, or independence Metropolis from the
         Laplace Student-t, for near-Gaussian posteriors).
