@@ -23,66 +23,23 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
-from scipy.special import betaln, gammaln
 
 import pmcbandit
 from pmcbandit.evidence import EvidenceResult, estimate_evidence, evidence_arms
+from tests import analytic_models
 
 pm = pytest.importorskip("pymc")
 
 AIS_STEPS = (50, 200)
 
 
-def beta_binomial():
-    n, k, a, b = 20, 7, 2.0, 3.0
-    with pm.Model() as model:
-        p = pm.Beta("p", a, b)
-        pm.Binomial("y", n=n, p=p, observed=k)
-    log_z = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1) + betaln(k + a, n - k + b) - betaln(a, b)
-    return model, float(log_z)
-
-
-def normal_normal():
-    m0, s0, s = 0.5, 2.0, 1.0
-    y = np.random.default_rng(11).normal(1.3, s, size=8)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", m0, s0)
-        pm.Normal("y", mu, s, observed=y)
-    cov = s**2 * np.eye(y.size) + s0**2 * np.ones((y.size, y.size))
-    return model, float(stats.multivariate_normal(np.full(y.size, m0), cov).logpdf(y))
-
-
-def linear_regression():
-    rng = np.random.default_rng(12)
-    n, d, tau, sigma = 15, 3, 1.5, 0.8
-    X = rng.normal(size=(n, d))
-    y = X @ rng.normal(0.0, tau, size=d) + rng.normal(0.0, sigma, size=n)
-    with pm.Model() as model:
-        beta = pm.Normal("beta", 0.0, tau, shape=d)
-        pm.Normal("y", pm.math.dot(X, beta), sigma, observed=y)
-    cov = sigma**2 * np.eye(n) + tau**2 * X @ X.T
-    return model, float(stats.multivariate_normal(np.zeros(n), cov).logpdf(y))
-
-
-def half_normal_scale():
-    y = np.random.default_rng(13).normal(0.0, 0.7, size=6)
-    with pm.Model() as model:
-        sigma = pm.HalfNormal("sigma", 1.0)
-        pm.Normal("y", 0.0, sigma, observed=y)
-
-    def integrand(s):
-        return np.exp(stats.halfnorm.logpdf(s) + stats.norm(0.0, s).logpdf(y).sum())
-
-    z, _ = integrate.quad(integrand, 0.0, np.inf, epsabs=0.0, epsrel=1e-10, limit=200)
-    return model, float(np.log(z))
-
-
 MODELS = {
-    "beta_binomial": beta_binomial,
-    "normal_normal": normal_normal,
-    "linear_regression": linear_regression,
-    "half_normal_scale": half_normal_scale,
+    "beta_binomial": lambda: analytic_models.beta_binomial(2.0, 3.0, 20, 7),
+    "normal_normal": lambda: analytic_models.normal_normal(
+        0.5, 2.0, 1.0, np.random.default_rng(11).normal(1.3, 1.0, size=8)
+    ),
+    "linear_regression": lambda: analytic_models.linear_regression(n=15, p=3, tau=1.5, sigma=0.8, seed=12),
+    "half_normal_scale": lambda: analytic_models.half_normal_scale(np.random.default_rng(13).normal(0.0, 0.7, size=6)),
 }
 
 
@@ -198,7 +155,7 @@ def test_rejects_data_outside_support():
 
 
 def test_rejects_linear_scale_arms():
-    model, _ = normal_normal()
+    model, _ = MODELS["normal_normal"]()
     arm = pmcbandit.CallableArm(lambda rng: rng.normal(size=4), name="plain")
     with pytest.raises(ValueError, match="log-scale evidence arms"):
         estimate_evidence(model, arms=[arm], budget=pmcbandit.Pulls(2), progressbar=False)
@@ -211,7 +168,7 @@ def test_rejects_linear_scale_arms():
 def regression_pool():
     # Costs counted in log-density evaluations (not CPU time), so the paired cost-aware
     # reward, hence the allocation, is the same on every run of the test.
-    model, truth = linear_regression()
+    model, truth = MODELS["linear_regression"]()
     return model, truth, evidence_arms(model, ais_steps=AIS_STEPS, laplace=False, cost="logp_evals")
 
 
@@ -232,7 +189,7 @@ def test_policies_and_combiners_cover_truth(policy, combine, regression_pool):
 def test_default_call_with_wall_time_budget():
     """``estimate_evidence(model, budget=seconds)`` as a user calls it: default pool and policy,
     paired reward with measured CPU costs, inverse-variance combination."""
-    model, truth = beta_binomial()
+    model, truth = MODELS["beta_binomial"]()
     result = estimate_evidence(model, budget=8.0, random_seed=11, progressbar=False)
     assert result.settings["reward"] == "paired" and result.settings["policy"] == "thompson"
     assert abs(result.log_z - truth) <= 4 * result.log_z_se, (result.summary(), truth)

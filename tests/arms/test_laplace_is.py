@@ -4,45 +4,13 @@ import numpy as np
 import pymc as pm
 import pytest
 from scipy import integrate, stats
-from scipy.special import betaln, gammaln, logsumexp
+from scipy.special import logsumexp
 
 from pmcbandit.arms.evidence.laplace_is import LaplaceISArm
+from tests.analytic_models import beta_binomial, linear_regression, normal_normal
 
 
-# --- models with a known evidence ---------------------------------------------------------
-
-
-def beta_binomial(a=2.0, b=3.0, n=20, k=14):
-    """p ~ Beta(a, b), k ~ Binomial(n, p): Z = C(n, k) B(a + k, b + n - k) / B(a, b)."""
-    with pm.Model() as model:
-        p = pm.Beta("p", a, b)
-        pm.Binomial("k", n=n, p=p, observed=k)
-    log_choose = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
-    return model, log_choose + betaln(a + k, b + n - k) - betaln(a, b)
-
-
-def normal_normal(m0=1.0, s0=2.0, s=0.7, y=(0.3, 1.9, 2.4, 1.1)):
-    """mu ~ N(m0, s0^2), y_i ~ N(mu, s^2): y ~ N(m0 1, s^2 I + s0^2 1 1^T)."""
-    y = np.asarray(y)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", m0, s0)
-        pm.Normal("y", mu, s, observed=y)
-    cov = s**2 * np.eye(y.size) + s0**2 * np.ones((y.size, y.size))
-    return model, stats.multivariate_normal(np.full(y.size, m0), cov).logpdf(y)
-
-
-def linear_regression(n=12, p=3, tau=1.5, sigma=0.5, seed=7):
-    """beta ~ N(0, tau^2 I_p), y ~ N(X beta, sigma^2 I): y ~ N(0, sigma^2 I + tau^2 X X^T)."""
-    gen = np.random.default_rng(seed)
-    X = gen.normal(size=(n, p))
-    y = X @ gen.normal(0, tau, size=p) + gen.normal(0, sigma, size=n)
-    with pm.Model() as model:
-        beta = pm.Normal("beta", 0.0, tau, shape=p)
-        pm.Normal("y", pm.math.dot(X, beta), sigma, observed=y)
-    cov = sigma**2 * np.eye(n) + tau**2 * X @ X.T
-    return model, stats.multivariate_normal(np.zeros(n), cov).logpdf(y)
-
-
+# models with a known evidence: tests/analytic_models.py
 def halfnormal_scale(y=(0.4, -1.3, 0.8, 2.1, -0.2)):
     """sigma ~ HalfNormal(1), y_i ~ N(0, sigma^2): Z by numerical quadrature over sigma."""
     y = np.asarray(y)
