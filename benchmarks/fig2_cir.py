@@ -331,7 +331,7 @@ def main(argv=None):
 
 def quick_settings():
     """The quick scale (the notebook's PMCBANDIT_QUICK=1 and CI)."""
-    return dict(reps=6, max_samples=10_000, pilot_paths=50_000, reference_paths=500_000, pmc_population=500)
+    return dict(reps=2, max_samples=3_000, pilot_paths=20_000, reference_paths=100_000, pmc_population=300)
 
 
 if __name__ == "__main__":
