@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-QUICK = ["bench_policies", "bench_simulator", "bench_ais", "bench_laplace_smc", "bench_cir"]
+QUICK = ["bench_policies", "bench_run_loop", "bench_simulator", "bench_ais", "bench_laplace_smc", "bench_cir"]
 FULL = ["fig1_two_estimators", "fig2_cir", "fig3_evidence", "bench_evidence_vs_smc"]
 
 HEADER = """# Benchmark results
@@ -26,6 +26,11 @@ with the command it states, on the machine and date it states. Ratios compare im
 measured side by side in the same run. Rebuild this file with
 `.venv/bin/python -m benchmarks.run_all --assemble`; rerun everything with `make bench`
 (quick) or `.venv/bin/python -m benchmarks.run_all --full`.
+
+**Read with care (2026-11-22 runs):** these sections were measured on a 2-core machine shared with
+other jobs (1-minute load average 3 to 13, stated in the sections that recorded it). Absolute
+wall times are inflated, CPU times less so; ratios of variants measured side by side in the same
+run are the figures to trust. Several figure reproductions ran at reduced scale, as each says.
 """
 
 
