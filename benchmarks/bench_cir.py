@@ -29,7 +29,6 @@ import argparse
 import datetime
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,18 +37,11 @@ import numpy as np
 
 import pmcbandit  # noqa: F401  (configures PyTensor before anything imports it)
 from models.cir import CIRCapletArm, _compiled_paths, simulate_paths_numpy
+from benchmarks._common import machine
 
 GOAL = 1e8
 N_STEPS = 100
 
-
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = platform.processor() or "unknown CPU"
-    return f"{model}, {os.cpu_count()} cores"
 
 
 def _in_graph_rng_fn(paths: int):
@@ -134,7 +126,7 @@ def markdown(rows: list[dict], command: str, repeats: int) -> str:
         "",
         f"- command: `{command}`",
         f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- machine: {_machine()}; load average at start {os.getloadavg()[0]:.1f}; Python "
+        f"- machine: {machine()}; load average at start {os.getloadavg()[0]:.1f}; Python "
         f"{platform.python_version()}, numpy {np.__version__}, pytensor {pytensor.__version__}, numba {numba.__version__}",
         f"- n = {N_STEPS} steps per path, θ = 0.7, K = 0.07; CPU time (process_time) per block, "
         f"median of {repeats} interleaved blocks; a path-step includes drawing its normal.",

@@ -40,14 +40,14 @@ def logrun():
 def quarantined():
     calls = [0]
 
-    def flaky(rng):
+    def faulty(rng):
         calls[0] += 1
         if calls[0] == 3:
             raise RuntimeError("boom")
         return rng.normal(1.0, 1.0, size=2)
 
     arms = [pb.CallableArm(lambda rng: rng.normal(1.0, 0.5, size=2), name="steady", cost=1.0),
-            pb.CallableArm(flaky, name="flaky", cost=1.0)]
+            pb.CallableArm(faulty, name="faulty", cost=1.0)]
     with pytest.warns(pb.PmcBanditWarning, match="quarantined"):
         return pb.run(arms, policy="ucb1", budget=pb.Pulls(400), random_seed=3, progressbar=False)
 

@@ -22,6 +22,10 @@ import numpy as np
 __all__ = ["build_prior_sampler"]
 
 
+class _NotBatchable(Exception):
+    """The prior graph cannot be vectorised over draws; fall back to exact one-by-one draws."""
+
+
 def _shared_rngs(outputs):
     from pytensor.graph.traversal import graph_inputs
     from pytensor.tensor.random.type import RandomType
@@ -74,7 +78,7 @@ def _batched_graph(model, n):
             memo[rv] = change_dist_size(rv, new_size=(n,), expand=True)
             continue
         if not isinstance(op, RandomVariable):
-            raise NotImplementedError(f"cannot batch {rv.name!r}")
+            raise _NotBatchable(f"cannot batch {rv.name!r}")
         node = rv.owner
         params = list(op.dist_params(node))
         batch_ndim = rv.type.ndim - op.ndim_supp
@@ -120,7 +124,7 @@ def build_prior_sampler(model, value_names):
         fn, rngs = _compile([n], [graph])
         probe = fn(np.int64(2))[0]
         if probe.shape[0] != 2:
-            raise NotImplementedError("batched prior draws have the wrong shape")
+            raise _NotBatchable("batched prior draws have the wrong shape")
 
         def sample(rng, size):
             _reseed(rngs, rng)
