@@ -223,6 +223,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="wall seconds per run (default 60)")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="run seeds first-seed .. first-seed + seeds - 1 (to extend an earlier run)")
     parser.add_argument("--T", type=int, default=50)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="budget in wall seconds (default, issue 3) or CPU seconds incl. children")
@@ -253,7 +255,7 @@ def main(argv=None) -> int:
     else:
         ref = in_fresh_process("reference", 0, args.seconds, args.T, args.reference_draws)
         rows = {c: [] for c in args.configs}
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             for config in args.configs:
                 rows[config].append(in_fresh_process(config, seed, args.seconds, args.T, clock=args.clock))
                 print(f"seed {seed} {config}: log Z = {rows[config][-1]['log_z']:.5f}", file=sys.stderr, flush=True)
