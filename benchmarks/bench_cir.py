@@ -5,9 +5,12 @@ smoke run). One path-step is one Euler step of one path (n = 100 steps per
 path), including the draw of its normal. Timed side by side in one process,
 interleaved block by block:
 
-- ``arm (scan, FAST_RUN)``: :class:`models.cir.CIRCapletArm` ``pull`` — NumPy
+- ``arm (fused kernel)``: :class:`models.cir.CIRCapletArm` ``pull`` with the default
+  ``engine="fused"`` — the numba loop of :mod:`models.cir_kernel` drawing each normal from
+  the pull's Generator in-loop, with the diagnostics and PMC arrays (the default arm);
+- ``arm (scan, FAST_RUN)``: the same arm with ``engine="graph"`` — NumPy
   normals from the pull's Generator, the shared PyTensor ``scan`` graph compiled
-  with the C backend, the diagnostics and PMC arrays (the default arm);
+  with the C backend;
 - ``arm (scan, NUMBA)``: the same arm with the graph compiled by the NUMBA backend;
 - ``numpy loop``: ``rng.standard_normal`` + :func:`models.cir.simulate_paths_numpy`
   (a Python loop over the steps, vectorised over paths) — the baseline;
@@ -74,8 +77,9 @@ def _in_graph_rng_fn(paths: int):
 
 
 def _variants(paths: int):
-    arm_c = CIRCapletArm(0.7, 0.07, paths, mode="FAST_RUN")
-    arm_nb = CIRCapletArm(0.7, 0.07, paths, mode="NUMBA")
+    arm_fused = CIRCapletArm(0.7, 0.07, paths)
+    arm_c = CIRCapletArm(0.7, 0.07, paths, engine="graph", mode="FAST_RUN")
+    arm_nb = CIRCapletArm(0.7, 0.07, paths, engine="graph", mode="NUMBA")
     fn = _compiled_paths("FAST_RUN")
     z_fixed = np.random.default_rng(1).standard_normal((N_STEPS, paths))
     args = arm_c._args
@@ -83,6 +87,7 @@ def _variants(paths: int):
     in_graph = _in_graph_rng_fn(paths)
     theta = np.asarray(0.7)
     return {
+        "arm (fused kernel)": lambda rng: arm_fused.pull(rng),
         "arm (scan, FAST_RUN)": lambda rng: arm_c.pull(rng),
         "arm (scan, NUMBA)": lambda rng: arm_nb.pull(rng),
         "numpy loop (baseline)": lambda rng: simulate_paths_numpy(

@@ -39,20 +39,25 @@ signs and the factor θ misplaced; this is the exact ratio.)
 
 Implementation
 --------------
-One PyTensor graph (a ``scan`` over the n steps, vectorised over the batch of
-paths) is compiled once per process and mode and shared by every arm: θ, K and
-the model constants are inputs, so 16 arms (or several strikes) cost one
-compilation. The standard normals are drawn with the pull's
-:class:`numpy.random.Generator` and passed in (``rng.standard_normal``), which
-keeps the stream reproducible without touching global state. Choices measured
-by :mod:`benchmarks.bench_cir` (``benchmarks/results/bench_cir.md``): the scan
-beats an unrolled graph (a one-off prototype of 100 fused steps: ~100 s C compilation, 3.6e6
-path-steps/s; the NUMBA backend rejects a 100-input fused loop), normals drawn
-inside the scan are 4-15x slower than drawing them with NumPy, and the NUMBA
-backend is the default because it is faster than the C backend for batches of
-100-1000 paths (the C backend wins above ~10⁴ paths per pull). The normals
-themselves (~15 ns each with NumPy's ziggurat on the test machine) bound the
-throughput below the 1e8 path-steps/s goal.
+Two engines compute the same recursion on the same normals (tested equal to 1e-12):
+
+- ``engine="graph"``: one PyTensor graph (a ``scan`` over the n steps, vectorised over the
+  batch of paths) compiled once per process and mode and shared by every arm: θ, K and the
+  model constants are inputs, so 16 arms (or several strikes) cost one compilation. The
+  standard normals are drawn with the pull's :class:`numpy.random.Generator` and passed in.
+  This is the model as a PyTensor graph, to inspect, compose or differentiate.
+- ``engine="fused"`` (default): :func:`models.cir_kernel.fused_caplet_paths`, a numba loop that
+  draws each normal from the same Generator (numba's re-implementation of NumPy's ziggurat:
+  the same stream in the same step-major order) and advances the paths as it goes, so the
+  ``(n, paths)`` normal matrix is never materialised.
+
+Choices measured by :mod:`benchmarks.bench_cir` (``benchmarks/results/bench_cir.md``): the
+fused kernel runs above 1e8 path-steps/s per core where the graph is bounded by NumPy's
+vectorised normal generator (~6e7 normals/s on the test machine); for the graph the scan beats
+an unrolled graph (a one-off prototype of 100 fused steps: ~100 s C compilation, 3.6e6
+path-steps/s; the NUMBA backend rejects a 100-input fused loop), normals drawn inside the scan
+are 4-15x slower than drawing them with NumPy, and the NUMBA backend is the default mode
+because it is faster than the C backend for batches of 100-1000 paths.
 :func:`simulate_paths_numpy` is an independent NumPy implementation of the same
 recursion (test reference and benchmark baseline);
 :func:`discounted_rate_moments` gives E[D] and E[D·r_n] of the discretised
@@ -66,6 +71,7 @@ import numbers
 
 import numpy as np
 
+from models.cir_kernel import fused_caplet_paths
 from pmcbandit.arms.base import Arm
 
 __all__ = [
@@ -76,6 +82,7 @@ __all__ = [
     "discounted_rate_moments",
 ]
 
+ENGINES = ("fused", "graph")
 CIR_DEFAULTS = dict(r0=0.08, eta=0.016, kappa=0.2, sigma=0.02, maturity=1.0, nominal=1000.0, n_steps=100)
 
 
@@ -290,8 +297,11 @@ class CIRCapletArm(Arm):
         The drifts of the whole pool (for ``pmc_coef``); defaults to ``[theta]``.
     pmc_info : bool
         Attach the per-path PMC arrays to ``info``.
+    engine : {"fused", "graph"}
+        The numba kernel with in-loop normals (default, fastest) or the PyTensor scan graph
+        (module docstring); both give identical draws for the same Generator state.
     mode : str
-        PyTensor compilation mode of the shared path graph.
+        PyTensor compilation mode of the shared path graph (``engine="graph"``).
     **model
         r0, eta, kappa, sigma, maturity, nominal, n_steps (module docstring).
     """
@@ -299,8 +309,10 @@ class CIRCapletArm(Arm):
     diagnostics = ("mean_weight", "frac_in_money")
 
     def __init__(self, theta, strike=0.08, paths_per_pull=1000, *, cost=None, pool_thetas=None,
-                 pmc_info=True, mode="NUMBA", name=None, **model):
+                 pmc_info=True, engine="fused", mode="NUMBA", name=None, **model):
         owner = "CIRCapletArm"
+        if engine not in ENGINES:
+            raise ValueError(_msg("engine", owner, f"one of {ENGINES}", engine))
         params = {**CIR_DEFAULTS, **model}
         unknown = set(params) - set(CIR_DEFAULTS)
         if unknown:
@@ -318,16 +330,21 @@ class CIRCapletArm(Arm):
         self.pmc_coef = np.column_stack([pool * np.sqrt(dt), pool**2 * self.params["maturity"] / 2.0])
         self._own_coef = (self.theta * np.sqrt(dt), self.theta**2 * self.params["maturity"] / 2.0)
         self.pmc_info = bool(pmc_info)
+        self.engine = engine
         self.mode = mode
         self.name = name if name is not None else f"theta-{self.theta:.1f}"
-        self._fn = _compiled_paths(mode)
+        self._fn = _compiled_paths(mode) if engine == "graph" else None
         p = self.params
         self._args = [np.asarray(v, dtype=np.float64) for v in (
             self.theta, p["strike"], p["r0"], p["eta"], p["kappa"], p["sigma"], p["maturity"], p["nominal"])]
 
     def draw(self, rng: np.random.Generator):
-        z = rng.standard_normal((self.params["n_steps"], self.paths_per_pull))
-        weighted, payoff, stat = self._fn(z, *self._args)
+        if self._fn is None:
+            weighted, payoff, stat = fused_caplet_paths(
+                rng, self.params["n_steps"], self.paths_per_pull, *(float(a) for a in self._args))
+        else:
+            z = rng.standard_normal((self.params["n_steps"], self.paths_per_pull))
+            weighted, payoff, stat = self._fn(z, *self._args)
         # w·P / P recovers w only in the money; the weight itself is exp(log w).
         log_w = -self._own_coef[0] * stat + self._own_coef[1]
         info = {
@@ -356,6 +373,7 @@ def caplet_arms(
     n_steps=100,
     cost=None,
     pmc_info=True,
+    engine="fused",
     mode="NUMBA",
 ):
     """The pool of Sec. 6.2: one :class:`CIRCapletArm` per drift θ_k = k/10, k = 0..15.
@@ -375,8 +393,10 @@ def caplet_arms(
         See :class:`CIRCapletArm`.
     pmc_info : bool
         Attach the per-path arrays that :mod:`pmcbandit.policies.pmc` uses.
+    engine : {"fused", "graph"}
+        See :class:`CIRCapletArm`.
     mode : str
-        PyTensor mode of the (shared, compiled once) path graph.
+        PyTensor mode of the (shared, compiled once) path graph (``engine="graph"``).
 
     Returns
     -------
@@ -396,7 +416,7 @@ def caplet_arms(
         raise ValueError(_msg("thetas", owner, "a non-empty 1-D array of finite reals", thetas))
     arms = [
         CIRCapletArm(float(th), strike, paths_per_pull, cost=cost, pool_thetas=grid,
-                     pmc_info=pmc_info, mode=mode, **model)
+                     pmc_info=pmc_info, engine=engine, mode=mode, **model)
         for th in grid
     ]
     names = [a.name for a in arms]

@@ -36,14 +36,23 @@ def test_names_count_and_defaults():
     assert arms[0].diagnostics == ("mean_weight", "frac_in_money")
 
 
+@pytest.mark.parametrize("engine", ["fused", "graph"])
 @pytest.mark.parametrize("theta", [0.0, 1.2])
-def test_arm_equals_numpy_reference_on_same_normals(theta):
-    arm = CIRCapletArm(theta, 0.07, 500)
+def test_arm_equals_numpy_reference_on_same_normals(theta, engine):
+    arm = CIRCapletArm(theta, 0.07, 500, engine=engine)
     pull = arm.pull(np.random.default_rng(11))
     z = np.random.default_rng(11).standard_normal((100, 500))
     ref = simulate_paths_numpy(z + theta * np.sqrt(DT), 0.07, theta)
     np.testing.assert_allclose(pull.values, ref, rtol=1e-12, atol=1e-12)
     assert pull.info["frac_in_money"] == np.mean(ref > 0)
+
+
+def test_engines_consume_the_same_stream():
+    rngs = {e: np.random.default_rng(8) for e in ("fused", "graph")}
+    pulls = {e: CIRCapletArm(0.9, 0.06, 37, engine=e).pull(rngs[e]) for e in rngs}
+    np.testing.assert_allclose(pulls["fused"].values, pulls["graph"].values, rtol=1e-12)
+    np.testing.assert_array_equal(pulls["fused"].info["pmc_stat"], pulls["graph"].info["pmc_stat"])
+    assert rngs["fused"].standard_normal() == rngs["graph"].standard_normal()
 
 
 def test_numpy_reference_one_step_by_hand():
@@ -57,10 +66,11 @@ def test_numpy_reference_one_step_by_hand():
     np.testing.assert_allclose(out, expected, rtol=1e-14)
 
 
-def test_full_truncation_branch_matches_reference():
+@pytest.mark.parametrize("engine", ["fused", "graph"])
+def test_full_truncation_branch_matches_reference(engine):
     # r0 near 0 and large sigma: many paths go negative; sqrt(max(r, 0)) keeps them finite.
     params = dict(r0=0.001, eta=0.0, kappa=0.2, sigma=0.5)
-    arm = CIRCapletArm(0.5, 0.0, 400, **params)
+    arm = CIRCapletArm(0.5, 0.0, 400, engine=engine, **params)
     pull = arm.pull(np.random.default_rng(3))
     z = np.random.default_rng(3).standard_normal((100, 400))
     ref = simulate_paths_numpy(z + 0.5 * np.sqrt(DT), 0.0, 0.5, **params)
@@ -144,6 +154,7 @@ def test_cost_and_pmc_fields():
         (dict(sigma=-1.0), ValueError),
         (dict(nominal="1000"), TypeError),
         (dict(cost=-1.0), ValueError),
+        (dict(engine="scan"), ValueError),
     ],
 )
 def test_bad_arguments_raise(kwargs, exc):
