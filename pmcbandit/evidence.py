@@ -88,14 +88,14 @@ def evidence_arms(
     """
     from pmcbandit.arms.evidence import AISArm, ModelDensity, PriorISArm
 
-    density = ModelDensity(model)  # compiled once, shared by every AIS and prior-IS arm
+    density = ModelDensity(model)  # compiled once, shared by every AIS, Laplace-t and prior-IS arm
     arms: list[Arm] = [
         AISArm(density, n_steps=int(n), n_chains=n_chains, transition=transition, cost=cost) for n in ais_steps
     ]
     if laplace:
         from pmcbandit.arms.evidence import LaplaceISArm
 
-        arms.append(LaplaceISArm(model, batch_size=batch_size))
+        arms.append(LaplaceISArm(density, batch_size=batch_size))
     if prior:
         arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
     if smc:

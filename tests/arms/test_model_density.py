@@ -183,3 +183,67 @@ def test_initial_values_are_ignored_and_kept():
     density = ModelDensity(model)
     assert density.dim == 1
     assert model.rvs_to_initial_values[x] == 0.5
+
+
+# --- Laplace fit ----------------------------------------------------------------------------
+
+# evidence_models' normal_normal: mu ~ N(0.5, 1.5^2), y_i ~ N(mu, 0.8^2), y = (1.2, 0.4, 2.0, 1.1)
+NN_M0, NN_S0, NN_S, NN_Y = 0.5, 1.5, 0.8, np.array([1.2, 0.4, 2.0, 1.1])
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.3, 1.0])
+def test_laplace_is_exact_on_a_gaussian_tempered_posterior(evidence_models, beta):
+    """pi_beta is Gaussian: P = 1/s0^2 + beta n/s^2, mode = (m0/s0^2 + beta sum(y)/s^2) / P."""
+    density, _ = evidence_models("normal_normal")
+    precision = 1.0 / NN_S0**2 + beta * NN_Y.size / NN_S**2
+    mode = (NN_M0 / NN_S0**2 + beta * NN_Y.sum() / NN_S**2) / precision
+    x, p = density.laplace(beta, x0=[-3.0])
+    np.testing.assert_allclose(x, [mode], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(p, [[precision]], rtol=1e-10)
+
+
+def test_laplace_falls_back_to_lbfgsb_when_the_hessian_is_not_finite(evidence_models, monkeypatch):
+    """A NaN Hessian stops trust-exact; L-BFGS-B (gradient only) still reaches the mode."""
+    density, _ = evidence_models("normal_normal")
+    value_and_grad, hessian = density._laplace_functions()
+    calls = []
+
+    def nan_once(x, beta):
+        calls.append(1)
+        return np.full((1, 1), np.nan) if len(calls) == 1 else hessian(x, beta)
+
+    monkeypatch.setattr(density, "_laplace_fn", (value_and_grad, nan_once))
+    precision = 1.0 / NN_S0**2 + NN_Y.size / NN_S**2
+    x, p = density.laplace(1.0)
+    assert len(calls) == 2  # trust-exact's first Hessian, then the one at the L-BFGS-B mode
+    assert abs(x[0] - (NN_M0 / NN_S0**2 + NN_Y.sum() / NN_S**2) / precision) < 1e-5
+    np.testing.assert_allclose(p, [[precision]], rtol=1e-10)
+
+
+def test_laplace_degenerate_cases_raise_or_warn():
+    """A funnel has no mode (log density unbounded as log s -> -inf): strict raises, else warns."""
+    import pymc as pm
+
+    with pm.Model() as funnel:
+        s = pm.HalfNormal("s", 1.0)
+        mu = pm.Normal("mu", 0.0, s, shape=3)
+        pm.Normal("y", mu.sum(), 1.0, observed=[0.1, 0.3])
+    density = ModelDensity(funnel)
+    with pytest.raises(ValueError, match="must be at a mode"):
+        density.laplace(1.0)
+    with pytest.warns(RuntimeWarning) as record:
+        x, p = density.laplace(1.0, strict=False)
+    messages = [str(w.message) for w in record]
+    assert any("must be at a mode" in m and "last iterate is used" in m for m in messages)
+    assert any("positive-definite" in m and "floored" in m for m in messages)
+    assert np.all(np.isfinite(x)) and np.linalg.eigvalsh(p).min() > 0
+
+
+def test_laplace_bad_arguments_raise(evidence_models):
+    density, _ = evidence_models("normal_normal")
+    with pytest.raises(ValueError, match=r"'x0' parameter of ModelDensity.laplace must have shape \(1,\)"):
+        density.laplace(1.0, x0=[0.0, 1.0])
+    with pytest.raises(ValueError, match="'x0' parameter .* where it is not finite"):
+        density.laplace(1.0, x0=[np.inf])
+    with pytest.raises(TypeError, match="'strict' parameter of ModelDensity.laplace must be a bool"):
+        density.laplace(1.0, strict="no")

@@ -23,10 +23,7 @@ log-mean-exp (Neufeld et al., 2014, Sec. 6.3 treat each estimator of Z as an arm
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from scipy import optimize
 from scipy.special import gammaln
 
 from pmcbandit._validation import check_choice, check_positive
@@ -70,9 +67,10 @@ class LaplaceISArm(Arm):
     Parameters
     ----------
     model : pymc.Model or ModelDensity
-        Model with continuous free variables and no missing observations (a
-        :class:`~pmcbandit.arms.evidence.model_density.ModelDensity` stands for its
-        model).
+        Model with continuous free variables and no missing observations; a
+        :class:`~pmcbandit.arms.evidence.model_density.ModelDensity` is built from it
+        (see its requirements), or used as given, so that arms of one pool share its
+        compiled functions (the Laplace fit's gradient and Hessian among them).
     batch_size : int, default 1000
         Draws per pull.
     df : float, default 5.0
@@ -111,6 +109,8 @@ class LaplaceISArm(Arm):
 
     Attributes
     ----------
+    density : ModelDensity
+        The compiled model (given, or built from ``model``).
     location : ndarray, shape (d,)
         The mode :math:`\\hat x` on the unconstrained space.
     covariance : ndarray, shape (d, d)
@@ -127,10 +127,12 @@ class LaplaceISArm(Arm):
 
     Notes
     -----
-    Degenerate cases: the mode is found by a trust-region Newton method
-    (``scipy.optimize.minimize(method="trust-exact")``) from the model's initial
-    point; if it ends at a point whose gradient is not ~0 a ``RuntimeWarning`` is issued and the last
-    iterate is used (the estimator stays unbiased, only less efficient). If the
+    Degenerate cases: the mode and the Hessian come from
+    :meth:`ModelDensity.laplace(1.0, strict=False)
+    <pmcbandit.arms.evidence.model_density.ModelDensity.laplace>` (trust-region
+    Newton with the exact Hessian, from the model's initial point). If the search
+    ends at a point whose gradient is not ~0 a ``RuntimeWarning`` is issued and the
+    last iterate is used (the estimator stays unbiased, only less efficient). If the
     negative Hessian is not positive definite, its eigenvalues are floored at
     ``1e-8`` times the largest (with a ``RuntimeWarning``). A draw where the model
     log density is ``-inf`` gets weight 0; a NaN or ``+inf`` log density raises
@@ -153,10 +155,6 @@ class LaplaceISArm(Arm):
         name: str = "laplace-t",
     ):
         owner = "LaplaceISArm"
-        if isinstance(model, ModelDensity):
-            model = model.model
-        # The frozen copy (data and dims as constants) is what every evidence arm uses.
-        frozen = check_model(model, owner)
         self.batch_size = int(check_positive(batch_size, "batch_size", owner, integer=True))
         self.df = float(check_positive(df, "df", owner))
         self.inflation = float(check_positive(inflation, "inflation", owner))
@@ -164,18 +162,21 @@ class LaplaceISArm(Arm):
         if not isinstance(name, str) or not name:
             raise TypeError(f"The 'name' parameter of {owner} must be a non-empty str. Got {name!r} instead.")
         self.name = name
-        self.model = frozen
-        point_fn, hess_fn, batch_fn, x0 = _compile_model_functions(frozen, mode)
-        self._batch_logp = batch_fn
-        self.dim = x0.size
-        self.location, self.covariance = _laplace_fit(point_fn, hess_fn, x0)
+        # Cheap arguments are checked first: compiling the model takes seconds.
+        self.density = model if isinstance(model, ModelDensity) else ModelDensity(check_model(model, owner))
+        self.model = self.density.model
+        self.dim = self.density.dim
+        self._batch_logp = self.density.compile_logp_batch(mode)
+        self.location, precision = self.density.laplace(1.0, strict=False)
+        eigval, eigvec = np.linalg.eigh(precision)
+        cov = (eigvec / eigval) @ eigvec.T
+        self.covariance = 0.5 * (cov + cov.T)
         self.scale = self.inflation * self.covariance
         self._chol = np.linalg.cholesky(self.scale)
-        log_det_cov = 2.0 * np.sum(np.log(np.diag(np.linalg.cholesky(self.covariance))))
+        log_det_cov = -float(np.sum(np.log(eigval)))
         self._log_det_scale = self.dim * np.log(self.inflation) + log_det_cov
-        self.log_z_laplace = float(
-            point_fn(self.location)[0] + 0.5 * self.dim * np.log(2 * np.pi) + 0.5 * log_det_cov
-        )
+        log_p_mode = sum(self.density.logp_terms(self.location))
+        self.log_z_laplace = float(log_p_mode + 0.5 * self.dim * np.log(2 * np.pi) + 0.5 * log_det_cov)
 
     def sample(self, rng: np.random.Generator, size: int):
         """Draw ``size`` proposal points; return ``(x, log q(x))``, ``x`` of shape (size, d).
@@ -223,89 +224,3 @@ class LaplaceISArm(Arm):
         info = {"ess_fraction": ess_fraction, "max_weight_fraction": max_fraction}
         return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)
 
-
-def _compile_model_functions(model, mode):
-    """Compile the joint log density on the flat unconstrained vector.
-
-    Returns ``(point_fn, hess_fn, batch_fn, x0)``: ``point_fn(x) -> (logp, grad)``,
-    ``hess_fn(x) -> Hessian``, ``batch_fn(X) -> logp`` for ``X`` of shape (n, d)
-    (``vectorize_graph`` over the model's logp graph, compiled once), and the
-    model's initial point as a flat vector.
-    """
-    import pytensor
-    import pytensor.tensor as pt
-    from pymc.pytensorf import compile as compile_pymc
-    from pymc.pytensorf import join_nonshared_inputs
-    from pytensor.graph.replace import vectorize_graph
-
-    ip = model.initial_point()
-    logp = pt.cast(model.logp(jacobian=True), "float64")
-    [logp_flat], x = join_nonshared_inputs(ip, [logp], model.value_vars)
-    grad = pytensor.grad(logp_flat, x)
-    hess = pytensor.gradient.hessian(logp_flat, x)
-    # PyMC's compile turns parameter checks into -inf (zero weight) instead of raising.
-    point_fn = compile_pymc([x], [logp_flat, grad])
-    hess_fn = compile_pymc([x], hess)
-    xs = pt.matrix("x_batch", dtype=x.dtype)
-    try:
-        batch_logp = vectorize_graph(logp_flat, {x: xs})
-    except NotImplementedError:
-        batch_logp = None
-    if batch_logp is not None:
-        batch_fn = compile_pymc([xs], batch_logp, mode=mode)
-    else:
-        # An Op with no batched form (e.g. a Scan-based logp): loop over rows in numba
-        # through the model's NUMBA-compiled point density instead.
-        density = ModelDensity(model)
-
-        def batch_fn(xb):
-            log_prior, log_lik = density.logp_terms_batch(xb)
-            return log_prior + log_lik
-
-    x0 = np.concatenate([np.ravel(ip[v.name]) for v in model.value_vars]).astype(np.float64)
-    return point_fn, hess_fn, batch_fn, x0
-
-
-def _laplace_fit(point_fn, hess_fn, x0):
-    """Mode and Laplace covariance of ``log p~`` by trust-region Newton (see LaplaceISArm Notes)."""
-    f0 = point_fn(x0)[0]
-    if not np.isfinite(f0):
-        raise ValueError(
-            "The model's log density is not finite at its initial point "
-            f"(logp={float(f0)!r}); set initvals so that the mode search can start."
-        )
-
-    def fun(x):
-        lp, g = point_fn(x)
-        return -float(lp), -np.asarray(g, dtype=np.float64)
-
-    res = optimize.minimize(
-        fun, x0, jac=True, hess=lambda x: -np.asarray(hess_fn(x), dtype=np.float64),
-        method="trust-exact", options={"gtol": 1e-8, "maxiter": 1000},
-    )
-    # trust-exact can stop with "failure to predict improvement" at a point already
-    # stationary to rounding; only a non-stationary end point deserves a warning.
-    grad_max = float(np.max(np.abs(fun(res.x)[1])))
-    if not (res.success or grad_max <= 1e-6 * max(1.0, abs(float(res.fun)))):
-        warnings.warn(
-            f"LaplaceISArm: the mode search did not converge ({res.message}; max |gradient| "
-            f"{grad_max:.3g}); the proposal is "
-            "centred at the last iterate (estimates stay unbiased but may be inefficient).",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    neg_h = -np.asarray(hess_fn(res.x), dtype=np.float64)
-    neg_h = 0.5 * (neg_h + neg_h.T)
-    eigval, eigvec = np.linalg.eigh(neg_h)
-    floor = 1e-8 * max(float(np.max(np.abs(eigval))), 1e-300)
-    if np.min(eigval) <= floor:
-        warnings.warn(
-            "LaplaceISArm: the negative Hessian at the mode is not positive definite "
-            f"(smallest eigenvalue {float(np.min(eigval))!r}); its eigenvalues are floored at "
-            f"{floor!r}.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        eigval = np.maximum(eigval, floor)
-    cov = (eigvec / eigval) @ eigvec.T
-    return np.asarray(res.x, dtype=np.float64), 0.5 * (cov + cov.T)
