@@ -5,8 +5,8 @@ for a smoke run). For each seed and configuration, in that order (seeds outer, s
 machine speed hits every configuration alike), a FRESH Python process builds what it needs
 (compilation is not timed), then spends ``--seconds`` of wall time and reports ``log Ẑ``:
 
-``default``       ``estimate_evidence`` with the default pool (AIS 400/2000/8000, Laplace-t IS,
-                  prior IS), Thompson sampling, paired cost-aware reward, inverse variance;
+``default``       ``estimate_evidence`` with the default pool (AIS 400/2000/8000, Laplace-t IS
+                  with ν = 5 and ν = 20, prior IS), Thompson sampling, paired cost-aware reward, inverse variance;
 ``ais``           the same with the paper's AIS-only pool;
 ``smc-arm``       an SMC-only pool: :class:`~pmcbandit.arms.evidence.SMCArm` (one
                   ``pm.sample_smc`` chain per pull) under the bandit (biased-consistent);
@@ -49,12 +49,14 @@ from benchmarks._common import machine, utc_now
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CONFIGS = ("default", "ais", "smc-arm", "sample_smc",
-           "single:ais-400", "single:ais-2000", "single:ais-8000", "single:laplace-t", "single:prior-is")
+           "single:ais-400", "single:ais-2000", "single:ais-8000", "single:laplace-t", "single:laplace-t20",
+           "single:prior-is")
 SINGLE = {  # evidence_arms keyword arguments that build one arm of the default pool
     "ais-400": dict(ais_steps=(400,), laplace=False, prior=False),
     "ais-2000": dict(ais_steps=(2000,), laplace=False, prior=False),
     "ais-8000": dict(ais_steps=(8000,), laplace=False, prior=False),
-    "laplace-t": dict(ais_steps=(), prior=False),
+    "laplace-t": dict(ais_steps=(), prior=False, laplace_proposals=((5.0, 1.2),)),
+    "laplace-t20": dict(ais_steps=(), prior=False, laplace_proposals=((20.0, 1.1),)),
     "prior-is": dict(ais_steps=(), laplace=False),
 }
 MARK = "RESULT "
@@ -261,7 +263,7 @@ def main(argv=None) -> int:
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS)
     parser.add_argument("--reference-draws", type=int, default=10**8,
                         help="Laplace-t draws for a reference when models.pima.REFERENCE_LOG_Z lacks T")
-    parser.add_argument("--quick", action="store_true", help="3 s runs, 2 seeds, 3 configurations")
+    parser.add_argument("--quick", action="store_true", help="3 s runs, 2 seeds, 4 configurations")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--rescore", type=Path, nargs="+", default=None, metavar="JSON",
                         help="re-summarise the runs saved in one or more JSON files (merged per "
@@ -274,7 +276,7 @@ def main(argv=None) -> int:
         print(MARK + json.dumps(worker(args.worker, args.seed, args.seconds, args.T, args.reference_draws, args.clock)))
         return 0
     if args.quick:
-        args.seconds, args.seeds, args.configs = 3.0, 2, ["default", "sample_smc", "single:laplace-t"]
+        args.seconds, args.seeds, args.configs = 3.0, 2, ["default", "sample_smc", "single:laplace-t", "single:laplace-t20"]
         args.reference_draws = min(args.reference_draws, 10**6)
     start = time.perf_counter()
     if args.rescore is not None:

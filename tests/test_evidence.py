@@ -57,7 +57,8 @@ def case(request):
 
 def test_default_pool_covers_analytic_evidence(case):
     name, model, truth, arms = case
-    assert [a.name for a in arms] == ["ais-50", "ais-200", "laplace-t", "prior-is"]
+    assert [a.name for a in arms] == ["ais-50", "ais-200", "laplace-t", "laplace-t20", "prior-is"]
+    assert [(a.df, a.inflation) for a in arms[2:4]] == [(5.0, 1.2), (20.0, 1.1)]
     result = estimate_evidence(model, arms=arms, budget=pmcbandit.Pulls(60), random_seed=2014, progressbar=False)
     assert isinstance(result, EvidenceResult)
     assert np.isfinite(result.log_z) and result.log_z_se > 0
@@ -102,6 +103,14 @@ def test_result_views():
 
 
 # --- bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("proposals, exc", [([(5, 1.2), (5.0, 1.1)], ValueError), ([5.0], TypeError),
+                                             ([("a", 1.0)], TypeError)])
+def test_rejects_bad_laplace_proposals(proposals, exc):
+    # Checked before the model is compiled: the object is never looked at.
+    with pytest.raises(exc, match="'laplace_proposals' parameter of evidence_arms"):
+        evidence_arms(object(), laplace_proposals=proposals)
 
 
 def test_rejects_non_pymc_object():
