@@ -27,10 +27,12 @@ measured side by side in the same run. Rebuild this file with
 `.venv/bin/python -m benchmarks.run_all --assemble`; rerun everything with `make bench`
 (quick) or `.venv/bin/python -m benchmarks.run_all --full`.
 
-**Read with care (2026-11-22 runs):** these sections were measured on a 2-core machine shared with
-other jobs (1-minute load average 3 to 13, stated in the sections that recorded it). Absolute
-wall times are inflated, CPU times less so; ratios of variants measured side by side in the same
-run are the figures to trust. Several figure reproductions ran at reduced scale, as each says.
+**Read with care.** The quick benchmarks (policies, run loop, simulator, AIS, Laplace/SMC, CIR) and the
+evidence-vs-SMC runs were measured on 2026-11-22 between 16:51 and 18:30 UTC on an otherwise idle
+2-core VM whose speed still varies between runs by up to ~1.8x (sections that were run twice say so).
+The Fig. 1 and Fig. 3 reproductions are from earlier that day, when the machine was shared (1-minute
+load average 3 to 13) and ran at reduced scale, as each says. Ratios of variants measured side by side
+in the same run are the figures to trust.
 """
 
 

@@ -2,7 +2,8 @@
 
 Neufeld et al. (2014), Sec. 6.3 and App. G: AIS arms with 400 / 2000 / 8000 annealing steps
 (power-of-4 schedule, one slice-sampling sweep per step) compete, with Laplace-centred
-Student-t importance sampling and prior importance sampling beside them, under CPU-time costs
+Student-t importance sampling (a heavy- and a light-tailed proposal) and prior importance
+sampling beside them, under CPU-time costs
 and the paired cost-aware reward of Sec. 5; observations are combined by inverse variance.
 Every arm returns log-weights whose exponentials are unbiased for ``Z``, so the combination
 is done on ``Z`` (shifted to avoid underflow) and reported on the log scale.
