@@ -335,13 +335,17 @@ class CIRCapletArm(Arm):
         self.name = name if name is not None else f"theta-{self.theta:.1f}"
         self._fn = _compiled_paths(mode) if engine == "graph" else None
         p = self.params
-        self._args = [np.asarray(v, dtype=np.float64) for v in (
-            self.theta, p["strike"], p["r0"], p["eta"], p["kappa"], p["sigma"], p["maturity"], p["nominal"])]
+        values = (self.theta, p["strike"], p["r0"], p["eta"], p["kappa"], p["sigma"], p["maturity"], p["nominal"])
+        # Converted once here, not per pull: plain floats for the numba kernel, 0-d arrays for the
+        # compiled graph (trust_input skips PyTensor's conversion).
+        if self._fn is None:
+            self._args = (int(p["n_steps"]), self.paths_per_pull, *(float(v) for v in values))
+        else:
+            self._args = [np.asarray(v, dtype=np.float64) for v in values]
 
     def draw(self, rng: np.random.Generator):
         if self._fn is None:
-            weighted, payoff, stat = fused_caplet_paths(
-                rng, self.params["n_steps"], self.paths_per_pull, *(float(a) for a in self._args))
+            weighted, payoff, stat = fused_caplet_paths(rng, *self._args)
         else:
             z = rng.standard_normal((self.params["n_steps"], self.paths_per_pull))
             weighted, payoff, stat = self._fn(z, *self._args)
