@@ -95,7 +95,7 @@ class Engine:
         self.streams = streams
         self.max_faults = max_faults
         self.bounds = bounds
-        self.state: BanditState = policy.init(self.n_arms, scale=rule.fixed_scale)
+        self.state: BanditState = _init_state(policy, self.n_arms, rule)
         self.history = History([d for a in arms for d in a.diagnostics])
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
@@ -284,6 +284,15 @@ class Engine:
             dec.values = [v * f for v in dec.values]
         self.rule.rescale(f)
         self.shift = new_shift
+
+
+def _init_state(policy, n_arms: int, rule) -> BanditState:
+    """``policy.init`` with the rule's ranges; a policy without ``per_arm`` runs shared."""
+    if rule.per_arm:
+        params = inspect.signature(policy.init).parameters
+        if "per_arm" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return policy.init(n_arms, scale=rule.fixed_scale, per_arm=True)
+    return policy.init(n_arms, scale=rule.fixed_scale)
 
 
 def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:

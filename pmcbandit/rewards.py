@@ -18,6 +18,13 @@ twice and fed :math:`r = -\tfrac14 (D_1 + D_2)(X_1 - X_2)^2`, whose mean is
 ``"auto"`` picks ``"squared"`` for a :class:`~pmcbandit.budget.Pulls` budget (equal
 costs per decision) and ``"paired"`` for time budgets, where costs matter.
 
+Ranges (App. B): with unknown ranges each arm's losses are normalised by that arm's
+own running maximum (``ranges="per_arm"``, the default without bounds for Thompson
+sampling and KL-UCB; see :mod:`pmcbandit.policies.ucb1` for why not UCB1 / UCB-V), and index
+values are mapped back to the loss scale before arms are compared
+(:mod:`pmcbandit.policies.base`); ``"shared"`` normalises every arm by the running
+maximum over all arms. Known ``bounds`` give one fixed range, so they imply ``"shared"``.
+
 For log-scale (evidence) arms the rule is fed working values ``exp(obs - shift)``
 (:mod:`pmcbandit.engine`); a change of ``shift`` rescales the centre through :meth:`RewardRule.rescale`.
 """
@@ -31,9 +38,10 @@ import numpy as np
 from pmcbandit._validation import check_choice
 from pmcbandit.budget import Budget, Pulls
 
-__all__ = ["RewardRule", "REWARD_NAMES", "make_reward_rule"]
+__all__ = ["RewardRule", "REWARD_NAMES", "RANGE_NAMES", "make_reward_rule"]
 
 REWARD_NAMES = ("auto", "squared", "paired")
+RANGE_NAMES = ("auto", "per_arm", "shared")
 
 
 class RewardRule:
@@ -47,10 +55,13 @@ class RewardRule:
         Centre ``c`` of the squared reward (fixed once set).
     fixed_scale : float or None
         ``(b - a)^2`` when bounds are known, else ``None`` (adaptive scale).
+    per_arm : bool
+        Each arm's losses are normalised by its own running maximum (App. B).
     """
 
-    def __init__(self, name: str, bounds: Sequence[float] | None = None):
+    def __init__(self, name: str, bounds: Sequence[float] | None = None, per_arm: bool = False):
         self.name = name
+        self.per_arm = bool(per_arm)
         self.pulls_per_decision = 2 if name == "paired" else 1
         self.centre = None
         self.fixed_scale = None
@@ -89,9 +100,22 @@ class RewardRule:
             self.centre *= factor
 
 
-def make_reward_rule(reward: str, bounds, budget: Budget) -> RewardRule:
-    """The :class:`RewardRule` named by ``reward`` (``"auto"`` resolved from ``budget``)."""
+def make_reward_rule(reward: str, bounds, budget: Budget, ranges: str = "auto",
+                     default_ranges: str = "per_arm") -> RewardRule:
+    """The :class:`RewardRule` named by ``reward`` (``"auto"`` resolved from ``budget``).
+
+    ``ranges="auto"`` is ``"shared"`` when ``bounds`` are given, else ``default_ranges``
+    (the policy's :attr:`~pmcbandit.policies.Policy.ranges`).
+    """
     check_choice(reward, REWARD_NAMES, "reward", "run")
+    check_choice(ranges, RANGE_NAMES, "ranges", "run")
     if reward == "auto":
         reward = "squared" if isinstance(budget, Pulls) else "paired"
-    return RewardRule(reward, bounds)
+    if ranges == "auto":
+        ranges = "shared" if bounds is not None else default_ranges
+    elif ranges == "per_arm" and bounds is not None:
+        raise ValueError(
+            f"The 'ranges' parameter of run must be 'shared' or 'auto' when bounds are given (one known "
+            f"range for all arms). Got {ranges!r} instead."
+        )
+    return RewardRule(reward, bounds, per_arm=ranges == "per_arm")

@@ -57,6 +57,7 @@ def run(
     *,
     reward: str = "auto",
     bounds: tuple[float, float] | None = None,
+    ranges: str = "auto",
     policy_kwargs: dict | None = None,
     max_in_flight: int = 1,
     pull_timeout: float | None = None,
@@ -96,6 +97,13 @@ def run(
     bounds : (a, b), optional
         Known range of every observation (App. B): squared rewards then use centre ``a`` and
         the fixed scale ``(b - a)^2``; an observation outside is a fault. Linear-scale arms only.
+    ranges : {"auto", "per_arm", "shared"}
+        How losses are normalised for the policy when ``bounds`` are unknown (App. B):
+        ``"per_arm"`` by each arm's own running maximum loss, with indices mapped back to the
+        loss scale before arms are compared; ``"shared"`` by the maximum over all arms.
+        ``"auto"``: ``"shared"`` with ``bounds``, else the policy's ``ranges`` attribute
+        (``"per_arm"`` for Thompson sampling and KL-UCB, ``"shared"`` for the others). A custom policy whose
+        ``init`` takes no ``per_arm`` keyword runs with shared ranges under ``"auto"``.
     policy_kwargs : dict, optional
         Parameters of the policy factory (e.g. ``{"zeta": 1.2}``, ``{"arm": 2}`` for oracle).
     max_in_flight : int
@@ -169,13 +177,19 @@ def run(
             "The 'bounds' parameter of run must be None for log-scale arms (App. B bounds the linear "
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
-    rule = make_reward_rule(reward, bounds, budget)
+    rule = make_reward_rule(reward, bounds, budget, ranges, pol.ranges)
     engine = Engine(arms, pol, rule, None, max_faults, rule.bounds)
+    if ranges == "per_arm" and not engine.state.per_arm:
+        raise ValueError(
+            f"The 'ranges' parameter of run must be 'shared' or 'auto' for policy {pol.name!r}, whose init "
+            f"takes no 'per_arm' keyword. Got {ranges!r} instead."
+        )
     streams = engine.streams = _streams(random_seed, checkpoint)
     executor = make_executor(max_in_flight, pull_timeout)
     settings = dict(
         policy=pol.name, policy_params=list(pol.params), combine=combine, reward=rule.name,
-        bounds=list(rule.bounds) if rule.bounds else None, budget=repr(budget), max_faults=max_faults,
+        bounds=list(rule.bounds) if rule.bounds else None,
+        ranges="per_arm" if engine.state.per_arm else "shared", budget=repr(budget), max_faults=max_faults,
         max_in_flight=max_in_flight, pull_timeout=pull_timeout, arm_names=[a.name for a in arms],
         log_scale=engine.log_scale, streams=streams.to_json(),
     )
@@ -341,7 +355,7 @@ def _resume(engine: Engine, path, settings: dict, executor, watch: _SEWatch | No
         selected = int(data["selected"])
         se_watch = data["se_watch"] if "se_watch" in data else None
         info_replayable = bool(data["info_replayable"]) if "info_replayable" in data else True
-    for key in ("policy", "policy_params", "reward", "bounds", "arm_names", "log_scale", "streams"):
+    for key in ("policy", "policy_params", "reward", "bounds", "ranges", "arm_names", "log_scale", "streams"):
         if saved.get(key) != settings.get(key):
             raise ValueError(
                 f"The checkpoint {os.fspath(path)!r} was written with {key}={saved.get(key)!r}, but this run has "

@@ -113,7 +113,7 @@ def test_log_gap_below_the_reshift_threshold_keeps_squared_losses_finite():
     jump = _MAX_LOG_GAP * 0.9  # below the threshold: no re-shift, the largest working values
     arms = [_jumping_log_arm("a", 0.3, jump), _jumping_log_arm("b", 0.3, jump)]
     res = _run(arms, policy="ucb_v", budget=pb.Pulls(80), reward="paired", random_seed=0)
-    assert np.all(np.isfinite(res.policy_state.loss_sq_sum)) and np.isfinite(res.policy_state.scale)
+    assert np.all(np.isfinite(res.policy_state.loss_sq_sum)) and np.all(np.isfinite(res.policy_state.scale))
     old_threshold_jump = 250.0
     arms = [_jumping_log_arm("a", 0.3, old_threshold_jump), _jumping_log_arm("b", 0.3, old_threshold_jump)]
     res = _run(arms, policy="ucb_v", budget=pb.Pulls(80), reward="paired", random_seed=0)

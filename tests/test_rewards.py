@@ -43,3 +43,15 @@ def test_auto_reward_follows_the_budget():
     assert make_reward_rule("auto", None, WallSeconds(5)).name == "paired"
     with pytest.raises(ValueError, match="'reward'"):
         make_reward_rule("l1", None, Pulls(5))
+
+
+def test_ranges_default_from_bounds_and_policy():
+    """App. B: known bounds give one shared range; otherwise the policy's default applies."""
+    assert not make_reward_rule("squared", (0.0, 1.0), Pulls(5)).per_arm
+    assert make_reward_rule("squared", None, Pulls(5), "auto", "per_arm").per_arm
+    assert not make_reward_rule("squared", None, Pulls(5), "auto", "shared").per_arm
+    assert make_reward_rule("squared", None, Pulls(5), "per_arm", "shared").per_arm
+    with pytest.raises(ValueError, match="The 'ranges' parameter of run must be 'shared' or 'auto' when bounds"):
+        make_reward_rule("squared", (0.0, 1.0), Pulls(5), "per_arm")
+    with pytest.raises(ValueError, match="'ranges'"):
+        make_reward_rule("squared", None, Pulls(5), "each")

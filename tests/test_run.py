@@ -34,6 +34,8 @@ def _arms():
         (dict(random_seed=-1), ValueError, "'random_seed'"),
         (dict(reward="cubic"), ValueError, "'reward'"),
         (dict(bounds=(1.0, 0.0)), ValueError, "'bounds'"),
+        (dict(ranges="each"), ValueError, "'ranges'"),
+        (dict(ranges="per_arm", bounds=(0.0, 5.0)), ValueError, "'ranges'"),
         (dict(max_in_flight=0), ValueError, "'max_in_flight'"),
         (dict(pull_timeout=-1.0), ValueError, "'pull_timeout'"),
     ],
@@ -194,6 +196,36 @@ def test_checkpoint_refuses_other_settings(tmp_path):
         pb.run(_arms(), policy="uniform", budget=pb.Pulls(40), random_seed=1, progressbar=False, checkpoint=path)
     with pytest.raises(ValueError, match="streams"):
         pb.run(_arms(), policy="ucb1", budget=pb.Pulls(40), random_seed=2, progressbar=False, checkpoint=path)
+
+
+def test_checkpoint_refuses_other_ranges(tmp_path):
+    path = tmp_path / "run.npz"
+    pb.run(_arms(), policy="thompson", budget=pb.Pulls(20), random_seed=1, progressbar=False, checkpoint=path)
+    with pytest.raises(ValueError, match="ranges"):
+        pb.run(_arms(), policy="thompson", budget=pb.Pulls(40), random_seed=1, progressbar=False, checkpoint=path,
+               ranges="shared")
+
+
+def test_ranges_resolve_per_policy_and_are_recorded():
+    """'auto': per arm for Thompson / KL-UCB, shared for UCB1 / UCB-V and with bounds (App. B)."""
+    for policy, expected in [("thompson", "per_arm"), ("kl_ucb", "per_arm"), ("ucb1", "shared"), ("ucb_v", "shared")]:
+        res = pb.run(_arms(), policy=policy, budget=pb.Pulls(12), random_seed=0, progressbar=False)
+        assert res.settings["ranges"] == expected and res.policy_state.per_arm == (expected == "per_arm")
+    res = pb.run(_arms(), policy="ucb1", budget=pb.Pulls(12), random_seed=0, progressbar=False, ranges="per_arm")
+    assert res.policy_state.per_arm
+
+
+def test_custom_policy_without_per_arm_runs_shared_or_refuses():
+    base = pb.policies.get_policy("uniform")
+
+    def init(n_arms, scale=None):  # an init written before per-arm ranges existed
+        return base.init(n_arms, scale)
+
+    legacy = base._replace(init=init, ranges="per_arm")
+    res = pb.run(_arms(), policy=legacy, budget=pb.Pulls(6), random_seed=0, progressbar=False)
+    assert res.settings["ranges"] == "shared"
+    with pytest.raises(ValueError, match="The 'ranges' parameter of run must be 'shared' or 'auto' for policy"):
+        pb.run(_arms(), policy=legacy, budget=pb.Pulls(6), random_seed=0, progressbar=False, ranges="per_arm")
 
 
 def test_checkpoint_loads_without_pickle(tmp_path):

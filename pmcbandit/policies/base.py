@@ -20,6 +20,19 @@ squared losses, the normalised mean and variance of an arm are recomputed under
 the current scale at every decision, so an increase of the range applies to past
 rewards as well.
 
+Ranges are *shared* (one scale for all arms, the running maximum over all of
+them) or *per arm* (App. B, "a better option is to scale each variable
+separately"): arm ``k`` is normalised by its own running maximum loss ``s_k``,
+the policy computes its index ``B_k`` (an upper bound on the mean of
+``1 - loss/s_k``) or Thompson draw as before, and the value compared across arms
+is mapped back to the loss scale, :math:`B'_k = s_k (B_k - 1)`, an upper bound
+on ``-E[loss_k]``. With a shared scale the map is monotone and is skipped. Per
+arm ranges matter when one arm's losses are far larger than another's (prior
+importance sampling beside a Laplace proposal, a heavy-tailed drift beside a
+good one): under a shared scale the good arms' normalised rewards all sit near 1
+and their confidence widths, set by the worst arm's range, hide the differences
+between them.
+
 Index policies only supply a vectorised ``index(n, mean, var, t, params)``
 (numba-compiled; the replicated-run simulator calls the same function), and
 :func:`argmax_random` is the one argmax, breaking ties uniformly at random.
@@ -44,6 +57,8 @@ __all__ = [
     "add_pending",
     "record_loss",
     "normalised_moments",
+    "to_loss_scale",
+    "grown_scale",
     "argmax_random",
     "index_policy",
 ]
@@ -62,14 +77,18 @@ class BanditState(NamedTuple):
         Sums of ``loss = -reward`` and of its square.
     cost_sum : ndarray of float64, shape (K,)
         Total cost of the decisions that came back.
-    scale : float
-        Normaliser of losses (``r = 1 - loss/scale``); 0 until the first loss.
+    scale : ndarray of float64, shape (K,)
+        Normaliser of each arm's losses (``r = 1 - loss/scale[k]``); 0 until the first loss.
+        All entries are equal unless ``per_arm``.
     fixed_scale : bool
         ``True`` when ``scale`` was given at ``init`` and never changes.
     t : int
         Decisions made so far (dispatched, whether or not they came back).
     extra : Any
         Policy-specific immutable fields (e.g. Thompson's Beta counts).
+    per_arm : bool
+        ``True``: ``scale[k]`` is arm ``k``'s own running maximum loss (App. B);
+        ``False``: every entry is the maximum over all arms.
     """
 
     n: np.ndarray
@@ -77,10 +96,11 @@ class BanditState(NamedTuple):
     loss_sum: np.ndarray
     loss_sq_sum: np.ndarray
     cost_sum: np.ndarray
-    scale: float
+    scale: np.ndarray
     fixed_scale: bool
     t: int
     extra: Any = None
+    per_arm: bool = False
 
 
 class Policy(NamedTuple):
@@ -88,7 +108,9 @@ class Policy(NamedTuple):
 
     ``select(rng, state) -> int``; ``update(state, arm, reward, cost, rng) -> state``.
     ``index`` is the vectorised index of index policies (``None`` otherwise),
-    ``params`` the tuple of floats it takes.
+    ``params`` the tuple of floats it takes. ``ranges`` is how losses are normalised
+    when no range is known and the caller asks for ``"auto"``: ``"per_arm"`` (App. B)
+    or ``"shared"``.
     """
 
     name: str
@@ -97,14 +119,27 @@ class Policy(NamedTuple):
     update: Callable[..., BanditState]
     index: Callable | None = None
     params: tuple = ()
+    ranges: str = "shared"
 
 
-def init_state(n_arms: int, scale: float | None = None, extra: Any = None) -> BanditState:
-    """Empty state for ``n_arms`` arms; ``scale`` fixes the loss range if known."""
+def init_state(n_arms: int, scale: float | None = None, extra: Any = None, *, per_arm: bool = False) -> BanditState:
+    """Empty state for ``n_arms`` arms.
+
+    ``scale`` fixes the loss range of every arm if known (shared); otherwise each
+    arm's range is the running maximum of the losses, over all arms, or of the
+    arm's own losses when ``per_arm`` (App. B).
+    """
     if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 1:
         raise ValueError(f"The 'n_arms' parameter of init must be an int >= 1. Got {n_arms!r} instead.")
     if scale is not None and not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"The 'scale' parameter of init must be a finite float > 0. Got {scale!r} instead.")
+    if not isinstance(per_arm, bool):
+        raise TypeError(f"The 'per_arm' parameter of init must be a bool. Got {per_arm!r} instead.")
+    if per_arm and scale is not None:
+        raise ValueError(
+            f"The 'scale' parameter of init must be None when per_arm=True (per-arm ranges are "
+            f"running maxima). Got {scale!r} instead."
+        )
     z = np.zeros(n_arms)
     return BanditState(
         n=np.zeros(n_arms, dtype=np.int64),
@@ -112,10 +147,11 @@ def init_state(n_arms: int, scale: float | None = None, extra: Any = None) -> Ba
         loss_sum=z,
         loss_sq_sum=z.copy(),
         cost_sum=z.copy(),
-        scale=float(scale) if scale is not None else 0.0,
+        scale=np.full(n_arms, float(scale) if scale is not None else 0.0),
         fixed_scale=scale is not None,
         t=0,
         extra=extra,
+        per_arm=per_arm,
     )
 
 
@@ -124,7 +160,26 @@ def add_pending(state: BanditState, arm: int) -> BanditState:
     pending = state.pending.copy()
     pending[arm] += 1
     return BanditState(state.n, pending, state.loss_sum, state.loss_sq_sum, state.cost_sum,
-                       state.scale, state.fixed_scale, state.t + 1, state.extra)
+                       state.scale, state.fixed_scale, state.t + 1, state.extra, state.per_arm)
+
+
+def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:
+    """The scale array once ``arm``'s ``loss`` is counted (``state.scale`` itself if unchanged).
+
+    Raises ``ValueError`` if the scale is fixed and ``loss`` exceeds it.
+    """
+    scale = state.scale
+    if loss > scale[arm]:
+        if state.fixed_scale:
+            raise ValueError(
+                f"reward {-loss!r} of arm {arm} lies outside the declared range: loss {loss} > scale {scale[arm]}"
+            )
+        if state.per_arm:
+            scale = scale.copy()
+            scale[arm] = loss
+        else:
+            scale = np.full_like(scale, loss)
+    return scale
 
 
 _KEEP = object()
@@ -143,13 +198,7 @@ def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra:
     loss = -float(reward)
     if not 0.0 <= loss < math.inf:
         raise ValueError(f"The 'reward' parameter of update must be finite and <= 0. Got {reward!r} instead.")
-    scale = state.scale
-    if loss > scale:
-        if state.fixed_scale:
-            raise ValueError(
-                f"reward {reward!r} of arm {arm} lies outside the declared range: loss {loss} > scale {scale}"
-            )
-        scale = loss
+    scale = grown_scale(state, arm, loss)
     pending = state.pending
     if pending[arm] > 0:
         pending = pending.copy()
@@ -168,27 +217,51 @@ def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra:
     cost_sum[arm] += float(cost)
     if extra is _KEEP:
         extra = state.extra
-    return BanditState(n, pending, loss_sum, loss_sq_sum, cost_sum, scale, state.fixed_scale, t, extra)
+    return BanditState(n, pending, loss_sum, loss_sq_sum, cost_sum, scale, state.fixed_scale, t, extra,
+                       state.per_arm)
 
 
 @numba.njit(cache=True)
 def normalised_moments(n, loss_sum, loss_sq_sum, scale):
-    """Mean and (biased, 1/n) variance of the normalised rewards ``1 - loss/scale``.
+    """Mean and (biased, 1/n) variance of the normalised rewards ``1 - loss/scale[k]``.
 
-    Arms with ``n == 0`` get mean 1 and variance 0 (their index is forced to +inf
-    by :func:`forced_exploration` anyway).
+    ``scale`` holds one normaliser per arm. Arms with ``n == 0`` get mean 1 and
+    variance 0 (their index is forced to +inf by the select kernel anyway); an arm
+    whose scale is still 0 (all its losses 0) gets mean 1 and variance 0.
     """
     k = n.shape[0]
     mean = np.ones(k)
     var = np.zeros(k)
-    inv = 1.0 / scale if scale > 0.0 else 0.0
     for i in range(k):
         if n[i] > 0:
+            inv = 1.0 / scale[i] if scale[i] > 0.0 else 0.0
             m = loss_sum[i] / n[i]
             v = loss_sq_sum[i] / n[i] - m * m
             mean[i] = 1.0 - m * inv
             var[i] = max(v, 0.0) * inv * inv
     return mean, var
+
+
+@numba.njit(cache=True)
+def to_loss_scale(values, scale, n_arms):
+    """App. B's back-transform in place: ``B'_k = s_k * (B_k - 1)``; +inf stays +inf.
+
+    ``B_k`` bounds the mean normalised reward of arm ``k`` from above, so ``B'_k``
+    bounds ``-E[loss_k]`` from above, on a scale common to all arms. ``s_k`` is the
+    arm's range ``scale[k]``, or, while that is 0 (no loss yet, or only zero losses:
+    the first observation of a run is the centre, so its loss is 0), the largest
+    range among the arms, so an arm is not taken as noiseless before it has shown
+    any spread. ``values`` and ``scale`` may hold several bandits of ``n_arms`` arms
+    back to back (the simulator's block).
+    """
+    for o in range(0, values.shape[0], n_arms):
+        widest = 0.0
+        for i in range(o, o + n_arms):
+            widest = max(widest, scale[i])
+        for i in range(o, o + n_arms):
+            if values[i] < np.inf:
+                values[i] = (scale[i] if scale[i] > 0.0 else widest) * (values[i] - 1.0)
+    return values
 
 
 @numba.njit(cache=True)
@@ -218,7 +291,8 @@ def argmax_random(values, u):
     return -1
 
 
-def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float | None = None) -> Policy:
+def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float | None = None,
+                 ranges: str = "shared") -> Policy:
     """Build a :class:`Policy` from a numba ``index(n, mean, var, t, params)``.
 
     ``n`` counts received *and* pending rewards of each arm; arms with ``n == 0``
@@ -228,17 +302,17 @@ def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float
     params = tuple(float(p) for p in params)
     kernel = _make_select_kernel(index)
 
-    def init(n_arms: int, scale: float | None = scale) -> BanditState:
-        return init_state(n_arms, scale)
+    def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False) -> BanditState:
+        return init_state(n_arms, scale, per_arm=per_arm)
 
     def select(rng: np.random.Generator, state: BanditState) -> int:
         return kernel(state.n, state.pending, state.loss_sum, state.loss_sq_sum,
-                      state.scale, state.t + 1, params, rng.random())
+                      state.scale, state.per_arm, state.t + 1, params, rng.random())
 
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(name, init, select, update, index, params)
+    return Policy(name, init, select, update, index, params, ranges)
 
 
 _KERNELS: dict = {}
@@ -250,10 +324,12 @@ def _make_select_kernel(index):
     if kernel is None:
 
         @numba.njit
-        def kernel(n, pending, loss_sum, loss_sq_sum, scale, t, params, u):
+        def kernel(n, pending, loss_sum, loss_sq_sum, scale, per_arm, t, params, u):
             mean, var = normalised_moments(n, loss_sum, loss_sq_sum, scale)
             n_eff = n + pending
             values = index(n_eff, mean, var, t, params)
+            if per_arm:
+                to_loss_scale(values, scale, n.shape[0])
             for i in range(n.shape[0]):
                 if n_eff[i] == 0:
                     values[i] = np.inf

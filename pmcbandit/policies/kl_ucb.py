@@ -114,4 +114,4 @@ def policy(*, c: float = 3.0, scale: float | None = None) -> Policy:
         Known loss range; by default the running maximum loss.
     """
     check_positive(c, "c", "kl_ucb", allow_zero=True)
-    return index_policy("kl_ucb", index, (c,), scale=scale)
+    return index_policy("kl_ucb", index, (c,), scale=scale, ranges="per_arm")

@@ -20,12 +20,12 @@ def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
         raise ValueError(f"The 'arm' parameter of oracle must be an int >= 0. Got {arm!r} instead.")
     fixed = int(arm)
 
-    def init(n_arms: int, scale: float | None = scale):
+    def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False):
         if fixed >= n_arms:
             raise ValueError(
                 f"The 'arm' parameter of oracle must be < n_arms={n_arms}. Got {fixed!r} instead."
             )
-        return init_state(n_arms, scale)
+        return init_state(n_arms, scale, per_arm=per_arm)
 
     def select(rng: np.random.Generator, state) -> int:
         return fixed

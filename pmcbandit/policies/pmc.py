@@ -161,8 +161,8 @@ def policy(population_size: int = 10, *, alpha_min: float | None = None, rao_bla
             )
         return a
 
-    def init(n_arms: int, scale: float | None = scale) -> BanditState:
-        state = init_state(n_arms, scale)
+    def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False) -> BanditState:
+        state = init_state(n_arms, scale, per_arm=per_arm)
         floor(n_arms)
         extra = PMCExtra(np.full(n_arms, 1.0 / n_arms), np.full(n_arms, -np.inf), 0, 0)
         return state._replace(extra=extra)

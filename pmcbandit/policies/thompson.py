@@ -60,7 +60,15 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from pmcbandit.policies.base import BanditState, Policy, argmax_random, init_state, record_loss
+from pmcbandit.policies.base import (
+    BanditState,
+    Policy,
+    argmax_random,
+    grown_scale,
+    init_state,
+    record_loss,
+    to_loss_scale,
+)
 
 __all__ = [
     "BetaCounts",
@@ -69,6 +77,7 @@ __all__ = [
     "n_select_uniforms",
     "beta_draws_kernel",
     "select_kernel",
+    "scaled_select_kernel",
     "coin",
     "resample_kernel",
     "policy",
@@ -197,6 +206,19 @@ def select_kernel(successes, failures, uniforms):
 
 
 @numba.njit(cache=True)
+def scaled_select_kernel(successes, failures, scale, uniforms):
+    """Thompson decision under per-arm ranges (App. B): argmax of ``scale[k] * (theta_k - 1)``.
+
+    ``theta_k`` is a draw of arm ``k``'s mean normalised reward ``1 - loss/scale[k]``, so
+    ``scale[k] * (theta_k - 1)`` is a draw of ``-E[loss_k]`` on the scale common to all arms
+    (:func:`~pmcbandit.policies.base.to_loss_scale`, which also says what an arm whose range is
+    still 0 gets). Same buffer and consumption as :func:`select_kernel`.
+    """
+    theta = beta_draws_kernel(successes, failures, uniforms)
+    return argmax_random(to_loss_scale(theta, scale, theta.shape[0]), uniforms[0])
+
+
+@numba.njit(cache=True)
 def coin(r, u):
     """Resampled Bernoulli(``r``) outcome from the uniform ``u``: success iff ``u < r``."""
     return u < r
@@ -256,6 +278,8 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
         ``Beta`` distribution (reference, 50-100 µs a decision).
     scale : float, optional
         Known loss range (``r = 1 - loss/scale``); by default the running maximum.
+        ``init(n_arms, per_arm=True)`` gives each arm its own running maximum instead and
+        compares ``scale[k] * (theta_k - 1)`` (App. B; :func:`scaled_select_kernel`).
 
     Notes
     -----
@@ -265,22 +289,26 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
     if not isinstance(sampler, str) or sampler not in _SAMPLERS:
         raise ValueError(f"The 'sampler' parameter of thompson must be one of {_SAMPLERS}. Got {sampler!r} instead.")
 
-    def init(n_arms: int, scale: float | None = scale) -> BanditState:
-        state = init_state(n_arms, scale)
+    def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False) -> BanditState:
         counts = BetaCounts(np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=np.int64))
-        return state._replace(extra=counts)
+        return init_state(n_arms, scale, counts, per_arm=per_arm)
 
     if sampler == "numba":
 
         def select(rng: np.random.Generator, state: BanditState) -> int:
             successes, failures = state.extra
-            return select_kernel(successes, failures, rng.random(n_select_uniforms(successes.shape[0])))
+            uniforms = rng.random(n_select_uniforms(successes.shape[0]))
+            if state.per_arm:
+                return scaled_select_kernel(successes, failures, state.scale, uniforms)
+            return select_kernel(successes, failures, uniforms)
 
     else:
 
         def select(rng: np.random.Generator, state: BanditState) -> int:
             successes, failures = state.extra
             theta = _pymc_beta(successes.shape[0]).draw(successes, failures, rng)
+            if state.per_arm:
+                theta = to_loss_scale(np.asarray(theta, dtype=np.float64), state.scale, theta.shape[0])
             return argmax_random(theta, rng.random())
 
     def update(state: BanditState, arm: int, reward: float, cost: float = 0.0, rng=None) -> BanditState:
@@ -290,9 +318,9 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
                 f"(it draws the Bernoulli resampling coin). Got {rng!r} instead."
             )
         loss = -float(reward)
-        scale = state.scale if state.fixed_scale or loss <= state.scale else loss
-        if not 0.0 <= loss <= scale < math.inf:
+        if not 0.0 <= loss < math.inf:
             return record_loss(state, arm, reward, cost)  # raises the standard error before any draw
+        scale = grown_scale(state, arm, loss)[arm]
         r = 1.0 - loss / scale if scale > 0.0 else 1.0
         successes, failures = state.extra
         if rng.random() < r:
@@ -303,4 +331,5 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
             failures[arm] += 1
         return record_loss(state, arm, reward, cost, BetaCounts(successes, failures))
 
-    return Policy(f"thompson[{sampler}]" if sampler != "numba" else "thompson", init, select, update)
+    return Policy(f"thompson[{sampler}]" if sampler != "numba" else "thompson", init, select, update,
+                  ranges="per_arm")

@@ -15,8 +15,8 @@ __all__ = ["policy"]
 
 
 def policy(*, scale: float | None = None) -> Policy:
-    def init(n_arms: int, scale: float | None = scale):
-        return init_state(n_arms, scale)
+    def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False):
+        return init_state(n_arms, scale, per_arm=per_arm)
 
     def select(rng: np.random.Generator, state) -> int:
         return int(np.argmin(state.n + state.pending))

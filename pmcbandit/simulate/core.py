@@ -9,8 +9,9 @@ the squared reward, decision for decision:
 
 * rewards: with ``bounds=(a, b)`` the loss is ``(X - a)^2`` with the fixed scale
   ``(b - a)^2`` (App. B, footnote 1: the policy sees ``1 - (X-a)^2/(b-a)^2``);
-  without bounds the centre is the replication's first observation and the scale
-  the running maximum of the losses (:mod:`pmcbandit.rewards`);
+  without bounds the centre is the replication's first observation and each arm's
+  scale the running maximum of its own losses (``ranges="per_arm"``, App. B) or of
+  all the replication's losses (``"shared"``) (:mod:`pmcbandit.rewards`);
 * policies: the policy's own numba kernels decide (its ``index`` with
   :func:`~pmcbandit.policies.base.normalised_moments` and
   :func:`~pmcbandit.policies.base.argmax_random`, one uniform of the policy
@@ -42,9 +43,10 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
-from pmcbandit._validation import check_positive
+from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.policies import Policy, get_policy
 from pmcbandit.policies import thompson
+from pmcbandit.rewards import RANGE_NAMES
 from pmcbandit.simulate import kernel
 from pmcbandit.simulate.arms import RewardMatrix, SyntheticArms
 
@@ -156,6 +158,7 @@ def simulate(
     random_seed=None,
     *,
     bounds=None,
+    ranges="auto",
     checkpoints=50,
     policy_params: dict | None = None,
     n_jobs: int = 1,
@@ -179,6 +182,9 @@ def simulate(
     bounds : (float, float), optional
         Known range ``[a, b]`` of every observation: loss ``(X - a)^2``, fixed
         scale ``(b - a)^2`` — ``pmcbandit.run(..., bounds=(a, b))``.
+    ranges : {"auto", "per_arm", "shared"}
+        As ``pmcbandit.run``: ``"auto"`` is the policy's ``ranges`` without bounds (per arm,
+        App. B, for Thompson sampling and KL-UCB), shared with them.
     checkpoints : int or array_like of int
         Number of log-spaced checkpoints (see :func:`log_checkpoints`) or the rounds.
     n_jobs : int
@@ -218,6 +224,11 @@ def simulate(
         centre0, scale0, fixed = lo, (hi - lo) ** 2, True
     else:
         centre0, scale0, fixed = np.nan, 0.0, False
+    check_choice(ranges, RANGE_NAMES, "ranges", owner)
+    if ranges == "per_arm" and bounds is not None:
+        raise ValueError(f"The 'ranges' parameter of simulate must be 'shared' or 'auto' when bounds are given. "
+                         f"Got {ranges!r} instead.")
+    per_arm = ranges == "per_arm" or (ranges == "auto" and bounds is None and policy.ranges == "per_arm")
 
     reps = replication_generators(random_seed, n_rep)
     streams = [(rep.spawn(1)[0], rep.spawn(1)[0]) for rep in reps]
@@ -226,7 +237,7 @@ def simulate(
         _check_matrix(arms, n_rep)
     setup = dict(kind=kind, index=index, params=params, fixed_arm=fixed_arm, per_decision=per_decision,
                  n_rounds=n_rounds, chunk=chunk, arms=arms, checkpoints=ck, centre0=centre0,
-                 scale0=scale0, fixed=fixed)
+                 scale0=scale0, fixed=fixed, per_arm=per_arm)
     # At least one block per thread; numba compiles once (the others wait on its lock).
     size = min(block_size, -(-n_rep // n_jobs))
     work = [(b, [streams[r] for r in b]) for b in (range(s, min(s + size, n_rep)) for s in range(0, n_rep, size))]
@@ -259,7 +270,7 @@ def _run_block(setup: dict, block: range, streams: list):
     chunk, n_rounds, per_decision = setup["chunk"], setup["n_rounds"], setup["per_decision"]
     ck = setup["checkpoints"]
     stats = np.zeros((5, n_b * k))
-    scale = np.full(n_b, setup["scale0"])
+    scale = np.full(n_b * k, setup["scale0"])
     centre = np.full(n_b, setup["centre0"])
     pos = np.zeros((n_b, k), dtype=np.int64)
     is_matrix = isinstance(arms, RewardMatrix)
@@ -281,7 +292,6 @@ def _run_block(setup: dict, block: range, streams: list):
     row_buf = np.empty(chunk)
     pulls_at = np.zeros((n_b, ck.size, k), dtype=np.int64)
     estimate_at = np.zeros((n_b, ck.size))
-    buf_m, buf_v = np.zeros(n_b * k), np.zeros(n_b * k)
     t, ck_next = 0, 0
     while t < n_rounds:
         c = min(chunk, n_rounds - t)
@@ -299,9 +309,9 @@ def _run_block(setup: dict, block: range, streams: list):
                 draws[:c, r] = row_buf[:c]
         ck_next = kernel.run_block(
             setup["kind"], setup["index"], setup["params"], setup["fixed_arm"], per_decision, k,
-            t, t + c, stats, scale, centre, setup["fixed"],
+            t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"],
             policy_u, policy_rows, beta_counts, arms.family, arms.params, draws, matrix, pos,
-            ck, ck_next, pulls_at, estimate_at, buf_m, buf_v,
+            ck, ck_next, pulls_at, estimate_at,
         )
         if ck_next < 0:
             raise ValueError(

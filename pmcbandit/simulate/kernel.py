@@ -19,8 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.policies.base import argmax_random, normalised_moments
-from pmcbandit.policies.thompson import resample_kernel, select_kernel
+from pmcbandit.policies.base import argmax_random, normalised_moments, to_loss_scale
+from pmcbandit.policies.thompson import resample_kernel, scaled_select_kernel, select_kernel
 from pmcbandit.simulate.arms import MATRIX, observation
 
 # How a policy chooses (the simulator's dispatch on the Policy it is given).
@@ -49,9 +49,9 @@ def _play_unexplored_first(values, pulls):
 
 @numba.njit(nogil=True)
 def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
-              t_start, t_stop, stats, scale, centre, fixed_scale,
+              t_start, t_stop, stats, scale, centre, fixed_scale, per_arm,
               policy_u, policy_rows, beta_counts, family, arm_params, draws, matrix, pos,
-              checkpoints, ck_next, pulls_at, estimate_at, mean_buf, var_buf):
+              checkpoints, ck_next, pulls_at, estimate_at):
     """Advance every replication of a block from round ``t_start + 1`` to ``t_stop``.
 
     Parameters
@@ -60,11 +60,14 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
         Rows: pulls ``n`` (as float), loss sum, squared-loss sum, sum of
         observations, sum of squared observations; replication ``r`` owns
         columns ``r*K .. r*K+K-1``. Updated in place.
-    scale, centre : ndarray, shape (B,)
-        Loss normaliser and reward centre ``c`` per replication (loss ``(X-c)^2``);
-        ``centre`` is NaN until set by the first observation when no bounds are
-        known (:mod:`pmcbandit.rewards`). ``scale`` grows to the running maximum
-        of the losses unless ``fixed_scale``.
+    scale : ndarray, shape (B*K,)
+        Loss normaliser of every arm of every replication (columns as ``stats``).
+        Unless ``fixed_scale`` it grows to the running maximum of the losses: of
+        the arm's own when ``per_arm`` (App. B, and indices are then mapped back
+        to the loss scale), else of the replication's (all its ``K`` entries equal).
+    centre : ndarray, shape (B,)
+        Reward centre ``c`` per replication (loss ``(X-c)^2``); NaN until set by
+        the first observation when no bounds are known (:mod:`pmcbandit.rewards`).
     policy_u : ndarray, shape (M * rounds, B)
         The policy streams' next uniforms, replication ``r`` in column ``r``;
         each decision consumes its ``M`` in order (one for an index policy's
@@ -95,29 +98,22 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
         The updated ``ck_next``, or ``-1 - r`` if replication ``r`` ran out of
         pre-drawn values.
     """
-    n_rep = scale.shape[0]
+    n_rep = centre.shape[0]
     k_all = n_rep * n_arms
     pulls = np.zeros(k_all, dtype=np.int64)
     for i in range(k_all):
         pulls[i] = np.int64(stats[0, i])
-    values = mean_buf
+    values = np.empty(k_all)
     unexplored = True
     scratch = np.empty(n_arms)
     scratch_n = np.empty(n_arms, dtype=np.int64)
     for t in range(t_start + 1, t_stop + 1):
         row = t - t_start - 1
         if kind == INDEX:
-            if fixed_scale:
-                mean, var = normalised_moments(pulls, stats[1], stats[2], scale[0])
-            else:
-                for r in range(n_rep):
-                    o = r * n_arms
-                    m, v = normalised_moments(pulls[o:o + n_arms], stats[1, o:o + n_arms],
-                                              stats[2, o:o + n_arms], scale[r])
-                    mean_buf[o:o + n_arms] = m
-                    var_buf[o:o + n_arms] = v
-                mean, var = mean_buf, var_buf
+            mean, var = normalised_moments(pulls, stats[1], stats[2], scale)
             values = index(pulls, mean, var, t, params)
+            if per_arm:
+                to_loss_scale(values, scale, n_arms)
             if unexplored:
                 unexplored = _play_unexplored_first(values, pulls)
         for r in range(n_rep):
@@ -129,8 +125,12 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
                 k = argmax_random(scratch, policy_u[row * per_decision, r])
             elif kind == THOMPSON:
                 base = row * per_decision
-                k = select_kernel(beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms],
-                                  policy_rows[r, base:base + per_decision - 1])
+                if per_arm:
+                    k = scaled_select_kernel(beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms],
+                                             scale[o:o + n_arms], policy_rows[r, base:base + per_decision - 1])
+                else:
+                    k = select_kernel(beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms],
+                                      policy_rows[r, base:base + per_decision - 1])
             elif kind == ROUND_ROBIN:
                 for i in range(n_arms):
                     scratch_n[i] = pulls[o + i]
@@ -150,14 +150,18 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
                 centre[r] = x
             d = x - centre[r]
             loss = d * d
-            if loss > scale[r] and not fixed_scale:
-                scale[r] = loss
+            c = o + k
+            if loss > scale[c] and not fixed_scale:
+                if per_arm:
+                    scale[c] = loss
+                else:
+                    for i in range(n_arms):
+                        scale[o + i] = loss
             if kind == THOMPSON:
                 # Alg. 2's coin on the normalised reward, under the scale that includes this loss.
-                reward01 = 1.0 - loss / scale[r] if scale[r] > 0.0 else 1.0
+                reward01 = 1.0 - loss / scale[c] if scale[c] > 0.0 else 1.0
                 resample_kernel(beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms], k, reward01,
                                 policy_rows[r, row * per_decision + per_decision - 1])
-            c = o + k
             pulls[c] += 1
             stats[0, c] += 1.0
             stats[1, c] += loss

@@ -14,6 +14,7 @@ from pmcbandit.policies.base import (
     init_state,
     normalised_moments,
     record_loss,
+    to_loss_scale,
 )
 
 
@@ -33,10 +34,11 @@ def test_record_loss_sums_counts_and_leaves_input_untouched():
     np.testing.assert_allclose(s1.loss_sum, [2.0, 0.0, 2.0])
     np.testing.assert_allclose(s1.loss_sq_sum, [0.25 + 2.25, 0.0, 4.0])
     np.testing.assert_allclose(s1.cost_sum, [2.0, 0.0, 1.0])
-    assert s1.t == 3 and s1.scale == 2.0 and not s1.fixed_scale
+    assert s1.t == 3 and not s1.fixed_scale and not s1.per_arm
+    np.testing.assert_array_equal(s1.scale, [2.0, 2.0, 2.0])
     for field in ("n", "pending", "loss_sum", "loss_sq_sum", "cost_sum"):
         assert not np.any(getattr(s0, field)), field  # immutable semantics
-    assert s0.t == 0 and s0.scale == 0.0
+    assert s0.t == 0 and not np.any(s0.scale)
 
 
 def test_record_loss_replaces_extra_only_when_given():
@@ -83,16 +85,58 @@ def test_scale_growth_rescales_past_rewards():
     mean_before, _ = normalised_moments(s.n, s.loss_sum, s.loss_sq_sum, s.scale)
     np.testing.assert_allclose(mean_before, [0.0, 0.5])
     s = record_loss(s, 1, -4.0, 0.0)
-    assert s.scale == 4.0
+    np.testing.assert_array_equal(s.scale, [4.0, 4.0])
     mean_after, _ = normalised_moments(s.n, s.loss_sum, s.loss_sq_sum, s.scale)
     np.testing.assert_allclose(mean_after, [0.75, 1 - 4.5 / 2 / 4])
 
 
 def test_fixed_scale_is_kept_and_enforced():
     s = record_loss(init_state(2, scale=2.0), 0, -1.0, 0.0)
-    assert s.scale == 2.0 and s.fixed_scale
+    assert s.fixed_scale
+    np.testing.assert_array_equal(s.scale, [2.0, 2.0])
     with pytest.raises(ValueError, match="outside the declared range"):
         record_loss(s, 0, -2.5, 0.0)
+
+
+def test_per_arm_scales_are_each_arms_own_running_maximum():
+    s = _feed(init_state(3, per_arm=True), [(0, -1.0), (0, -3.0), (1, -2.0), (1, -0.5)])
+    assert s.per_arm
+    np.testing.assert_array_equal(s.scale, [3.0, 2.0, 0.0])
+    mean, var = normalised_moments(s.n, s.loss_sum, s.loss_sq_sum, s.scale)
+    # arm 0: 1 - 1/3, 1 - 3/3; arm 1: 1 - 2/2, 1 - 0.5/2
+    np.testing.assert_allclose(mean, [1 / 3, 0.375, 1.0])
+    np.testing.assert_allclose(var, [1 / 9, 0.375**2, 0.0], atol=1e-15)
+
+
+def test_to_loss_scale_maps_bounds_back_and_borrows_the_widest_range_while_zero():
+    """App. B: B' = r_k^2 (B - 1); an arm whose range is still 0 gets the widest one; +inf stays."""
+    values = np.array([1.2, 0.5, 1.0, np.inf,   0.9, 0.9, 0.9, 0.9])
+    scale = np.array([2.0, 4.0, 0.0, 0.0,       1.0, 0.0, 0.0, 0.0])
+    to_loss_scale(values, scale, 4)  # two bandits of 4 arms back to back
+    np.testing.assert_allclose(values, [0.4, -2.0, 0.0, np.inf, -0.1, -0.1, -0.1, -0.1])
+
+
+def test_per_arm_ucb_v_prefers_the_arm_with_the_smaller_mean_loss():
+    """Per-arm normalisation alone would make both arms look alike (each arm's losses span its own
+    range); the back-transform compares them on the loss scale, so the quiet arm wins."""
+    from pmcbandit.policies import ucb_v
+
+    policy = ucb_v.policy()
+    rng = np.random.default_rng(0)
+    state = policy.init(2, per_arm=True)
+    for _ in range(400):
+        state = policy.update(state, 0, -0.01 * rng.random(), 0.0)
+        state = policy.update(state, 1, -1.0 * rng.random(), 0.0)
+    mean, _ = normalised_moments(state.n, state.loss_sum, state.loss_sq_sum, state.scale)
+    assert abs(mean[0] - mean[1]) < 0.1
+    assert {policy.select(rng, state) for _ in range(20)} == {0}
+
+
+def test_per_arm_state_rejects_a_fixed_scale_and_non_bool():
+    with pytest.raises(ValueError, match="The 'scale' parameter of init must be None when per_arm=True"):
+        init_state(2, 1.0, per_arm=True)
+    with pytest.raises(TypeError, match="The 'per_arm' parameter of init must be a bool"):
+        init_state(2, per_arm=1)
 
 
 # --- argmax_random ------------------------------------------------------------------

@@ -67,6 +67,21 @@ def test_both_backends_choose_with_the_posterior_probability(sampler):
     assert abs(wins / n - p) <= 4 * np.sqrt(p * (1 - p) / n)
 
 
+@pytest.mark.parametrize("sampler", ["numba", "pymc"])
+def test_per_arm_ranges_compare_draws_on_the_loss_scale(sampler):
+    """App. B: arm k's draw theta_k of 1 - loss/s_k becomes s_k (theta_k - 1); with s = (1, 2) arm 0
+    wins iff theta_0 > 2 theta_1 - 1."""
+    policy = thompson.policy(sampler=sampler)
+    state = policy.init(2, per_arm=True)
+    state = state._replace(extra=BetaCounts(np.array([6, 4]), np.array([4, 6])), scale=np.array([1.0, 2.0]))
+    p = integrate.quad(lambda x: stats.beta.pdf(x, 7, 5) * stats.beta.cdf((x + 1) / 2, 5, 7), 0, 1)[0]
+    n = 1500
+    rng = np.random.default_rng(9)
+    wins = sum(policy.select(rng, state) == 0 for _ in range(n))
+    assert abs(wins / n - p) <= 4 * np.sqrt(p * (1 - p) / n)
+    assert p > _prob_first_wins(7, 5, 5, 7) + 0.05  # the rescaling changes the decision's law
+
+
 def test_backends_agree_in_distribution():
     successes, failures = np.array([2, 30]), np.array([9, 12])
     rng = np.random.default_rng(5)
@@ -159,7 +174,7 @@ def test_update_uses_the_current_adaptive_scale():
     state = policy.init(2)
     rng = np.random.default_rng(0)
     state = policy.update(state, 0, -1.0, 0.0, rng)  # scale 1, r = 0: a failure
-    assert state.extra.failures[0] == 1 and state.scale == 1.0
+    assert state.extra.failures[0] == 1 and state.scale.tolist() == [1.0, 1.0]
     state = policy.update(state, 1, 0.0, 0.0, rng)  # loss 0: r = 1, a success
     assert state.extra.successes[1] == 1
     assert policy.update(policy.init(1), 0, 0.0, 0.0, rng).extra.successes[0] == 1  # scale 0: r = 1
