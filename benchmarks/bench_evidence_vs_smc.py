@@ -6,7 +6,9 @@ machine speed hits every configuration alike), a FRESH Python process builds wha
 (compilation is not timed), then spends ``--seconds`` of wall time and reports ``log Ẑ``:
 
 ``default``       ``estimate_evidence`` with the default pool (AIS 400/2000/8000, Laplace-t IS
-                  with ν = 5 and ν = 20, prior IS), Thompson sampling, paired cost-aware reward, inverse variance;
+                  with ν = 5 and ν = 20, prior IS), Thompson sampling, paired cost-aware reward, inverse variance
+                  (per-arm loss ranges, App. B: Thompson's default);
+``default-shared`` the same with one loss range shared by all arms (``ranges="shared"``);
 ``ais``           the same with the paper's AIS-only pool;
 ``smc-arm``       an SMC-only pool: :class:`~pmcbandit.arms.evidence.SMCArm` (one
                   ``pm.sample_smc`` chain per pull) under the bandit (biased-consistent);
@@ -22,8 +24,8 @@ machine speed hits every configuration alike), a FRESH Python process builds wha
 process and its children (``os.times``; ``pm.sample_smc`` runs its chains in child processes):
 ``pmcbandit.CpuSeconds`` for the pools, and the same count for the ``pm.sample_smc`` loop.
 
-Runtime at the defaults (9 configurations x 10 seeds x 60 s, plus about 20-30 s of imports
-and compilation per process) is about 2 h on 2 cores.
+Runtime at the defaults (11 configurations x 10 seeds x 60 s, plus about 20-30 s of imports
+and compilation per process) is about 2.5 h on 2 cores.
 
 MSE is against ``models.pima.REFERENCE_LOG_Z[T]`` (or, where that is missing, a long Laplace-t
 importance-sampling reference computed here in its own process; its SE² is reported beside
@@ -48,7 +50,7 @@ import numpy as np
 from benchmarks._common import machine, utc_now
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CONFIGS = ("default", "ais", "smc-arm", "sample_smc",
+CONFIGS = ("default", "default-shared", "ais", "smc-arm", "sample_smc",
            "single:ais-400", "single:ais-2000", "single:ais-8000", "single:laplace-t", "single:laplace-t20",
            "single:prior-is")
 SINGLE = {  # evidence_arms keyword arguments that build one arm of the default pool
@@ -108,9 +110,11 @@ def run_pool(model, config: str, seconds: float, seed: int, clock: str) -> dict:
     from pmcbandit.arms.evidence import SMCArm
     from pmcbandit.evidence import estimate_evidence, evidence_arms
 
-    policy, kwargs = "thompson", {}
-    if config == "default":
+    policy, kwargs, run_kwargs = "thompson", {}, {}
+    if config in ("default", "default-shared"):
         arms = evidence_arms(model)
+        if config == "default-shared":
+            run_kwargs["ranges"] = "shared"
     elif config == "ais":
         arms = evidence_arms(model, laplace=False, prior=False)
     elif config == "smc-arm":
@@ -121,7 +125,7 @@ def run_pool(model, config: str, seconds: float, seed: int, clock: str) -> dict:
     budget = seconds if clock == "wall" else pmcbandit.CpuSeconds(seconds)
     start, cpu0 = time.perf_counter(), _cpu_with_children()
     result = estimate_evidence(model, arms=arms, policy=policy, budget=budget, random_seed=seed,
-                               progressbar=False, policy_kwargs=kwargs)
+                               progressbar=False, policy_kwargs=kwargs, **run_kwargs)
     table = result.arm_table()
     spent = np.asarray(table["pulls"]) * np.asarray(table["cost"])
     return dict(log_z=result.log_z, log_z_se=result.log_z_se,
@@ -201,7 +205,7 @@ def ratio_interval(num: np.ndarray, den: np.ndarray, level: float = 0.95, draws:
     return float(q[0]), float(q[1])
 
 
-def markdown(stats, ref, args, command, elapsed) -> str:
+def markdown(stats, ref, args, command, elapsed, sources=()) -> str:
     import pymc
 
     lines = [
@@ -210,7 +214,9 @@ def markdown(stats, ref, args, command, elapsed) -> str:
         f"- machine: {machine()}; Python {platform.python_version()}, PyMC {pymc.__version__}",
         f"- date: {utc_now()}; total {elapsed / 60:.1f} min",
         f"- command: `{command}`",
-        f"- scale: {args.seeds} seeds x {len(stats)} configurations, each in a fresh process "
+        *(f"- runs re-scored from {src}" for src in sources),
+        f"- scale: {'up to ' if sources else ''}{args.seeds} seeds x {len(stats)} configurations (runs per "
+        "configuration in the table), each in a fresh process "
         f"(seeds outer); {args.seconds:g} s {args.clock} budget per run (compilation untimed)",
         f"- reference log Z = {ref['log_z']:.6f} ± {ref['se']:.1e} ({ref['source']}); reference SE² = "
         f"{ref['se'] ** 2:.2e} is a floor under every MSE below",
@@ -228,26 +234,31 @@ def markdown(stats, ref, args, command, elapsed) -> str:
     if d and "sample_smc" in stats:
         lines.append(f"- MSE(sample_smc) / MSE(default pool) = {stats['sample_smc']['mse'] / d['mse']:.0f}x "
                      "(goal >= 300x)")
-    for other in ("ais", "smc-arm"):
+    for other in ("default-shared", "ais", "smc-arm"):
         if d and other in stats:
             lines.append(f"- MSE({other}) / MSE(default pool) = {stats[other]['mse'] / d['mse']:.1f}x")
     singles = {k: v["mse"] for k, v in stats.items() if k.startswith("single:")}
-    if d and singles:
+    if singles:
         best = min(singles, key=singles.get)
         b = stats[best]
-        lo, hi = ratio_interval(d["sq_err"], b["sq_err"])
-        lines.append(f"- best single arm in hindsight: {best} (MSE {singles[best]:.3g}); MSE(default) / "
-                     f"MSE(best single) = {d['mse'] / singles[best]:.2f} (goal <= 1.25; bootstrap 95% interval "
-                     f"over seeds [{lo:.2f}, {hi:.2f}])")
-        lo, hi = ratio_interval(d["se2"], b["se2"])
-        lines.append(f"- the same ratio from each run's own variance estimate, mean se² (default) / mean se² "
-                     f"({best}) = {d['mean_se2'] / b['mean_se2']:.2f} [{lo:.2f}, {hi:.2f}]: an estimate of the "
-                     "ratio of expected MSEs with far less seed noise than squared errors of heavy-tailed estimates")
-        arm = best.split(":", 1)[1]
-        if arm in d["cost_share"] and np.isfinite(d["cost_share"][arm]):
-            lines.append(f"- share of the default pool's spent cost on {arm}: {d['cost_share'][arm]:.1%} "
-                         f"(1 / share = {1 / d['cost_share'][arm]:.2f}, the MSE ratio if the other arms "
-                         "contributed nothing)")
+        lines.append(f"- best single arm in hindsight: {best} (MSE {singles[best]:.3g})")
+        for name in ("default", "default-shared"):
+            if name not in stats:
+                continue
+            d = stats[name]
+            lo, hi = ratio_interval(d["sq_err"], b["sq_err"])
+            lines.append(f"- MSE({name}) / MSE(best single) = {d['mse'] / singles[best]:.2f} (goal <= 1.25; "
+                         f"bootstrap 95% interval over seeds [{lo:.2f}, {hi:.2f}])")
+            lo, hi = ratio_interval(d["se2"], b["se2"])
+            lines.append(f"- the same ratio from each run's own variance estimate, mean se² ({name}) / mean se² "
+                         f"({best}) = {d['mean_se2'] / b['mean_se2']:.2f} [{lo:.2f}, {hi:.2f}]: an estimate of the "
+                         "ratio of expected MSEs with far less seed noise than squared errors of heavy-tailed "
+                         "estimates")
+            arm = best.split(":", 1)[1]
+            if arm in d["cost_share"] and np.isfinite(d["cost_share"][arm]):
+                lines.append(f"- share of {name}'s spent cost on {arm}: {d['cost_share'][arm]:.1%} "
+                             f"(1 / share = {1 / d['cost_share'][arm]:.2f}, the MSE ratio if the other arms "
+                             "contributed nothing)")
     return "\n".join(lines)
 
 
@@ -279,12 +290,14 @@ def main(argv=None) -> int:
         args.seconds, args.seeds, args.configs = 3.0, 2, ["default", "sample_smc", "single:laplace-t", "single:laplace-t20"]
         args.reference_draws = min(args.reference_draws, 10**6)
     start = time.perf_counter()
+    sources = []
     if args.rescore is not None:
         rows = {}
         for path in args.rescore:
             saved = json.loads(path.read_text())
             for config, runs in saved["runs"].items():
                 rows.setdefault(config, []).extend(runs)
+            sources.append(f"`{path}` from `{saved.get('command', 'command not recorded')}`")
         ref, args.configs = saved["reference"], list(rows)
         ref = _stored_reference(args.T) or ref
         args.seeds = max(len(r) for r in rows.values())
@@ -299,12 +312,13 @@ def main(argv=None) -> int:
     stats = summarise(rows, ref["log_z"])
     command = ".venv/bin/python -m benchmarks.bench_evidence_vs_smc " + " ".join(
         argv if argv is not None else sys.argv[1:])
-    text = markdown(stats, ref, args, command.strip(), time.perf_counter() - start)
+    text = markdown(stats, ref, args, command.strip(), time.perf_counter() - start, sources)
     out = args.out or (RESULTS if not args.quick else None)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "bench_evidence_vs_smc.md").write_text(text + "\n")
-        (out / "bench_evidence_vs_smc.json").write_text(json.dumps(dict(reference=ref, seconds=args.seconds, clock=args.clock, runs=rows), indent=1))
+        (out / "bench_evidence_vs_smc.json").write_text(json.dumps(
+            dict(command=command.strip(), reference=ref, seconds=args.seconds, clock=args.clock, runs=rows), indent=1))
     print(text)
     return 0
 

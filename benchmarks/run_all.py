@@ -27,12 +27,16 @@ measured side by side in the same run. Rebuild this file with
 `.venv/bin/python -m benchmarks.run_all --assemble`; rerun everything with `make bench`
 (quick) or `.venv/bin/python -m benchmarks.run_all --full`.
 
-**Read with care.** The quick benchmarks (policies, run loop, simulator, AIS, Laplace/SMC, CIR) and the
-evidence-vs-SMC runs were measured on 2026-11-22 between 16:51 and 18:30 UTC on an otherwise idle
-2-core VM whose speed still varies between runs by up to ~1.8x (sections that were run twice say so).
-The Fig. 1 and Fig. 3 reproductions are from earlier that day, when the machine was shared (1-minute
-load average 3 to 13) and ran at reduced scale, as each says. Ratios of variants measured side by side
-in the same run are the figures to trust.
+**Read with care.** All runs were on 2026-11-22, on a 2-core VM. Its speed varies between runs by up
+to ~1.8x even when idle (sections that were run twice say so).
+- Idle, 19:14-20:50 UTC: the policy and simulator benchmarks, Fig. 2, and evidence vs SMC (after per-arm
+  loss ranges, App. B, became Thompson sampling's default).
+- Idle, 16:51-18:30 UTC: the other quick benchmarks (run loop, AIS, Laplace/SMC, CIR) and the earlier
+  evidence sections.
+- Shared with other jobs (1-minute load average 3 to 13), earlier that day: Fig. 1 and Fig. 3, at
+  reduced scale as each says. Fig. 3's Thompson and KL-UCB rows predate per-arm ranges.
+
+Ratios of variants measured side by side in the same run are the figures to trust.
 """
 
 

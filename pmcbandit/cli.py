@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pmcbandit.combine import COMBINE_METHODS
 from pmcbandit.policies import POLICY_NAMES
+from pmcbandit.rewards import RANGE_NAMES
 
 __all__ = ["main"]
 
@@ -22,6 +23,8 @@ def _common(parser: argparse.ArgumentParser, budget: float) -> None:
     parser.add_argument("--budget", type=float, default=budget, help=f"seconds of wall time (default {budget})")
     parser.add_argument("--policy", choices=[p for p in POLICY_NAMES if p != "oracle"], default="thompson")
     parser.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance")
+    parser.add_argument("--ranges", choices=RANGE_NAMES, default="auto",
+                        help="loss ranges (App. B): per arm, shared, or the policy's default (auto)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", type=Path, default=None, help="output folder for InferenceData and plots")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -89,7 +92,7 @@ def _evidence(args):
     arms = evidence_arms(model, smc=args.smc)
     result = estimate_evidence(
         model, arms=arms, policy=args.policy, budget=args.budget, combine=args.combine,
-        random_seed=args.seed, progressbar=not args.no_progress,
+        random_seed=args.seed, progressbar=not args.no_progress, ranges=args.ranges,
     )
     return result, f"{title}: {len(arms)} arms, {args.policy}, {args.budget:g} s"
 
@@ -102,7 +105,7 @@ def _price(args):
     arms = caplet_arms(strike=args.strike, paths_per_pull=args.paths_per_pull)
     result = pmcbandit.run(
         arms, policy=args.policy, budget=args.budget, combine=args.combine, random_seed=args.seed,
-        progressbar=not args.no_progress,
+        progressbar=not args.no_progress, ranges=args.ranges,
     )
     return result, f"CIR caplet, strike {args.strike}: {len(arms)} arms, {args.policy}, {args.budget:g} s"
 

@@ -81,7 +81,9 @@ def test_unknown_policy_is_a_usage_error(capsys):
 def test_price(tmp_path, capsys):
     pytest.importorskip("models.cir", reason="models/cir.py (CIR caplet arms, helper-4) is not in this checkout")
     out = tmp_path / "price"
-    assert main(["price", "--strike", "0.07", "--budget", "2", "--no-progress", "--out", str(out)]) == 0
+    argv = ["price", "--strike", "0.07", "--budget", "2", "--ranges", "shared", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "CIR caplet, strike 0.07" in printed
     check_outputs(out, printed, "estimate =")
+    assert az.from_netcdf(out / "run.nc").sample_stats.attrs["ranges"] == "shared"
