@@ -169,3 +169,16 @@ def test_bad_arguments():
         simulate("uniform", short, 20, 1, 0, bounds=(0, 1))
     with pytest.raises(ValueError, match="RewardMatrix"):
         simulate("uniform", RewardMatrix(np.full((3, 2, 50), 0.5)), 20, 2, 0)
+
+
+def test_known_centre_is_used_for_every_loss():
+    """centre=c: losses (X - c)^2 from the first pull on. Arm 0 always returns 2, arm 1 always 5:
+    the arm at the centre has loss 0, and UCB1 pulls the other only to explore (4 of 50 times)."""
+    arms = RewardMatrix(np.array([np.full(60, 2.0), np.full(60, 5.0)]))
+    for centre, winner in ((2.0, 0), (5.0, 1)):
+        res = simulate("ucb1", arms, 50, 4, 0, centre=centre, checkpoints=[50])
+        assert (res.pulls[:, winner] == 46).all(), (centre, res.pulls)
+    with pytest.raises(ValueError, match="The 'centre' parameter of simulate must be None when bounds"):
+        simulate("uniform", arms, 4, 1, 0, centre=2.0, bounds=(0, 6))
+    with pytest.raises(ValueError, match="The 'centre' parameter of simulate must be a finite float"):
+        simulate("uniform", arms, 4, 1, 0, centre=np.nan)

@@ -159,6 +159,7 @@ def simulate(
     *,
     bounds=None,
     ranges="auto",
+    centre=None,
     checkpoints=50,
     policy_params: dict | None = None,
     n_jobs: int = 1,
@@ -185,6 +186,11 @@ def simulate(
     ranges : {"auto", "per_arm", "shared"}
         As ``pmcbandit.run``: ``"auto"`` is the policy's ``ranges`` without bounds (per arm,
         App. B, for Thompson sampling and KL-UCB), shared with them.
+    centre : float, optional
+        A known centre ``c`` of the squared loss ``(X - c)^2`` (without bounds); by default
+        the replication's first observation, as ``pmcbandit.run`` does. For experiments on
+        the choice of centre: ``E[(X - c)^2] = V_k + (mu - c)^2``, so a centre far from the
+        mean adds a common offset that the policy must see through.
     checkpoints : int or array_like of int
         Number of log-spaced checkpoints (see :func:`log_checkpoints`) or the rounds.
     n_jobs : int
@@ -224,6 +230,13 @@ def simulate(
         centre0, scale0, fixed = lo, (hi - lo) ** 2, True
     else:
         centre0, scale0, fixed = np.nan, 0.0, False
+    if centre is not None:
+        if bounds is not None:
+            raise ValueError(f"The 'centre' parameter of simulate must be None when bounds are given (the centre "
+                             f"is then a). Got {centre!r} instead.")
+        if isinstance(centre, bool) or not isinstance(centre, numbers.Real) or not np.isfinite(centre):
+            raise ValueError(f"The 'centre' parameter of simulate must be a finite float. Got {centre!r} instead.")
+        centre0 = float(centre)
     check_choice(ranges, RANGE_NAMES, "ranges", owner)
     if ranges == "per_arm" and bounds is not None:
         raise ValueError(f"The 'ranges' parameter of simulate must be 'shared' or 'auto' when bounds are given. "
