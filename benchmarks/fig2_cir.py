@@ -129,6 +129,15 @@ def pmc_run(values, h, stat, coef, n_rounds, population, checkpoints, seed):
     return np.array(out), nxt
 
 
+def policy_spec(label: str, best: int) -> tuple[str, dict, str]:
+    """A row label as (policy name, policy parameters, ranges): ``"best-arm"`` is the oracle on
+    ``best``; ``"name/ranges"`` runs ``name`` under the given loss ranges, else ``"auto"``."""
+    if label == "best-arm":
+        return "oracle", {"arm": best}, "auto"
+    name, _, ranges = label.partition("/")
+    return name, {}, ranges or "auto"
+
+
 def one_repetition(strike, rep, best, n_rounds, checkpoints, pmc_population, policies, seed):
     """Every policy on one set of pre-drawn paths: running averages at ``checkpoints`` and pull counts."""
     import warnings
@@ -143,12 +152,11 @@ def one_repetition(strike, rep, best, n_rounds, checkpoints, pmc_population, pol
         if p == "pmc":
             out[p] = pmc_run(values, h, stat, coef, n_rounds, pmc_population, checkpoints, pseed)
             continue
-        name, params = ("oracle", {"arm": best}) if p == "best-arm" else (p, {})
-        name, _, ranges = name.partition("/")
+        name, params, ranges = policy_spec(p, best)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = simulate(name, matrix, n_rounds, 1, pseed, checkpoints=checkpoints, policy_params=params,
-                           ranges=ranges or "auto")
+                           ranges=ranges)
         out[p] = (res.estimate_at[0], res.pulls[0])
     return out
 
@@ -161,16 +169,13 @@ def one_batched_run(strike, policy, best, n_pulls, paths_per_pull, seed, pmc_pop
     from pmcbandit import Pulls, run
 
     arms = caplet_arms(strike, paths_per_pull=paths_per_pull, cost="paths", pmc_info=(policy == "pmc"))
-    name, _, ranges = policy.partition("/")
-    kwargs = {}
-    if policy == "best-arm":
-        name, kwargs = "oracle", {"arm": best}
-    elif policy == "pmc":
+    name, kwargs, ranges = policy_spec(policy, best)
+    if policy == "pmc":
         kwargs = {"population_size": max(1, pmc_population // paths_per_pull)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = run(arms, name, Pulls(n_pulls), combine="uniform", random_seed=seed, progressbar=False,
-                  policy_kwargs=kwargs, ranges=ranges or "auto")
+                  policy_kwargs=kwargs, ranges=ranges)
     counts = np.bincount(res.history.column("arm"), minlength=len(arms))
     return res.estimate, res.combined_with("inverse_variance").estimate, counts
 

@@ -38,7 +38,7 @@ import numpy as np
 from pmcbandit._validation import check_choice
 from pmcbandit.budget import Budget, Pulls
 
-__all__ = ["RewardRule", "REWARD_NAMES", "RANGE_NAMES", "make_reward_rule"]
+__all__ = ["RewardRule", "REWARD_NAMES", "RANGE_NAMES", "make_reward_rule", "per_arm_ranges"]
 
 REWARD_NAMES = ("auto", "squared", "paired")
 RANGE_NAMES = ("auto", "per_arm", "shared")
@@ -100,22 +100,29 @@ class RewardRule:
             self.centre *= factor
 
 
-def make_reward_rule(reward: str, bounds, budget: Budget, ranges: str = "auto",
-                     default_ranges: str = "per_arm") -> RewardRule:
-    """The :class:`RewardRule` named by ``reward`` (``"auto"`` resolved from ``budget``).
+def per_arm_ranges(ranges: str, bounds, default_ranges: str, owner: str = "run") -> bool:
+    """Whether ``ranges`` means per-arm ranges (App. B), for ``run`` and ``simulate`` alike.
 
-    ``ranges="auto"`` is ``"shared"`` when ``bounds`` are given, else ``default_ranges``
-    (the policy's :attr:`~pmcbandit.policies.Policy.ranges`).
+    ``"auto"`` is ``"shared"`` when ``bounds`` are given (one known range), else
+    ``default_ranges`` (the policy's :attr:`~pmcbandit.policies.Policy.ranges`).
     """
-    check_choice(reward, REWARD_NAMES, "reward", "run")
-    check_choice(ranges, RANGE_NAMES, "ranges", "run")
-    if reward == "auto":
-        reward = "squared" if isinstance(budget, Pulls) else "paired"
+    check_choice(ranges, RANGE_NAMES, "ranges", owner)
     if ranges == "auto":
-        ranges = "shared" if bounds is not None else default_ranges
-    elif ranges == "per_arm" and bounds is not None:
+        return bounds is None and default_ranges == "per_arm"
+    if ranges == "per_arm" and bounds is not None:
         raise ValueError(
-            f"The 'ranges' parameter of run must be 'shared' or 'auto' when bounds are given (one known "
+            f"The 'ranges' parameter of {owner} must be 'shared' or 'auto' when bounds are given (one known "
             f"range for all arms). Got {ranges!r} instead."
         )
-    return RewardRule(reward, bounds, per_arm=ranges == "per_arm")
+    return ranges == "per_arm"
+
+
+def make_reward_rule(reward: str, bounds, budget: Budget, ranges: str = "auto",
+                     default_ranges: str = "per_arm") -> RewardRule:
+    """The :class:`RewardRule` named by ``reward`` (``"auto"`` resolved from ``budget``) with
+    the ranges of :func:`per_arm_ranges`."""
+    check_choice(reward, REWARD_NAMES, "reward", "run")
+    per_arm = per_arm_ranges(ranges, bounds, default_ranges)
+    if reward == "auto":
+        reward = "squared" if isinstance(budget, Pulls) else "paired"
+    return RewardRule(reward, bounds, per_arm=per_arm)

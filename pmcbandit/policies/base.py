@@ -185,12 +185,14 @@ def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:
 _KEEP = object()
 
 
-def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra: Any = _KEEP) -> BanditState:
+def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra: Any = _KEEP,
+                scale: np.ndarray | None = None) -> BanditState:
     """Fold one reward into the shared statistics (every policy's ``update`` starts here).
 
     Returns a new state; the arrays of ``state`` are never written. ``extra``
     replaces ``state.extra`` when given (a policy's own statistics, so the
-    state is built once per update). This is the
+    state is built once per update); ``scale`` is :func:`grown_scale` of this
+    reward when the policy already computed it (Thompson's coin needs it). This is the
     per-step hot path of the run loop, so it copies only the arrays it changes
     and builds the tuple directly (``_replace`` and ``np.isfinite`` on a scalar
     each cost about as much as an array copy).
@@ -198,7 +200,8 @@ def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra:
     loss = -float(reward)
     if not 0.0 <= loss < math.inf:
         raise ValueError(f"The 'reward' parameter of update must be finite and <= 0. Got {reward!r} instead.")
-    scale = grown_scale(state, arm, loss)
+    if scale is None:
+        scale = grown_scale(state, arm, loss)
     pending = state.pending
     if pending[arm] > 0:
         pending = pending.copy()

@@ -320,8 +320,8 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
         loss = -float(reward)
         if not 0.0 <= loss < math.inf:
             return record_loss(state, arm, reward, cost)  # raises the standard error before any draw
-        scale = grown_scale(state, arm, loss)[arm]
-        r = 1.0 - loss / scale if scale > 0.0 else 1.0
+        scale = grown_scale(state, arm, loss)
+        r = 1.0 - loss / scale[arm] if scale[arm] > 0.0 else 1.0
         successes, failures = state.extra
         if rng.random() < r:
             successes = successes.copy()
@@ -329,7 +329,7 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
         else:
             failures = failures.copy()
             failures[arm] += 1
-        return record_loss(state, arm, reward, cost, BetaCounts(successes, failures))
+        return record_loss(state, arm, reward, cost, BetaCounts(successes, failures), scale)
 
     return Policy(f"thompson[{sampler}]" if sampler != "numba" else "thompson", init, select, update,
                   ranges="per_arm")

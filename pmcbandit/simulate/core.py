@@ -43,10 +43,10 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
-from pmcbandit._validation import check_choice, check_positive
+from pmcbandit._validation import check_positive
 from pmcbandit.policies import Policy, get_policy
 from pmcbandit.policies import thompson
-from pmcbandit.rewards import RANGE_NAMES
+from pmcbandit.rewards import per_arm_ranges
 from pmcbandit.simulate import kernel
 from pmcbandit.simulate.arms import RewardMatrix, SyntheticArms
 
@@ -237,11 +237,7 @@ def simulate(
         if isinstance(centre, bool) or not isinstance(centre, numbers.Real) or not np.isfinite(centre):
             raise ValueError(f"The 'centre' parameter of simulate must be a finite float. Got {centre!r} instead.")
         centre0 = float(centre)
-    check_choice(ranges, RANGE_NAMES, "ranges", owner)
-    if ranges == "per_arm" and bounds is not None:
-        raise ValueError(f"The 'ranges' parameter of simulate must be 'shared' or 'auto' when bounds are given. "
-                         f"Got {ranges!r} instead.")
-    per_arm = ranges == "per_arm" or (ranges == "auto" and bounds is None and policy.ranges == "per_arm")
+    per_arm = per_arm_ranges(ranges, bounds, policy.ranges, owner)
 
     reps = replication_generators(random_seed, n_rep)
     streams = [(rep.spawn(1)[0], rep.spawn(1)[0]) for rep in reps]
