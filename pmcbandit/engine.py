@@ -20,6 +20,10 @@ to them (every per-arm array, also inside ``state.extra``, indexed by the active
 its choice is mapped back. An oracle policy (``oracle-k``) whose arm is quarantined has no
 valid choice left: the run stops dispatching.
 
+Centre. With a running centre (:mod:`pmcbandit.centring`) the reward rule keeps per-arm power
+sums of the observations; after the 2nd, 4th, 8th, ... reward the policy's ``recentre`` gets
+every arm's losses re-scored against the mean of all observations so far.
+
 Working scale of log-scale runs. Rewards need observations on the linear scale, but
 evidence estimates ``exp(obs)`` overflow. The engine feeds the reward rule
 :math:`x = \exp(\mathrm{obs} - s)` with a shift :math:`s`, the first observation, raised to
@@ -216,7 +220,7 @@ class Engine:
         rows = decision.rows
         closes = len(rows) + 1 == len(decision.pull_indices)
         if closes and not decision.failed:
-            reward = float(self.rule.reward(decision.values, decision.costs))
+            reward = float(self.rule.reward(decision.values, decision.costs, arm))
             cols = (*cols[:9], reward, *cols[10:])
         r = self.history.append_row(cols, diag)
         rows.append(r)
@@ -244,6 +248,8 @@ class Engine:
                                             value=value, info=info)
         else:
             self.state = self.policy.update(self.state, arm, reward, cost, rng=self.streams.policy)
+        if self.rule.recentre_due():
+            self.state = self.policy.recentre(self.state, *self.rule.recentre())
 
     def _fault(self, row: int, arm: int, status: int, message: str) -> None:
         self.history.add_fault(row, arm, _STATUS_NAME[status], message)

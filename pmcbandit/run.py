@@ -58,6 +58,7 @@ def run(
     reward: str = "auto",
     bounds: tuple[float, float] | None = None,
     ranges: str = "auto",
+    centre="auto",
     policy_kwargs: dict | None = None,
     max_in_flight: int = 1,
     pull_timeout: float | None = None,
@@ -104,6 +105,13 @@ def run(
         ``"auto"``: ``"shared"`` with ``bounds``, else the policy's ``ranges`` attribute
         (``"per_arm"`` for Thompson sampling and KL-UCB, ``"shared"`` for the others). A custom policy whose
         ``init`` takes no ``per_arm`` keyword runs with shared ranges under ``"auto"``.
+    centre : {"auto", "running", "first"} or float
+        Centre ``c`` of the squared reward :math:`-(X - c)^2` (:mod:`pmcbandit.centring`).
+        ``"running"``: the first observation, moved to the mean of all observations after the
+        2nd, 4th, 8th, ... reward, every past loss re-scored; ``"first"``: the first
+        observation for good; a float: a known centre. ``"auto"``: ``a`` with ``bounds``, else
+        ``"running"`` for a policy with a ``recentre`` function (every built-in one) and
+        ``"first"`` for others. Ignored by the paired reward, whose losses are differences.
     policy_kwargs : dict, optional
         Parameters of the policy factory (e.g. ``{"zeta": 1.2}``, ``{"arm": 2}`` for oracle).
     max_in_flight : int
@@ -177,7 +185,7 @@ def run(
             "The 'bounds' parameter of run must be None for log-scale arms (App. B bounds the linear "
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
-    rule = make_reward_rule(reward, bounds, budget, ranges, pol.ranges)
+    rule = make_reward_rule(reward, bounds, budget, ranges, pol, centre, len(arms))
     engine = Engine(arms, pol, rule, None, max_faults, rule.bounds)
     if ranges == "per_arm" and not engine.state.per_arm:
         raise ValueError(
@@ -189,7 +197,8 @@ def run(
     settings = dict(
         policy=pol.name, policy_params=list(pol.params), combine=combine, reward=rule.name,
         bounds=list(rule.bounds) if rule.bounds else None,
-        ranges="per_arm" if engine.state.per_arm else "shared", budget=repr(budget), max_faults=max_faults,
+        ranges="per_arm" if engine.state.per_arm else "shared", centre=rule.centre_rule,
+        budget=repr(budget), max_faults=max_faults,
         max_in_flight=max_in_flight, pull_timeout=pull_timeout, arm_names=[a.name for a in arms],
         log_scale=engine.log_scale, streams=streams.to_json(),
     )
@@ -355,7 +364,10 @@ def _resume(engine: Engine, path, settings: dict, executor, watch: _SEWatch | No
         selected = int(data["selected"])
         se_watch = data["se_watch"] if "se_watch" in data else None
         info_replayable = bool(data["info_replayable"]) if "info_replayable" in data else True
-    for key in ("policy", "policy_params", "reward", "bounds", "ranges", "arm_names", "log_scale", "streams"):
+    # Checkpoints written before the running centre existed scored every loss against the first observation.
+    saved.setdefault("centre", None if saved.get("reward") == "paired" else "bounds" if saved.get("bounds") else "first")
+    for key in ("policy", "policy_params", "reward", "bounds", "ranges", "centre", "arm_names", "log_scale",
+                "streams"):
         if saved.get(key) != settings.get(key):
             raise ValueError(
                 f"The checkpoint {os.fspath(path)!r} was written with {key}={saved.get(key)!r}, but this run has "

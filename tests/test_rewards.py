@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from pmcbandit.budget import Pulls, WallSeconds
+from pmcbandit.policies import get_policy
 from pmcbandit.rewards import make_reward_rule
 
 
@@ -48,9 +49,9 @@ def test_auto_reward_follows_the_budget():
 def test_ranges_default_from_bounds_and_policy():
     """App. B: known bounds give one shared range; otherwise the policy's default applies."""
     assert not make_reward_rule("squared", (0.0, 1.0), Pulls(5)).per_arm
-    assert make_reward_rule("squared", None, Pulls(5), "auto", "per_arm").per_arm
-    assert not make_reward_rule("squared", None, Pulls(5), "auto", "shared").per_arm
-    assert make_reward_rule("squared", None, Pulls(5), "per_arm", "shared").per_arm
+    assert make_reward_rule("squared", None, Pulls(5), "auto", get_policy("thompson"), n_arms=2).per_arm
+    assert not make_reward_rule("squared", None, Pulls(5), "auto", get_policy("ucb1"), n_arms=2).per_arm
+    assert make_reward_rule("squared", None, Pulls(5), "per_arm", get_policy("ucb1"), n_arms=2).per_arm
     with pytest.raises(ValueError, match="The 'ranges' parameter of run must be 'shared' or 'auto' when bounds"):
         make_reward_rule("squared", (0.0, 1.0), Pulls(5), "per_arm")
     with pytest.raises(ValueError, match="'ranges'"):

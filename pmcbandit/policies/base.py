@@ -59,6 +59,7 @@ __all__ = [
     "normalised_moments",
     "to_loss_scale",
     "grown_scale",
+    "recentre_state",
     "argmax_random",
     "index_policy",
 ]
@@ -110,7 +111,10 @@ class Policy(NamedTuple):
     ``index`` is the vectorised index of index policies (``None`` otherwise),
     ``params`` the tuple of floats it takes. ``ranges`` is how losses are normalised
     when no range is known and the caller asks for ``"auto"``: ``"per_arm"`` (App. B)
-    or ``"shared"``.
+    or ``"shared"``. ``recentre(state, loss_sum, loss_sq_sum, max_loss) -> state`` takes
+    the state to losses scored against a new centre (:mod:`pmcbandit.centring`;
+    :func:`recentre_state` for a policy whose own statistics do not depend on the
+    losses); ``None`` keeps the centre of the squared loss where it was first set.
     """
 
     name: str
@@ -120,6 +124,7 @@ class Policy(NamedTuple):
     index: Callable | None = None
     params: tuple = ()
     ranges: str = "shared"
+    recentre: Callable | None = None
 
 
 def init_state(n_arms: int, scale: float | None = None, extra: Any = None, *, per_arm: bool = False) -> BanditState:
@@ -224,6 +229,22 @@ def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra:
                        state.per_arm)
 
 
+def recentre_state(state: BanditState, loss_sum: np.ndarray, loss_sq_sum: np.ndarray,
+                   max_loss: np.ndarray) -> BanditState:
+    """``state`` with every arm's losses re-scored against a new centre (:mod:`pmcbandit.centring`).
+
+    ``loss_sum``, ``loss_sq_sum`` and ``max_loss`` are each arm's sum of losses, of squared
+    losses and largest loss under the new centre. The running-maximum scale becomes the largest
+    loss: the arm's own when ``per_arm``, else the largest over all arms. A fixed (known) scale
+    belongs to a fixed centre, so it cannot be re-centred (``ValueError``).
+    """
+    if state.fixed_scale:
+        raise ValueError("a state with a fixed (known) loss scale cannot be re-centred: its centre is the bound a")
+    scale = max_loss.copy() if state.per_arm else np.full_like(max_loss, max_loss.max())
+    return BanditState(state.n, state.pending, loss_sum.copy(), loss_sq_sum.copy(), state.cost_sum, scale,
+                       state.fixed_scale, state.t, state.extra, state.per_arm)
+
+
 @numba.njit(cache=True)
 def normalised_moments(n, loss_sum, loss_sq_sum, scale):
     """Mean and (biased, 1/n) variance of the normalised rewards ``1 - loss/scale[k]``.
@@ -315,7 +336,7 @@ def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(name, init, select, update, index, params, ranges)
+    return Policy(name, init, select, update, index, params, ranges, recentre_state)
 
 
 _KERNELS: dict = {}

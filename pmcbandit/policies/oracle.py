@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from pmcbandit.policies.base import Policy, init_state, record_loss
+from pmcbandit.policies.base import Policy, init_state, record_loss, recentre_state
 
 __all__ = ["policy"]
 
@@ -33,4 +33,4 @@ def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(f"oracle-{fixed}", init, select, update)
+    return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state)

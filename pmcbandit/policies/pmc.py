@@ -63,7 +63,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import logsumexp
 
-from pmcbandit.policies.base import BanditState, Policy, init_state, record_loss
+from pmcbandit.policies.base import BanditState, Policy, init_state, record_loss, recentre_state
 
 __all__ = ["PMCExtra", "policy", "population_weights", "mixture_log_weights"]
 
@@ -213,4 +213,5 @@ def policy(population_size: int = 10, *, alpha_min: float | None = None, rao_bla
             filled, populations = 0, populations + 1
         return state._replace(extra=PMCExtra(alpha, log_acc, filled, populations))
 
-    return Policy("pmc", init, select, update, None, (float(g),))
+    # The mixture weights come from importance weights, not losses: re-centring leaves them.
+    return Policy("pmc", init, select, update, None, (float(g),), recentre=recentre_state)

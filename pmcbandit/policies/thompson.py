@@ -16,6 +16,19 @@ reward then counted as a success with a probability a little too high, which
 only delays learning by the first few pulls; give ``scale=`` to ``policy`` when
 the range is known and this never happens.
 
+Re-centring (:mod:`pmcbandit.centring`). When the centre of the squared loss
+moves to the running mean, every past loss changes, and coins drawn under the
+old centre would keep counting the old offset (failures come at a rate of
+``E[loss]/scale`` per pull, so a few hundred early pulls far from the mean can
+outweigh tens of thousands near it). At a re-centring, the counts are therefore
+replaced by their expectation given the observations under the new centre and
+scale (:func:`expected_counts_kernel`, the Rao-Blackwellised counts):
+``F_k = L_k / s_k`` (``L_k`` the arm's loss sum), ``S_k = n_k - F_k``. The counts
+are then fractional (float64); ``Beta(S_k + 1, F_k + 1)`` stays a proper
+posterior, and between re-centrings Alg. 2's coins add whole successes and
+failures. ``benchmarks/exp_reward_centre.py`` compares this with keeping the old
+coins on Fig. 2's CIR pool (``benchmarks/RESULTS.md``).
+
 Random numbers, in the order they are taken (the replicated-run simulator
 reproduces live pull sequences from them):
 
@@ -67,6 +80,7 @@ from pmcbandit.policies.base import (
     grown_scale,
     init_state,
     record_loss,
+    recentre_state,
     to_loss_scale,
 )
 
@@ -80,6 +94,7 @@ __all__ = [
     "scaled_select_kernel",
     "coin",
     "resample_kernel",
+    "expected_counts_kernel",
     "policy",
 ]
 
@@ -95,7 +110,8 @@ _U64 = np.uint64
 
 
 class BetaCounts(NamedTuple):
-    """Thompson's extra state: per-arm resampled successes and failures (int64)."""
+    """Thompson's extra state: per-arm resampled successes and failures (float64: whole numbers
+    until a re-centring replaces them by their expectations)."""
 
     successes: np.ndarray
     failures: np.ndarray
@@ -175,7 +191,7 @@ def beta_draws_kernel(successes, failures, uniforms):
 
     Parameters
     ----------
-    successes, failures : ndarray of int64, shape (K,)
+    successes, failures : ndarray of float64, shape (K,)
     uniforms : ndarray of float64, shape (n_select_uniforms(K),)
         Uniforms in [0, 1); slot 0 is left for the tie-break of :func:`select_kernel`.
 
@@ -231,6 +247,20 @@ def resample_kernel(successes, failures, arm, r, u):
         successes[arm] += 1
     else:
         failures[arm] += 1
+
+
+@numba.njit(cache=True)
+def expected_counts_kernel(n, loss_sum, scale, successes, failures):
+    """Counts after a re-centring, in place: ``F_k = L_k / s_k``, ``S_k = n_k - F_k``.
+
+    The expectation of Alg. 2's counts given the arm's losses under the new centre and
+    scale (``E[coin] = 1 - loss/s``); an arm whose scale is 0 has only zero losses: all
+    successes. ``F_k`` is capped at ``n_k`` against rounding.
+    """
+    for i in range(n.shape[0]):
+        f = min(loss_sum[i] / scale[i], float(n[i])) if scale[i] > 0.0 else 0.0
+        failures[i] = f
+        successes[i] = float(n[i]) - f
 
 
 class _PymcBeta:
@@ -290,7 +320,7 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
         raise ValueError(f"The 'sampler' parameter of thompson must be one of {_SAMPLERS}. Got {sampler!r} instead.")
 
     def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False) -> BanditState:
-        counts = BetaCounts(np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=np.int64))
+        counts = BetaCounts(np.zeros(n_arms), np.zeros(n_arms))
         return init_state(n_arms, scale, counts, per_arm=per_arm)
 
     if sampler == "numba":
@@ -331,5 +361,12 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
             failures[arm] += 1
         return record_loss(state, arm, reward, cost, BetaCounts(successes, failures), scale)
 
+    def recentre(state: BanditState, loss_sum, loss_sq_sum, max_loss) -> BanditState:
+        state = recentre_state(state, loss_sum, loss_sq_sum, max_loss)
+        k = state.n.shape[0]
+        counts = BetaCounts(np.empty(k), np.empty(k))
+        expected_counts_kernel(state.n, state.loss_sum, state.scale, counts.successes, counts.failures)
+        return state._replace(extra=counts)
+
     return Policy(f"thompson[{sampler}]" if sampler != "numba" else "thompson", init, select, update,
-                  ranges="per_arm")
+                  ranges="per_arm", recentre=recentre)

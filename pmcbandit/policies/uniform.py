@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmcbandit.policies.base import Policy, init_state, record_loss
+from pmcbandit.policies.base import Policy, init_state, record_loss, recentre_state
 
 __all__ = ["policy"]
 
@@ -24,4 +24,4 @@ def policy(*, scale: float | None = None) -> Policy:
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy("uniform", init, select, update)
+    return Policy("uniform", init, select, update, recentre=recentre_state)

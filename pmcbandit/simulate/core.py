@@ -9,9 +9,10 @@ the squared reward, decision for decision:
 
 * rewards: with ``bounds=(a, b)`` the loss is ``(X - a)^2`` with the fixed scale
   ``(b - a)^2`` (App. B, footnote 1: the policy sees ``1 - (X-a)^2/(b-a)^2``);
-  without bounds the centre is the replication's first observation and each arm's
-  scale the running maximum of its own losses (``ranges="per_arm"``, App. B) or of
-  all the replication's losses (``"shared"``) (:mod:`pmcbandit.rewards`);
+  without bounds the centre is the replication's first observation, moved to the
+  running mean after round 2, 4, 8, ... (``centre="running"``, :mod:`pmcbandit.centring`),
+  and each arm's scale the running maximum of its own losses (``ranges="per_arm"``,
+  App. B) or of all the replication's losses (``"shared"``) (:mod:`pmcbandit.rewards`);
 * policies: the policy's own numba kernels decide (its ``index`` with
   :func:`~pmcbandit.policies.base.normalised_moments` and
   :func:`~pmcbandit.policies.base.argmax_random`, one uniform of the policy
@@ -44,9 +45,10 @@ import numpy as np
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import check_positive
+from pmcbandit.centring import empty_moments
 from pmcbandit.policies import Policy, get_policy
 from pmcbandit.policies import thompson
-from pmcbandit.rewards import per_arm_ranges
+from pmcbandit.rewards import centre_rule, per_arm_ranges
 from pmcbandit.simulate import kernel
 from pmcbandit.simulate.arms import RewardMatrix, SyntheticArms
 
@@ -159,7 +161,7 @@ def simulate(
     *,
     bounds=None,
     ranges="auto",
-    centre=None,
+    centre="auto",
     checkpoints=50,
     policy_params: dict | None = None,
     n_jobs: int = 1,
@@ -186,11 +188,13 @@ def simulate(
     ranges : {"auto", "per_arm", "shared"}
         As ``pmcbandit.run``: ``"auto"`` is the policy's ``ranges`` without bounds (per arm,
         App. B, for Thompson sampling and KL-UCB), shared with them.
-    centre : float, optional
-        A known centre ``c`` of the squared loss ``(X - c)^2`` (without bounds); by default
-        the replication's first observation, as ``pmcbandit.run`` does. For experiments on
-        the choice of centre: ``E[(X - c)^2] = V_k + (mu - c)^2``, so a centre far from the
-        mean adds a common offset that the policy must see through.
+    centre : {"auto", "running", "first"} or float
+        Centre ``c`` of the squared loss ``(X - c)^2``, as ``pmcbandit.run``: ``"auto"`` is
+        ``a`` with bounds, else ``"running"`` (the first observation, then the running mean
+        after round 2, 4, 8, ..., every past loss re-scored; :mod:`pmcbandit.centring`);
+        ``"first"`` keeps the first observation; a float is a known centre (for experiments:
+        ``E[(X - c)^2] = V_k + (mu - c)^2``, so a centre far from the mean adds a common offset
+        that the policy must see through).
     checkpoints : int or array_like of int
         Number of log-spaced checkpoints (see :func:`log_checkpoints`) or the rounds.
     n_jobs : int
@@ -230,13 +234,9 @@ def simulate(
         centre0, scale0, fixed = lo, (hi - lo) ** 2, True
     else:
         centre0, scale0, fixed = np.nan, 0.0, False
-    if centre is not None:
-        if bounds is not None:
-            raise ValueError(f"The 'centre' parameter of simulate must be None when bounds are given (the centre "
-                             f"is then a). Got {centre!r} instead.")
-        if isinstance(centre, bool) or not isinstance(centre, numbers.Real) or not np.isfinite(centre):
-            raise ValueError(f"The 'centre' parameter of simulate must be a finite float. Got {centre!r} instead.")
-        centre0 = float(centre)
+    rule = centre_rule(centre, bounds, policy.recentre is not None, owner)
+    if not isinstance(rule, str):
+        centre0 = rule
     per_arm = per_arm_ranges(ranges, bounds, policy.ranges, owner)
 
     reps = replication_generators(random_seed, n_rep)
@@ -246,7 +246,7 @@ def simulate(
         _check_matrix(arms, n_rep)
     setup = dict(kind=kind, index=index, params=params, fixed_arm=fixed_arm, per_decision=per_decision,
                  n_rounds=n_rounds, chunk=chunk, arms=arms, checkpoints=ck, centre0=centre0,
-                 scale0=scale0, fixed=fixed, per_arm=per_arm)
+                 scale0=scale0, fixed=fixed, per_arm=per_arm, running=rule == "running")
     # At least one block per thread; numba compiles once (the others wait on its lock).
     size = min(block_size, -(-n_rep // n_jobs))
     work = [(b, [streams[r] for r in b]) for b in (range(s, min(s + size, n_rep)) for s in range(0, n_rep, size))]
@@ -281,6 +281,8 @@ def _run_block(setup: dict, block: range, streams: list):
     stats = np.zeros((5, n_b * k))
     scale = np.full(n_b * k, setup["scale0"])
     centre = np.full(n_b, setup["centre0"])
+    origin = np.full(n_b, np.nan)
+    moments = np.tile(empty_moments(k), (1, n_b))
     pos = np.zeros((n_b, k), dtype=np.int64)
     is_matrix = isinstance(arms, RewardMatrix)
     if is_matrix:
@@ -297,7 +299,7 @@ def _run_block(setup: dict, block: range, streams: list):
     # Thompson reads a run of uniforms per decision: replication-major.
     policy_u = np.zeros((chunk if per_decision and not thompson_kind else 1, n_b))
     policy_rows = np.zeros((n_b, per_decision * chunk if thompson_kind else 1))
-    beta_counts = np.zeros((2, n_b * k), dtype=np.int64)
+    beta_counts = np.zeros((2, n_b * k))
     row_buf = np.empty(chunk)
     pulls_at = np.zeros((n_b, ck.size, k), dtype=np.int64)
     estimate_at = np.zeros((n_b, ck.size))
@@ -318,7 +320,7 @@ def _run_block(setup: dict, block: range, streams: list):
                 draws[:c, r] = row_buf[:c]
         ck_next = kernel.run_block(
             setup["kind"], setup["index"], setup["params"], setup["fixed_arm"], per_decision, k,
-            t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"],
+            t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"], setup["running"], origin, moments,
             policy_u, policy_rows, beta_counts, arms.family, arms.params, draws, matrix, pos,
             ck, ck_next, pulls_at, estimate_at,
         )

@@ -19,8 +19,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from pmcbandit.centring import accumulate, centred_losses, recentre_due, running_shift
 from pmcbandit.policies.base import argmax_random, normalised_moments, to_loss_scale
-from pmcbandit.policies.thompson import resample_kernel, scaled_select_kernel, select_kernel
+from pmcbandit.policies.thompson import expected_counts_kernel, resample_kernel, scaled_select_kernel, select_kernel
 from pmcbandit.simulate.arms import MATRIX, observation
 
 # How a policy chooses (the simulator's dispatch on the Policy it is given).
@@ -47,9 +48,28 @@ def _play_unexplored_first(values, pulls):
     return any_left
 
 
+@numba.njit(cache=True, nogil=True)
+def _recentre(r, o, n_arms, t, thompson, per_arm, stats, scale, centre, origin, moments, beta_counts, scratch):
+    """Replication ``r``'s centre to its running mean after round ``t``; its losses re-scored
+    (``pmcbandit.centring``) with the arithmetic of ``RewardRule.recentre`` and the policies'
+    ``recentre`` (``recentre_state``; Thompson's ``expected_counts_kernel``)."""
+    m = moments[:, o:o + n_arms]
+    d = running_shift(m[0], t)
+    centre[r] = origin[r] + d
+    centred_losses(stats[0, o:o + n_arms], m, d, stats[1, o:o + n_arms], stats[2, o:o + n_arms], scratch)
+    widest = 0.0
+    for i in range(n_arms):
+        widest = max(widest, scratch[i])
+    for i in range(n_arms):
+        scale[o + i] = scratch[i] if per_arm else widest
+    if thompson:
+        expected_counts_kernel(stats[0, o:o + n_arms], stats[1, o:o + n_arms], scale[o:o + n_arms],
+                               beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms])
+
+
 @numba.njit(nogil=True)
 def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
-              t_start, t_stop, stats, scale, centre, fixed_scale, per_arm,
+              t_start, t_stop, stats, scale, centre, fixed_scale, per_arm, running, origin, moments,
               policy_u, policy_rows, beta_counts, family, arm_params, draws, matrix, pos,
               checkpoints, ck_next, pulls_at, estimate_at):
     """Advance every replication of a block from round ``t_start + 1`` to ``t_stop``.
@@ -68,6 +88,11 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
     centre : ndarray, shape (B,)
         Reward centre ``c`` per replication (loss ``(X-c)^2``); NaN until set by
         the first observation when no bounds are known (:mod:`pmcbandit.rewards`).
+    running : bool
+        Move the centre to the running mean after round 2, 4, 8, ... and re-score
+        every arm's losses (and reset Thompson's counts), as the live loop does
+        (:mod:`pmcbandit.centring`); ``origin`` (B,) holds each replication's first
+        observation and ``moments`` (6, B*K) the power sums about it.
     policy_u : ndarray, shape (M * rounds, B)
         The policy streams' next uniforms, replication ``r`` in column ``r``;
         each decision consumes its ``M`` in order (one for an index policy's
@@ -76,7 +101,7 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
         The same for Thompson, one replication per row: decision ``i`` takes
         ``M = n_select_uniforms(K) + 1`` values, its ``select`` buffer then the
         uniform of its resampling coin (the order of ``policies.thompson``).
-    beta_counts : ndarray of int64, shape (2, B*K)
+    beta_counts : ndarray of float64, shape (2, B*K)
         Thompson's successes and failures.
     draws : ndarray, shape (rounds, B)
         Arm-stream draws: round ``t_start + i + 1`` of replication ``r`` uses
@@ -168,6 +193,13 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
             stats[2, c] += loss * loss
             stats[3, c] += x
             stats[4, c] += x * x
+            if running:
+                if origin[r] != origin[r]:
+                    origin[r] = x
+                accumulate(moments[:, o:o + n_arms], k, x - origin[r])
+                if recentre_due(t):
+                    _recentre(r, o, n_arms, t, kind == THOMPSON, per_arm, stats, scale, centre, origin,
+                              moments, beta_counts, scratch)
         if ck_next < checkpoints.shape[0] and t == checkpoints[ck_next]:
             for r in range(n_rep):
                 o = r * n_arms
