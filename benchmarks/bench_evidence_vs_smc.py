@@ -254,6 +254,13 @@ def markdown(stats, ref, args, command, elapsed, sources=()) -> str:
                          f"({best}) = {d['mean_se2'] / b['mean_se2']:.2f} [{lo:.2f}, {hi:.2f}]: an estimate of the "
                          "ratio of expected MSEs with far less seed noise than squared errors of heavy-tailed "
                          "estimates")
+            # Every run is scored against the same reference: its own error is common to all of
+            # them, so it adds its SE to a bias and cancels from a difference of biases.
+            tot = np.hypot(d["bias_se"], ref["se"])
+            diff, diff_se = d["bias"] - b["bias"], np.hypot(d["bias_se"], b["bias_se"])
+            lines.append(f"- bias of {name} against the reference, counting the reference's SE: {d['bias']:+.2e} ± "
+                         f"{tot:.1e} ({abs(d['bias']) / tot:.1f} SE); minus {best}'s (the reference cancels): "
+                         f"{diff:+.2e} ± {diff_se:.1e} ({abs(diff) / diff_se:.1f} SE)")
             arm = best.split(":", 1)[1]
             if arm in d["cost_share"] and np.isfinite(d["cost_share"][arm]):
                 lines.append(f"- share of {name}'s spent cost on {arm}: {d['cost_share'][arm]:.1%} "

@@ -18,7 +18,7 @@ uses pmcbandit's replicated-run simulator on *pre-drawn* paths:
 :class:`pmcbandit.simulate.RewardMatrix` holds, for each arm, ``max_samples``
 weighted payoffs simulated by the arm itself (its PyTensor graph), and
 :func:`pmcbandit.simulate.simulate` makes the decisions ``pmcbandit.run`` would
-make (squared reward, Thm 2; centre = first observation, adaptive scale). PMC
+make (squared reward, Thm 2; running-mean centre, :mod:`pmcbandit.centring`; adaptive scale). PMC
 is not in the simulator: :func:`pmc_run` drives the policy's own
 ``select``/``update`` over the same pre-drawn paths (and their per-path PMC
 fields), with a population of ``pmc_population`` paths.

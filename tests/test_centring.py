@@ -143,3 +143,23 @@ def test_simulate_runs_a_custom_index_policy_with_the_first_observation():
     np.testing.assert_array_equal(a.pulls, b.pulls)
     with pytest.raises(ValueError, match="The 'centre' parameter of simulate must be 'first'"):
         simulate(pol, arms, 50, 1, 3, centre="running")
+
+
+def test_log_scale_run_rescores_losses_across_a_reshift():
+    """Evidence arms: the rule sees working values exp(obs - shift); a jump of the log-weights by
+    100 (> the engine's re-shift gap) rescales the power sums with every working value, so after
+    64 rewards the normalised losses are those of exp(obs - max obs) about their mean."""
+
+    def arm(name, p_jump):
+        def fn(rng):
+            return (100.0 if rng.random() < p_jump else 0.0) + rng.normal(0.0, 0.5, size=4)
+        return pmcbandit.CallableArm(fn, name=name, log_scale=True, cost=1.0)
+
+    res = pmcbandit.run([arm("a", 0.3), arm("b", 0.1)], "thompson", pmcbandit.Pulls(64), "uniform", 1,
+                        reward="squared", progressbar=False)
+    obs, arms = res.history.column("obs"), res.history.column("arm")
+    assert obs.max() - obs.min() > 90  # the run did re-shift
+    x = np.exp(obs - obs.max())
+    loss_sum, _, max_loss = _direct(x, arms, 2, x.mean())
+    st = res.policy_state
+    np.testing.assert_allclose(st.loss_sum / st.scale, loss_sum / max_loss, rtol=1e-9)

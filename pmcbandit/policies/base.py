@@ -273,7 +273,7 @@ def to_loss_scale(values, scale, n_arms):
     ``B_k`` bounds the mean normalised reward of arm ``k`` from above, so ``B'_k``
     bounds ``-E[loss_k]`` from above, on a scale common to all arms. ``s_k`` is the
     arm's range ``scale[k]``, or, while that is 0 (no loss yet, or only zero losses:
-    the first observation of a run is the centre, so its loss is 0), the largest
+    the first observation of a run is the centre until it first moves, so its loss is 0), the largest
     range among the arms, so an arm is not taken as noiseless before it has shown
     any spread. ``values`` and ``scale`` may hold several bandits of ``n_arms`` arms
     back to back (the simulator's block).
