@@ -30,12 +30,14 @@ measured side by side in the same run. Rebuild this file with
 
 **Read with care.** All runs were on 2026-11-22, on a 2-core VM. Its speed varies between runs by up
 to ~1.8x even when idle (sections that were run twice say so).
+- 21:55-22:02 UTC, idle: the policy, run-loop and simulator benchmarks again (the running centre
+  touches the live loop and the simulator kernel; Thompson's counts became float64).
 - 21:26-22:05 UTC, after the running-mean centre of the squared loss became the default: Fig. 2, its
   variance check and the reward-centre experiment (statistical results, no timings); evidence vs SMC
   re-scored from its stored runs (the time-budget runs use the paired reward, which has no centre).
-- Idle, 19:14-20:52 UTC: the policy and simulator benchmarks, and evidence vs SMC (after per-arm
-  loss ranges, App. B, became Thompson sampling's default).
-- Idle, 16:51-18:30 UTC: the other quick benchmarks (run loop, AIS, Laplace/SMC, CIR) and the earlier
+- Idle, 19:14-20:52 UTC: evidence vs SMC (after per-arm loss ranges, App. B, became Thompson
+  sampling's default).
+- Idle, 16:51-18:30 UTC: the other quick benchmarks (AIS, Laplace/SMC, CIR) and the earlier
   evidence sections.
 - Shared with other jobs (1-minute load average 3 to 13), earlier that day: Fig. 1 and Fig. 3, at
   reduced scale as each says. Fig. 3's Thompson and KL-UCB rows predate per-arm ranges.
