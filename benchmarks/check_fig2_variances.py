@@ -17,8 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from benchmarks._common import machine, utc_now
-from benchmarks.fig2_cir import RESULTS, STRIKES, pilot
+from benchmarks._common import machine, utc_now, write_section
+from benchmarks.fig2_cir import STRIKES, pilot
 
 PATHS, BATCHES, CHUNK = 1_000_000, 10, 10_000
 
@@ -52,8 +52,7 @@ def main() -> int:
             lines.append(f"| {i / 10:.1f} | {v[i]:.4g} | {vb:.4g} | {se:.2g} | {v[i] / vb:.3f} |")
         lines.append("")
     text = "\n".join(lines)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "check_fig2_variances.md").write_text(text)
+    write_section("check_fig2_variances", text)
     sys.stdout.write(text)
     return 0
 

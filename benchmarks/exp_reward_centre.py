@@ -35,8 +35,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from benchmarks._common import machine, utc_now
-from benchmarks.fig2_cir import RESULTS, STRIKES, draw_paths, pilot
+from benchmarks._common import machine, utc_now, write_section
+from benchmarks.fig2_cir import STRIKES, draw_paths, pilot
 
 N_SAMPLES = 100_000
 POLICIES = ("thompson", "kl_ucb", "ucb1", "ucb_v")
@@ -109,8 +109,7 @@ def main(argv=None) -> int:
                 lines.append(f"| {key[0]} | {key[1]} | {ratio.mean():.3f} | {se:.3f} | {ratio.max():.3f} |")
             lines.append("")
     text = "\n".join(lines)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "exp_reward_centre.md").write_text(text)
+    write_section("exp_reward_centre", text)
     sys.stdout.write(text)
     return 0
 
