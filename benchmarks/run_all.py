@@ -39,8 +39,9 @@ to ~1.8x even when idle (sections that were run twice say so).
   sampling's default).
 - Idle, 16:51-18:30 UTC: the other quick benchmarks (AIS, Laplace/SMC, CIR) and the earlier
   evidence sections.
-- Shared with other jobs (1-minute load average 3 to 13), earlier that day: Fig. 1 and Fig. 3, at
-  reduced scale as each says. Fig. 3's Thompson and KL-UCB rows predate per-arm ranges.
+- 22:10-22:46 UTC, idle: Fig. 3 at the script's full scale (20 runs, full horizons).
+- Shared with other jobs (1-minute load average 3 to 13), earlier that day: Fig. 1, at reduced
+  scale as it says.
 
 Ratios of variants measured side by side in the same run are the figures to trust.
 """
