@@ -49,7 +49,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["ObservationMoments", "recentre_due", "running_shift", "centred_losses"]
+__all__ = ["ObservationMoments", "recentre_due", "running_shift", "centred_losses", "recentred_scale"]
 
 #: Rows of the per-arm moment array: sums of y, y^2, y^3, y^4, then min and max of y.
 N_MOMENT_ROWS = 6
@@ -106,6 +106,17 @@ def centred_losses(n, moments, d, loss_sum, loss_sq_sum, max_loss):
         lo = moments[4, i] - d
         hi = moments[5, i] - d
         max_loss[i] = max(lo * lo, hi * hi)
+
+
+@numba.njit(cache=True)
+def recentred_scale(max_loss, per_arm, scale):
+    """The loss ranges after a re-centring, in place: each arm's largest loss when ``per_arm``
+    (App. B), else the largest over all arms in every entry."""
+    widest = 0.0
+    for i in range(max_loss.shape[0]):
+        widest = max(widest, max_loss[i])
+    for i in range(max_loss.shape[0]):
+        scale[i] = max_loss[i] if per_arm else widest
 
 
 def empty_moments(n_arms: int) -> np.ndarray:

@@ -50,6 +50,8 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
+from pmcbandit.centring import recentred_scale
+
 __all__ = [
     "BanditState",
     "Policy",
@@ -240,7 +242,8 @@ def recentre_state(state: BanditState, loss_sum: np.ndarray, loss_sq_sum: np.nda
     """
     if state.fixed_scale:
         raise ValueError("a state with a fixed (known) loss scale cannot be re-centred: its centre is the bound a")
-    scale = max_loss.copy() if state.per_arm else np.full_like(max_loss, max_loss.max())
+    scale = np.empty_like(max_loss)
+    recentred_scale(max_loss, state.per_arm, scale)
     return BanditState(state.n, state.pending, loss_sum.copy(), loss_sq_sum.copy(), state.cost_sum, scale,
                        state.fixed_scale, state.t, state.extra, state.per_arm)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.centring import accumulate, centred_losses, recentre_due, running_shift
+from pmcbandit.centring import accumulate, centred_losses, recentre_due, recentred_scale, running_shift
 from pmcbandit.policies.base import argmax_random, normalised_moments, to_loss_scale
 from pmcbandit.policies.thompson import expected_counts_kernel, resample_kernel, scaled_select_kernel, select_kernel
 from pmcbandit.simulate.arms import MATRIX, observation
@@ -57,11 +57,7 @@ def _recentre(r, o, n_arms, t, thompson, per_arm, stats, scale, centre, origin, 
     d = running_shift(m[0], t)
     centre[r] = origin[r] + d
     centred_losses(stats[0, o:o + n_arms], m, d, stats[1, o:o + n_arms], stats[2, o:o + n_arms], scratch)
-    widest = 0.0
-    for i in range(n_arms):
-        widest = max(widest, scratch[i])
-    for i in range(n_arms):
-        scale[o + i] = scratch[i] if per_arm else widest
+    recentred_scale(scratch, per_arm, scale[o:o + n_arms])
     if thompson:
         expected_counts_kernel(stats[0, o:o + n_arms], stats[1, o:o + n_arms], scale[o:o + n_arms],
                                beta_counts[0, o:o + n_arms], beta_counts[1, o:o + n_arms])
