@@ -61,6 +61,7 @@ __all__ = [
     "normalised_moments",
     "to_loss_scale",
     "grown_scale",
+    "raise_range",
     "recentre_state",
     "argmax_random",
     "index_policy",
@@ -181,12 +182,21 @@ def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:
             raise ValueError(
                 f"reward {-loss!r} of arm {arm} lies outside the declared range: loss {loss} > scale {scale[arm]}"
             )
-        if state.per_arm:
-            scale = scale.copy()
-            scale[arm] = loss
-        else:
-            scale = np.full_like(scale, loss)
+        scale = scale.copy()
+        raise_range(scale, arm, loss, state.per_arm)
     return scale
+
+
+@numba.njit(cache=True)
+def raise_range(scale, arm, loss, per_arm):
+    """In place, the running-maximum ranges once ``arm``'s ``loss`` exceeds its range: the
+    arm's own entry when ``per_arm`` (App. B), else every entry (one shared range). The one
+    rule of :func:`grown_scale` and the replicated-run simulator's kernel."""
+    if per_arm:
+        scale[arm] = loss
+    else:
+        for i in range(scale.shape[0]):
+            scale[i] = loss
 
 
 _KEEP = object()

@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from pmcbandit.centring import accumulate, centred_losses, recentre_due, recentred_scale, running_shift
-from pmcbandit.policies.base import argmax_random, normalised_moments, to_loss_scale
+from pmcbandit.policies.base import argmax_random, normalised_moments, raise_range, to_loss_scale
 from pmcbandit.policies.thompson import expected_counts_kernel, resample_kernel, scaled_select_kernel, select_kernel
 from pmcbandit.simulate.arms import MATRIX, observation
 
@@ -173,11 +173,7 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
             loss = d * d
             c = o + k
             if loss > scale[c] and not fixed_scale:
-                if per_arm:
-                    scale[c] = loss
-                else:
-                    for i in range(n_arms):
-                        scale[o + i] = loss
+                raise_range(scale[o:o + n_arms], k, loss, per_arm)
             if kind == THOMPSON:
                 # Alg. 2's coin on the normalised reward, under the scale that includes this loss.
                 reward01 = 1.0 - loss / scale[c] if scale[c] > 0.0 else 1.0
