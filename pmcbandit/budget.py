@@ -48,9 +48,17 @@ class Budget:
 
     ``uses_cpu`` tells the run loop whether ``progress.cpu`` must be measured before every
     check (a system call); subclasses that do not read it set it to ``False``.
+    ``horizon`` is the budget's length in seconds when it is one of time (else ``None``): the
+    run's guards (:mod:`pmcbandit.guards`) cap a decision's predicted duration by a share of it
+    and never start one that cannot end before it.
     """
 
     uses_cpu = True
+    horizon: float | None = None
+
+    def seconds_left(self, p: Progress) -> float | None:
+        """Seconds until the budget's time runs out (``None`` for budgets without a time limit)."""
+        return None
 
     def exhausted(self, p: Progress) -> bool:
         return self.fraction(p) >= 1.0
@@ -73,6 +81,13 @@ class WallSeconds(Budget):
     def __post_init__(self):
         check_positive(self.seconds, "seconds", "WallSeconds")
 
+    @property
+    def horizon(self) -> float:
+        return float(self.seconds)
+
+    def seconds_left(self, p: Progress) -> float:
+        return self.seconds - p.wall
+
     def fraction(self, p: Progress) -> float:
         return p.wall / self.seconds
 
@@ -88,6 +103,13 @@ class CpuSeconds(Budget):
 
     def __post_init__(self):
         check_positive(self.seconds, "seconds", "CpuSeconds")
+
+    @property
+    def horizon(self) -> float:
+        return float(self.seconds)
+
+    def seconds_left(self, p: Progress) -> float:
+        return self.seconds - p.cpu
 
     def fraction(self, p: Progress) -> float:
         return p.cpu / self.seconds
@@ -147,6 +169,13 @@ class TargetSE(Budget):
         check_positive(self.min_pulls, "min_pulls", "TargetSE", integer=True)
         if self.max_seconds is not None:
             check_positive(self.max_seconds, "max_seconds", "TargetSE")
+
+    @property
+    def horizon(self) -> float | None:
+        return None if self.max_seconds is None else float(self.max_seconds)
+
+    def seconds_left(self, p: Progress) -> float | None:
+        return None if self.max_seconds is None else self.max_seconds - p.wall
 
     def exhausted(self, p: Progress) -> bool:
         if self.max_seconds is not None and p.wall >= self.max_seconds:

@@ -35,6 +35,10 @@ Per-arm variance rule (documented degenerate cases)
 * zero variance (``T_k >= 2`` identical observations): flagged in ``degenerate``; the variance is
   floored at the smallest positive per-arm variance of the run, so a constant arm can never take
   all the weight on its own. If every arm has zero variance the SE is 0 and flagged.
+* ``exclude`` (arms whose variance estimate is known to be unreliable, e.g. importance weights
+  failing the Pareto :math:`\hat k` check of :mod:`pmcbandit.psis`): their observations enter
+  neither combination (their moments are still reported). If every arm with observations is
+  excluded, all are combined and the result is flagged.
 
 For positive targets (evidence) :func:`log_interval` maps the linear interval to the log
 scale exactly when its lower end is positive, else uses the log-normal approximation
@@ -77,6 +81,10 @@ class Combined(NamedTuple):
     degenerate : tuple of str
         Human-readable flags (zero variance, arms without a variance estimate).
     method : str
+    own : ndarray of bool, shape (K,)
+        Arms whose variance estimate is their own (not the pooled one).
+    used : ndarray of bool, shape (K,)
+        Arms whose observations entered the estimate.
     """
 
     estimate: float
@@ -89,6 +97,8 @@ class Combined(NamedTuple):
     nu: np.ndarray
     degenerate: tuple
     method: str
+    own: np.ndarray = np.zeros(0, dtype=bool)
+    used: np.ndarray = np.zeros(0, dtype=bool)
 
 
 def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
@@ -121,7 +131,7 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
 
 
 def combine(
-    values, arms, n_arms: int, method: str = "inverse_variance", within_var=None, batch_size=None
+    values, arms, n_arms: int, method: str = "inverse_variance", within_var=None, batch_size=None, exclude=None
 ) -> Combined:
     """Combine observations ``values`` (one per pull) from arms ``arms``.
 
@@ -136,6 +146,8 @@ def combine(
     within_var, batch_size : array_like, optional
         Per-observation within-batch variance of the batch mean, and batch size; an arm all
         of whose pulls are batches uses their average (per-arm variance rule above).
+    exclude : array_like of bool, shape (n_arms,), optional
+        Arms left out of the combination (rule above).
 
     Returns
     -------
@@ -150,46 +162,52 @@ def combine(
     """
     check_choice(method, COMBINE_METHODS, "combine", "combine")
     values = np.asarray(values, dtype=np.float64)
+    arms = np.asarray(arms, dtype=np.int64)
     n, mean, var, nu, own, flags = arm_moments(values, arms, n_arms, within_var, batch_size)
-    total = int(n.sum())
+    out = np.zeros(n_arms, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
+    if out.shape != (n_arms,):
+        raise ValueError(f"The 'exclude' parameter of combine must have shape ({n_arms},). Got {out.shape} instead.")
+    if (n > 0).any() and not ((n > 0) & ~out).any():
+        flags.append("every arm with observations is excluded as unreliable: all are combined")
+        out = np.zeros(n_arms, dtype=bool)
+    used = (n > 0) & ~out
     weights = np.zeros(n_arms)
+    total = int(n[used].sum())
+
+    def result(estimate, se, df, w):
+        return Combined(float(estimate), float(se), float(df), w, n, mean, var, nu, tuple(flags), method, own, used)
+
     if total == 0:
-        return Combined(np.nan, np.nan, np.nan, weights, n, mean, var, nu, ("no valid observation",), method)
-    if not np.isfinite(var[n > 0]).all():  # a single observation overall
-        weights[n > 0] = 1.0
-        return Combined(float(values.mean()), np.inf, np.nan, weights, n, mean, var, nu,
-                        ("a single observation: no standard error",), method)
-    positive = var[(n > 0) & (var > 0)]
-    zero = (n > 1) & (var <= 0)
+        flags.append("no valid observation")
+        return result(np.nan, np.nan, np.nan, weights)
+    in_used = used[arms]
+    kept = values[in_used]
+    if not np.isfinite(var[used]).all():  # a single observation overall
+        weights[used] = 1.0
+        flags.append("a single observation: no standard error")
+        return result(kept.mean(), np.inf, np.nan, weights)
+    positive = var[used & (var > 0)]
+    zero = used & (n > 1) & (var <= 0)
     if zero.any():
         flags += [f"arm {k}: zero sample variance" for k in np.flatnonzero(zero)]
         if positive.size == 0:
-            weights = n / total
-            return Combined(float(values.mean()), 0.0, np.inf, weights, n, mean, var, nu, tuple(flags), method)
+            return result(kept.mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
         var = np.where(zero, positive.min(), var)
-    used = n > 0
     if method == "uniform":
-        estimate = float(values.mean())
         a = np.where(used, n * var, 0.0) / total**2
-        se2 = a.sum()
         df = _satterthwaite(a[used], nu[used])
-        weights = n / total
-    else:
-        own = own & (nu >= MIN_WEIGHTED_DOF)
-        if not own.any():
-            flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
-            return combine(values, arms, n_arms, "uniform", within_var, batch_size)._replace(
-                degenerate=tuple(flags), method=method
-            )
-        w = np.where(own, n / np.where(own, var, 1.0), 0.0)
-        big_w = w.sum()
-        share = w / big_w
-        estimate = float(np.sum(share[own] * mean[own]))
-        correction = 1.0 + 4.0 * np.sum(share[own] * (1.0 - share[own]) / nu[own])
-        se2 = correction / big_w
-        df = _satterthwaite(share[own], nu[own])
-        weights = share
-    return Combined(estimate, float(np.sqrt(se2)), df, weights, n, mean, var, nu, tuple(flags), method)
+        return result(kept.mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
+    weighted = own & used & (nu >= MIN_WEIGHTED_DOF)
+    if not weighted.any():
+        flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
+        fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out)
+        return fallback._replace(degenerate=tuple(flags), method=method)
+    w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
+    share = w / w.sum()
+    estimate = np.sum(share[weighted] * mean[weighted])
+    correction = 1.0 + 4.0 * np.sum(share[weighted] * (1.0 - share[weighted]) / nu[weighted])
+    df = _satterthwaite(share[weighted], nu[weighted])
+    return result(estimate, np.sqrt(correction / w.sum()), df, share)
 
 
 def _satterthwaite(a, nu) -> float:

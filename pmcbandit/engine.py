@@ -17,8 +17,19 @@ Fault rule (documented in :func:`pmcbandit.run`): a pull that raises, returns Na
 valid observations stay in the combined estimate (each was a valid unbiased draw). While
 some arms are quarantined the policy chooses among the others: it sees its state restricted
 to them (every per-arm array, also inside ``state.extra``, indexed by the active arms) and
-its choice is mapped back. An oracle policy (``oracle-k``) whose arm is quarantined has no
+its choice is mapped back. An oracle policy (``pinned_arm``) whose arm is quarantined has no
 valid choice left: the run stops dispatching.
+
+Guards and reliability. :meth:`Engine.plan` asks the run's guards (:mod:`pmcbandit.guards`)
+first: they may force a decision (every arm's first one under a time budget; the cross-check
+share on a second estimator family) or narrow the policy's choice (arms whose decision would
+take too large a share of the budget, or more than is left). For arms whose values are
+importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
+(:class:`pmcbandit.psis.WeightTails`); an arm whose Pareto :math:`\hat k` exceeds the
+sample-size-dependent threshold is *unreliable* from the next decision on: like a quarantined
+arm it is no longer chosen, and the combination gives it no weight
+(:mod:`pmcbandit.result`). ``unreliable_since`` records the decision count at which each arm
+was flagged, so a checkpoint replays the restriction where the original run applied it.
 
 Centre. With a running centre (:mod:`pmcbandit.centring`) the reward rule keeps per-arm power
 sums of the observations; after the 2nd, 4th, 8th, ... reward the policy's ``recentre`` gets
@@ -45,8 +56,12 @@ from collections.abc import Mapping
 import numpy as np
 
 from pmcbandit.budget import Progress
-from pmcbandit.history import History
+from pmcbandit.executors import Ticket
+from pmcbandit.guards import POLICY, Guards, Plan
+from pmcbandit.history import History, PullRecord
 from pmcbandit.policies.base import BanditState, add_pending
+from pmcbandit.psis import WeightTails
+from pmcbandit.result import ArmReliability
 
 __all__ = ["Engine"]
 
@@ -61,12 +76,13 @@ _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 
 
 class _Decision:
-    """One open bandit decision: its arm, pull counters, and what came back so far."""
+    """One open bandit decision: its arm, why it was chosen, pull counters, and what came back so far."""
 
-    __slots__ = ("arm", "pull_indices", "rows", "values", "costs", "failed")
+    __slots__ = ("arm", "reason", "pull_indices", "rows", "values", "costs", "failed")
 
-    def __init__(self, arm: int, pull_indices: list):
+    def __init__(self, arm: int, reason: int, pull_indices: list):
         self.arm = arm
+        self.reason = reason
         self.pull_indices = pull_indices
         self.rows: list[int] = []
         self.values: list[float] = []
@@ -88,9 +104,11 @@ class Engine:
         Faulty pulls after which an arm is quarantined.
     bounds : (float, float), optional
         Range of valid observations; outside is an ``out_of_bounds`` fault.
+    guards : Guards, optional
+        The rules around the policy (:mod:`pmcbandit.guards`); ``None``: the policy alone.
     """
 
-    def __init__(self, arms, policy, rule, streams, max_faults: int, bounds=None):
+    def __init__(self, arms, policy, rule, streams, max_faults: int, bounds=None, guards: Guards | None = None):
         self.arms = arms
         self.n_arms = len(arms)
         self.log_scale = bool(arms[0].log_scale)
@@ -112,16 +130,16 @@ class Engine:
         self.cpu_offset = 0.0
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
-        self._n_quarantined = 0
         # False once a policy update got pull info the history does not hold exactly (e.g.
         # PMC's per-path arrays): a checkpoint of this run cannot be replayed exactly.
         self.info_replayable = True
         self._per_decision = rule.pulls_per_decision
-        self._pinned = _pinned_arm(policy, self.n_arms)
-        params = inspect.signature(policy.update).parameters
-        self._update_takes_obs = "value" in params or any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-        )
+        pinned = policy.pinned_arm
+        self._pinned = pinned if pinned is not None and 0 <= pinned < self.n_arms else None
+        self.guards = guards
+        self.weighted = np.array([bool(a.importance_weights) for a in arms])
+        self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
+        self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
 
     # --- time ---------------------------------------------------------------------
     def restart_clock(self) -> None:
@@ -139,49 +157,70 @@ class Engine:
         )
 
     # --- choosing ------------------------------------------------------------------
-    def can_dispatch(self) -> bool:
-        """Whether the policy still has an arm to choose (not all quarantined, oracle's arm alive)."""
-        if self._pinned is not None:
-            return not self.quarantined[self._pinned]
-        return self._n_quarantined < self.n_arms
+    @property
+    def unreliable(self) -> np.ndarray:
+        """Arms flagged unreliable at or before the current decision (see module docstring)."""
+        return (self.unreliable_since >= 0) & (self.unreliable_since <= self.selected)
 
-    def select(self) -> int:
-        """The policy's choice among arms not quarantined (indices of the full pool)."""
-        if not self._n_quarantined or self._pinned is not None:
+    def blocked(self) -> np.ndarray:
+        """Arms out of play: quarantined or unreliable."""
+        return self.quarantined | self.unreliable
+
+    def plan(self, seconds_left: float | None = None) -> Plan | None:
+        """The next decision (:class:`~pmcbandit.guards.Plan`), or ``None`` when no arm may be chosen.
+
+        ``seconds_left`` is the time budget's remainder (``None`` without a time limit).
+        """
+        if self._pinned is not None:  # an oracle plays its arm until it is quarantined, reliable or not
+            return None if self.quarantined[self._pinned] else Plan(None, POLICY, ~self.quarantined)
+        blocked = self.blocked()
+        if self.guards is None:
+            return Plan(None, POLICY, ~blocked) if not blocked.all() else None
+        s = self.state
+        mean_loss = np.divide(s.loss_sum, s.n, out=np.full(self.n_arms, np.nan), where=s.n > 0)
+        return self.guards.plan(blocked, seconds_left, mean_loss)
+
+    def select(self, eligible: np.ndarray) -> int:
+        """The policy's choice among the ``eligible`` arms (indices of the full pool)."""
+        if self._pinned is not None or eligible.all():
             return int(self.policy.select(self.streams.policy, self.state))
-        idx = np.flatnonzero(~self.quarantined)
+        idx = np.flatnonzero(eligible)
         choice = int(self.policy.select(self.streams.policy, _restrict(self.state, idx, self.n_arms)))
         if not 0 <= choice < idx.size:
             raise RuntimeError(
-                f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms not quarantined"
+                f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
             )
         return int(idx[choice])
 
-    def dispatch(self) -> tuple[int, list]:
-        """Choose an arm, open a decision and return ``(decision, tickets)`` to submit."""
-        arm = self.select()
+    def dispatch(self, plan: Plan | None = None) -> list[Ticket]:
+        """Open the decision ``plan`` names (the policy's choice when ``plan.arm`` is None;
+        :meth:`plan` when ``plan`` is None) and return the tickets to submit."""
+        if plan is None:
+            plan = self.plan()
+            if plan is None:
+                raise RuntimeError("no arm may be chosen: every arm is quarantined or unreliable")
+        arm = self.select(plan.eligible) if plan.arm is None else int(plan.arm)
         self.state = add_pending(self.state, arm)
         d = self.selected
         self.selected += 1
         first = self.next_pull[arm]
         m = self._per_decision
-        if m == 1:
-            js = [first]
-            tickets = [(d, arm, first)]
-        else:
-            js = list(range(first, first + m))
-            tickets = [(d, arm, j) for j in js]
+        js = list(range(first, first + m))
         self.next_pull[arm] = first + m
         self.pulls_dispatched += m
-        self.decisions[d] = _Decision(arm, js)
-        return d, tickets
+        self.decisions[d] = _Decision(arm, plan.reason, js)
+        if self.guards is not None:
+            self.guards.dispatched(arm)
+        return [Ticket(d, arm, j) for j in js]
 
     # --- receiving -----------------------------------------------------------------
     def record(self, outcome) -> tuple:
-        """History row of a pull that came back: ``(columns, diagnostics, message, info)``.
+        """History row of a pull that came back: ``(record, diagnostics, message, info)``.
 
-        ``columns`` follow :data:`pmcbandit.history.COLUMNS` (the observation is reduced to one
-        number, the reward is filled in by :meth:`absorb`).
+        ``record`` is a :class:`~pmcbandit.history.PullRecord` (the observation reduced to one
+        number; the reward is filled in by :meth:`absorb`). The pull's log weights, for an arm that
+        declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
+        restores the tails from the file instead.
         """
         d, arm, j = outcome.ticket
         pull = outcome.pull
@@ -198,31 +237,62 @@ class Engine:
             if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                 status = "out_of_bounds"
                 message = f"observation {obs!r} outside bounds {self.bounds}"
+            elif self.tails is not None and self.weighted[arm]:
+                self._add_weights(arm, pull.values)
         wall = self.wall_offset + time.perf_counter() - self._t0
         cpu = self.cpu_offset + time.process_time() - self._c0
-        cols = (d, arm, j, _STATUS_CODE[status], size, self.selected, obs, within, cost, math.nan, wall, cpu)
-        return cols, self.history.diagnostic_values(info), message, info
+        rec = PullRecord(d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
+                         cost, math.nan, wall, cpu, outcome.seconds)
+        return rec, self.history.diagnostic_values(info), message, info
+
+    def reliability(self, final: bool = False) -> ArmReliability:
+        """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
+        while an arm has too few weights), its threshold, the weight counts and the flags.
+
+        ``final``: refit every k-hat on all the weights (during the run a fit is refreshed only
+        once an arm's weights grew by 10 %, :class:`~pmcbandit.psis.WeightTails`), and flag an
+        arm whose final k-hat exceeds its threshold.
+        """
+        k = self.n_arms
+        khat = np.full(k, np.nan)
+        threshold = np.full(k, np.nan)
+        counts = np.zeros(k, dtype=np.int64)
+        if self.tails is not None:
+            for arm in np.flatnonzero(self.weighted):
+                khat[arm] = self.tails.khat(arm, refresh=final)
+                if final and self.unreliable_since[arm] < 0 and self.tails.unreliable(arm):
+                    self.unreliable_since[arm] = self.selected
+                threshold[arm] = self.tails.threshold(arm)
+                counts[arm] = self.tails.counts[arm]
+        return ArmReliability(khat, threshold, counts, self.unreliable_since >= 0)
+
+    def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
+        """Accumulate an arm's log weights; flag it unreliable once its k-hat exceeds the threshold."""
+        self.tails.add(arm, log_weights)
+        if self.unreliable_since[arm] < 0 and self.tails.unreliable(arm):
+            self.unreliable_since[arm] = self.selected
 
     def absorb(self, row: tuple) -> None:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
-        into faults, decisions, rewards and the policy state."""
-        cols, diag, message, raw_info = row
-        d, arm, status = cols[0], cols[1], cols[3]
+        into faults, decisions, rewards, the guards' book-keeping and the policy state."""
+        rec, diag, message, raw_info = row
+        d, arm, status = rec.decision, rec.arm, rec.status
         decision = self.decisions[d]
         if status:
             decision.failed = True
         else:
             # Compute the working value before looking up decision.values: it may re-shift
             # (replace) the value lists of every open decision, this one included.
-            value = self._working_value(cols[6]) if self.log_scale else cols[6]
+            value = self._working_value(rec.obs) if self.log_scale else rec.obs
             decision.values.append(value)
-            decision.costs.append(cols[8])
+            decision.costs.append(rec.cost)
+        if self.guards is not None:
+            self.guards.observe(arm, rec.seconds, rec.cost if not status else math.nan)
         rows = decision.rows
         closes = len(rows) + 1 == len(decision.pull_indices)
         if closes and not decision.failed:
-            reward = float(self.rule.reward(decision.values, decision.costs, arm))
-            cols = (*cols[:9], reward, *cols[10:])
-        r = self.history.append_row(cols, diag)
+            rec = rec._replace(reward=float(self.rule.reward(decision.values, decision.costs, arm)))
+        r = self.history.append_row(rec, diag)
         rows.append(r)
         if status:
             self._fault(r, arm, status, message)
@@ -234,7 +304,8 @@ class Engine:
             return
         costs = decision.costs
         cost = costs[0] if len(costs) == 1 else sum(costs)
-        if self._update_takes_obs:
+        reward = rec.reward
+        if self.policy.observes:
             values = decision.values
             value = values[0] if len(values) == 1 else sum(values) / len(values)
             recorded = dict(zip(self.history.diagnostics, diag))
@@ -256,9 +327,8 @@ class Engine:
         self.faults[arm] += 1
         if self.faults[arm] >= self.max_faults and not self.quarantined[arm]:
             self.quarantined[arm] = True
-            self._n_quarantined += 1
 
-    def pending_tickets(self) -> list:
+    def pending_tickets(self) -> list[Ticket]:
         """Tickets dispatched whose pull has not come back (re-submitted on resume)."""
         out = []
         if not self.decisions:
@@ -266,7 +336,7 @@ class Engine:
         pull_index = self.history.column("pull_index")
         for d, dec in sorted(self.decisions.items()):
             done = {int(pull_index[r]) for r in dec.rows}
-            out += [(d, dec.arm, j) for j in dec.pull_indices if j not in done]
+            out += [Ticket(d, dec.arm, j) for j in dec.pull_indices if j not in done]
         return out
 
     def _working_value(self, obs: float) -> float:
@@ -336,18 +406,6 @@ def _same_info(info: dict, recorded: dict) -> bool:
         if not (float(v) == rec or (v != v and rec != rec)):
             return False
     return True
-
-
-def _pinned_arm(policy, n_arms: int) -> int | None:
-    """The arm an oracle policy (named ``oracle-k``) always plays, else None."""
-    name = getattr(policy, "name", "")
-    if isinstance(name, str) and name.startswith("oracle-"):
-        try:
-            k = int(name[len("oracle-"):])
-        except ValueError:
-            return None
-        return k if 0 <= k < n_arms else None
-    return None
 
 
 def _restrict(state: BanditState, idx: np.ndarray, n_arms: int) -> BanditState:

@@ -7,23 +7,53 @@ sampling beside them, under CPU-time costs
 and the paired cost-aware reward of Sec. 5; observations are combined by inverse variance.
 Every arm returns log-weights whose exponentials are unbiased for ``Z``, so the combination
 is done on ``Z`` (shifted to avoid underflow) and reported on the log scale.
+
+What makes the answer trustworthy on hard models (hierarchical funnels, label switching,
+large data sets) is spread over the layers:
+
+* the pool (:func:`evidence_arms`): the Laplace proposals are mixtures over the distinct
+  modes of a multi-start search with a defensive prior component
+  (:class:`~pmcbandit.arms.evidence.LaplaceISArm`), and are *left out* — with the reason in
+  the result's notes — when the posterior has no interior mode (a funnel); AIS step counts
+  are capped so that one AIS pull is predicted to take at most a share of a time budget;
+* the run (:mod:`pmcbandit.guards`): every arm is tried once, cheapest first; no decision may
+  take more than 10 % of the budget or more than is left; 10 % of the spending stays on the
+  second estimator family (AIS vs the importance samplers) as an independent check;
+* the result (:mod:`pmcbandit.result`): arms whose importance weights fail the Pareto
+  :math:`\\hat k` check get no weight; if the arms disagree beyond their SEs, the random-effects
+  interval is reported and the outlying arms are named; an interval from too few observations
+  is flagged, not printed.
+
+**Budget and compilation.** The budget of :func:`estimate_evidence` is the run's: compiling the
+model and the arms and the mode search happen before it starts and are not counted; their
+wall seconds are reported as ``result.settings["setup_seconds"]``.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
 from collections.abc import Sequence
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.budget import Budget
+from pmcbandit.budget import Budget, as_budget
+from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 from pmcbandit.result import RunResult
-from pmcbandit.run import run
+from pmcbandit.run import PmcBanditWarning, run
 
-__all__ = ["evidence_arms", "estimate_evidence", "EvidenceResult", "DEFAULT_AIS_STEPS"]
+__all__ = ["evidence_arms", "estimate_evidence", "EvidenceResult", "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS", "CHECK_PULLS"]
 
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
-# (df, inflation) of the Laplace-centred Student-t arms: the robust default and a lighter-tailed one
-# that wins on near-Gaussian posteriors (Pima T=50: relative variance per draw 0.40 vs 0.105).
-DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2), (20.0, 1.1))
+#: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
+MIN_AIS_STEPS = 20
+#: Pulls of the cheapest AIS arm that must fit in the cross-check share of a time budget, so that
+#: its variance estimate reaches the degrees of freedom the consistency test needs (9) with a margin.
+CHECK_PULLS = 12
+# (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
+# 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
+# near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
+# multiplies E[w^2] by up to 1/(1 - alpha) (LaplaceISArm).
+DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2, 0.1), (20.0, 1.1, 0.02))
 
 
 class EvidenceResult(RunResult):
@@ -59,11 +89,12 @@ def evidence_arms(
     n_chains: int = 1,
     transition: str = "slice",
     laplace: bool = True,
-    laplace_proposals: Sequence[tuple[float, float]] = DEFAULT_LAPLACE_PROPOSALS,
+    laplace_proposals: Sequence[tuple[float, ...]] = DEFAULT_LAPLACE_PROPOSALS,
     prior: bool = True,
     smc: bool = False,
     batch_size: int = 1000,
     cost: str = "cpu",
+    budget_seconds: float | None = None,
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
 
@@ -86,32 +117,87 @@ def evidence_arms(
         Include Laplace-t importance sampling, prior importance sampling, PyMC's SMC
         (one ``pm.sample_smc`` run per pull; biased-consistent, see
         :class:`~pmcbandit.arms.evidence.SMCArm`).
-    laplace_proposals : sequence of (df, inflation)
-        One Laplace-centred Student-t arm per pair (see
-        :class:`~pmcbandit.arms.evidence.LaplaceISArm`), named ``"laplace-t"`` for df = 5 and
+    laplace_proposals : sequence of (df, inflation) or (df, inflation, defensive)
+        One Laplace-centred Student-t mixture arm per tuple (see
+        :class:`~pmcbandit.arms.evidence.LaplaceISArm`; ``defensive`` is the share of its draws
+        from the prior, 0.1 when not given), named ``"laplace-t"`` for df = 5 and
         ``"laplace-t{df}"`` otherwise. The default pairs a heavy-tailed proposal (ν = 5,
-        covariance × 1.2: safe when the posterior is skewed or heavier-tailed than a Gaussian)
-        with a light-tailed one (ν = 20, × 1.1: about 4x lower variance per draw on
-        near-Gaussian posteriors such as Pima T=50, ``benchmarks/results/bench_laplace_smc.md``);
-        which one is better depends on the model, so the bandit decides.
+        covariance × 1.2, 10 % defensive: safe when the posterior is skewed or heavier-tailed
+        than a Gaussian) with a light-tailed one (ν = 20, × 1.1, 2 % defensive: about 4x lower
+        variance per draw on near-Gaussian posteriors such as Pima T=50,
+        ``benchmarks/results/bench_laplace_smc.md``); which one is better depends on the model,
+        so the bandit decides. Both share one
+        multi-start mode search. When the search finds no interior mode (e.g. the density grows
+        without bound towards a boundary, as in a centred hierarchical model's funnel), the
+        Laplace arms are left out and a :class:`~pmcbandit.PmcBanditWarning` says why.
     batch_size : int
         Draws per pull of the importance-sampling arms.
     cost : {"cpu", "logp_evals"}
         Cost of an AIS/prior-IS pull: CPU seconds (default) or log-density evaluations.
+    budget_seconds : float, optional
+        Size the AIS arms for a run of this many seconds (:func:`estimate_evidence` passes its
+        time budget). AIS pull durations are predicted from the measured cost of one log-density
+        evaluation (:func:`~pmcbandit.arms.evidence.ais.predicted_seconds`); every AIS arm gets
+        at most the steps of a pull predicted to take ``MAX_DECISION_SHARE / 2`` of the budget
+        (a paired decision is two pulls, :mod:`pmcbandit.guards` rule 1), and the arm with the
+        fewest steps at most those of a pull of which :data:`CHECK_PULLS` fit in the
+        ``CROSS_CHECK_SHARE`` of the budget, so the cross-check family can reach a variance
+        estimate the consistency test accepts. Shrunk arms keep at least :data:`MIN_AIS_STEPS`
+        steps (equal counts are merged; an arm that cannot get that many is left out); a
+        :class:`~pmcbandit.PmcBanditWarning` reports the new counts.
     """
+    arms, notes = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition, laplace=laplace,
+                        laplace_proposals=laplace_proposals, prior=prior, smc=smc, batch_size=batch_size,
+                        cost=cost, budget_seconds=budget_seconds)
+    for note in notes:
+        warnings.warn(note, PmcBanditWarning, stacklevel=2)
+    return arms
+
+
+def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
+          budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE
+          ) -> tuple[list[Arm], list[str]]:
+    """:func:`evidence_arms`'s pool and the notes on what it left out or shrank, and why."""
     from pmcbandit.arms.evidence import AISArm, ModelDensity, PriorISArm
+    from pmcbandit.arms.evidence.ais import predicted_seconds
 
     proposals = _check_proposals(laplace_proposals) if laplace else []
+    if budget_seconds is not None and not (budget_seconds > 0):
+        raise ValueError(
+            f"The 'budget_seconds' parameter of evidence_arms must be None or > 0. Got {budget_seconds!r} instead."
+        )
     density = ModelDensity(model)  # compiled once, shared by every AIS, Laplace-t and prior-IS arm
+    notes: list[str] = []
+    steps = sorted(int(n) for n in ais_steps)
+    if budget_seconds is not None and steps:
+        caps = [decision_share * budget_seconds / 2] * len(steps)
+        if check_share > 0:
+            caps[0] = min(caps[0], check_share * budget_seconds / CHECK_PULLS)
+        capped = [min(n, _most_steps(density, cap, n_chains, transition)) for n, cap in zip(steps, caps)]
+        capped = list(dict.fromkeys(n for n in capped if n >= MIN_AIS_STEPS))
+        if capped != steps:
+            notes.append(
+                f"AIS step counts {steps} sized for a {budget_seconds:g} s budget (one log-density evaluation takes "
+                f"{density.eval_seconds:.3g} s; pmcbandit.evidence.evidence_arms, budget_seconds): "
+                f"{capped or 'no AIS arm left'}"
+            )
+        steps = capped
     arms: list[Arm] = [
-        AISArm(density, n_steps=int(n), n_chains=n_chains, transition=transition, cost=cost) for n in ais_steps
+        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
     ]
     if laplace:
         from pmcbandit.arms.evidence import LaplaceISArm
+        from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
 
-        for df, inflation in proposals:
-            name = "laplace-t" if df == 5.0 else f"laplace-t{df:g}"
-            arms.append(LaplaceISArm(density, df=df, inflation=inflation, batch_size=batch_size, name=name))
+        search = find_modes(density)
+        try:
+            for df, inflation, defensive in proposals:
+                name = "laplace-t" if df == 5.0 else f"laplace-t{df:g}"
+                arms.append(LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive,
+                                         batch_size=batch_size, name=name, modes=search, cost=cost))
+        except NoInteriorModeError as err:
+            arms = [a for a in arms if not isinstance(a, LaplaceISArm)]
+            notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
     if prior:
         arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
     if smc:
@@ -119,20 +205,31 @@ def evidence_arms(
 
         arms.append(SMCArm(model))
     if not arms:
-        raise ValueError("evidence_arms: the pool is empty (every arm family was switched off)")
-    return arms
+        raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
+    return arms, notes
 
 
-def _check_proposals(proposals) -> list[tuple[float, float]]:
-    """``laplace_proposals`` as (df, inflation) floats with distinct df (they name the arms)."""
+def _most_steps(density, seconds: float, n_chains: int, transition: str) -> int:
+    """The most annealing steps of an AIS pull predicted to take at most ``seconds``."""
+    from pmcbandit.arms.evidence.ais import predicted_seconds
+
+    first = predicted_seconds(density, 1, n_chains, transition)
+    per_step = predicted_seconds(density, 2, n_chains, transition) - first
+    return int((seconds - first) / per_step) + 1 if per_step > 0 else 10**9
+
+
+def _check_proposals(proposals) -> list[tuple[float, float, float]]:
+    """``laplace_proposals`` as (df, inflation, defensive) floats with distinct df (they name the arms)."""
     try:
-        pairs = [(float(df), float(c)) for df, c in proposals]
-    except (TypeError, ValueError):
+        pairs = [(float(p[0]), float(p[1]), float(p[2]) if len(p) == 3 else 0.1) for p in proposals]
+        if any(len(p) not in (2, 3) for p in proposals):
+            raise ValueError
+    except (TypeError, ValueError, IndexError):
         raise TypeError(
-            "The 'laplace_proposals' parameter of evidence_arms must be a sequence of (df, inflation) "
-            f"pairs of numbers. Got {proposals!r} instead."
+            "The 'laplace_proposals' parameter of evidence_arms must be a sequence of (df, inflation) or "
+            f"(df, inflation, defensive) tuples of numbers. Got {proposals!r} instead."
         ) from None
-    dfs = [df for df, _ in pairs]
+    dfs = [df for df, _, _ in pairs]
     if len(set(dfs)) != len(dfs):
         raise ValueError(
             "The 'laplace_proposals' parameter of evidence_arms must have distinct df values "
@@ -157,28 +254,46 @@ def estimate_evidence(
     ----------
     model : pymc.Model
     arms : sequence of Arm, optional
-        Defaults to :func:`evidence_arms(model) <evidence_arms>`.
+        Defaults to :func:`evidence_arms(model, budget_seconds=...) <evidence_arms>` with the
+        time budget's horizon (AIS arms sized for the budget).
     policy, budget, combine, random_seed, progressbar
-        As in :func:`pmcbandit.run`; a float budget is seconds of wall time.
+        As in :func:`pmcbandit.run`; a float budget is seconds of wall time. The budget does not
+        count building the arms (``result.settings["setup_seconds"]``).
     **run_kwargs
         Passed to :func:`pmcbandit.run` (``reward``, ``checkpoint``, ``pull_timeout`` ...).
 
     Returns
     -------
     EvidenceResult
-        ``log_z``, ``log_z_se``, ``log_z_ci(0.95)``, per-arm table, ``to_inference_data()``.
+        ``log_z``, ``log_z_se``, ``log_z_ci(0.95)``, ``interval_status``, per-arm table (with
+        Pareto k-hat), ``to_inference_data()``; the notes of the pool (arms left out or shrunk,
+        and why) are among ``result.notes`` and ``result.warnings()``.
     """
     from pmcbandit.arms.evidence import check_model
 
     check_model(model, "estimate_evidence")
+    start = time.perf_counter()
+    notes: list[str] = []
     if arms is None:
-        arms = evidence_arms(model)
+        arms, notes = _pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
+                            laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
+                            cost="cpu", budget_seconds=as_budget(budget, "estimate_evidence").horizon,
+                            decision_share=run_kwargs.get("max_decision_share", MAX_DECISION_SHARE),
+                            check_share=run_kwargs.get("cross_check_share", CROSS_CHECK_SHARE))
     arms = list(arms)
     if arms and not all(getattr(a, "log_scale", False) for a in arms):
         raise ValueError(
             "The 'arms' parameter of estimate_evidence must hold log-scale evidence arms "
             "(log-weights whose exponentials estimate Z)."
         )
-    result = run(arms, policy=policy, budget=budget, combine=combine, random_seed=random_seed,
-                 progressbar=progressbar, **run_kwargs)
+    setup = time.perf_counter() - start
+    with warnings.catch_warnings():
+        # The run's own warnings are re-issued below, after the pool's notes are joined to them.
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        result = run(arms, policy=policy, budget=budget, combine=combine, random_seed=random_seed,
+                     progressbar=progressbar, **run_kwargs)
+    result.notes = tuple(notes) + result.notes
+    result.settings["setup_seconds"] = setup
+    for message in result.warnings():
+        warnings.warn(message, PmcBanditWarning, stacklevel=2)
     return EvidenceResult.from_run(result)

@@ -24,17 +24,28 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm, Pull
 
-__all__ = ["Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor"]
+__all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor"]
+
+
+class Ticket(NamedTuple):
+    """One pull to make: pull ``pull_index`` of arm ``arm`` (its stream is fixed by both),
+    serving bandit decision ``decision``."""
+
+    decision: int
+    arm: int
+    pull_index: int
 
 
 class Outcome(NamedTuple):
-    """A pull that came back: its ticket ``(decision, arm, j)``, status, Pull (None when it
-    raised or timed out) and fault message."""
+    """A pull that came back: its ticket, status, Pull (None when it raised or timed out), fault
+    message, and the wall seconds it took (the guards of :mod:`pmcbandit.guards` predict a
+    decision's duration from them, whatever unit the arm's ``cost`` is in)."""
 
-    ticket: object
+    ticket: Ticket
     status: str  # "ok" | "nonfinite" | "error" | "timeout"
     pull: Pull | None
     message: str
+    seconds: float = math.nan
 
 
 def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
@@ -44,32 +55,38 @@ def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
     ``"nonfinite"`` (a NaN or +inf value, -inf on a linear scale, every log-weight ``-inf``,
     or a cost that is not a finite number >= 0), else ``"ok"``.
     """
+    start = time.perf_counter()
     try:
         pull = arm.pull(rng)
     except Exception as exc:  # an arm's bug must not lose the run: recorded as a fault
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return Outcome(ticket, "error", None, last)
+        return Outcome(ticket, "error", None, last, time.perf_counter() - start)
+    return _classify(arm, pull, ticket, time.perf_counter() - start)
+
+
+def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
+    """The status of a pull that returned (see :func:`execute_pull`)."""
     values = pull.values
     if values.size == 1:
         x = float(values[0])
         ok = math.isfinite(x)
         if not ok and arm.log_scale and x == -math.inf:
-            return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)")
+            return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)", seconds)
         if not ok:
-            return Outcome(ticket, "nonfinite", pull, f"1 of 1 values are NaN or inf ({x!r})")
+            return Outcome(ticket, "nonfinite", pull, f"1 of 1 values are NaN or inf ({x!r})", seconds)
     elif not np.isfinite(values).all():
         bad = ~np.isfinite(values)
         if arm.log_scale:
             # log weights of -inf are valid (a zero weight) unless all are: then log-mean-exp is -inf
             bad = np.isnan(values) | (values == np.inf)
             if not bad.any() and np.all(values == -np.inf):
-                return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)")
+                return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)", seconds)
         if bad.any():
-            return Outcome(ticket, "nonfinite", pull, f"{int(bad.sum())} of {bad.size} values are NaN or inf")
+            return Outcome(ticket, "nonfinite", pull, f"{int(bad.sum())} of {bad.size} values are NaN or inf", seconds)
     cost = pull.cost
     if not (math.isfinite(cost) and cost >= 0):
-        return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0")
-    return Outcome(ticket, "ok", pull, "")
+        return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0", seconds)
+    return Outcome(ticket, "ok", pull, "", seconds)
 
 
 class SerialExecutor:
@@ -142,7 +159,8 @@ class ThreadExecutor:
                 for ticket, t0 in list(self._started.items()):
                     if now - t0 >= self.timeout:
                         del self._started[ticket]
-                        out.append(Outcome(ticket, "timeout", None, f"pull exceeded the {self.timeout} s timeout"))
+                        out.append(Outcome(ticket, "timeout", None, f"pull exceeded the {self.timeout} s timeout",
+                                           now - t0))
         while True:  # collect whatever else is already done
             try:
                 outcome = self._results.get_nowait()

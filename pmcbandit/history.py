@@ -13,8 +13,15 @@ One row per pull, in the order the pulls came back. Columns:
 ``cost``            the pull's cost (CPU seconds or the arm's declared cost)
 ``reward``          reward fed to the policy when this pull completed its decision, else NaN
 ``wall``, ``cpu``   wall and process CPU seconds since the run started, when the pull came back
+``seconds``         wall seconds the pull itself took (what the guards predict durations from)
 ``selected_before`` decisions dispatched when the pull came back (replays the exact order on resume)
+``reason``          why the decision's arm was chosen, an index into :data:`REASONS`: ``policy`` (the bandit
+                    policy chose), ``initial`` (every arm's first decision under a time budget, cheapest
+                    first) or ``cross_check`` (the share kept on a second estimator family);
+                    :mod:`pmcbandit.guards`
 plus one column per diagnostic field any arm declares (NaN where an arm does not report it).
+
+A row is a :class:`PullRecord` (a NamedTuple whose fields are the columns above, in order).
 
 Faults keep their message in :attr:`History.faults` (row, arm, status, message).
 """
@@ -23,16 +30,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["History", "STATUS", "COLUMNS"]
+__all__ = ["History", "PullRecord", "STATUS", "REASONS", "COLUMNS"]
 
 STATUS = ("ok", "nonfinite", "error", "timeout", "out_of_bounds")
-INT_COLUMNS = ("decision", "arm", "pull_index", "status", "batch_size", "selected_before")
-FLOAT_COLUMNS = ("obs", "within_var", "cost", "reward", "wall", "cpu")
+REASONS = ("policy", "initial", "cross_check")
+
+
+class PullRecord(NamedTuple):
+    """One row of the history (the columns of the module docstring)."""
+
+    decision: int
+    arm: int
+    pull_index: int
+    status: int
+    batch_size: int
+    selected_before: int
+    reason: int
+    obs: float
+    within_var: float
+    cost: float
+    reward: float
+    wall: float
+    cpu: float
+    seconds: float
+
+
+INT_COLUMNS = PullRecord._fields[:7]
+FLOAT_COLUMNS = PullRecord._fields[7:]
 #: Order of the values given to :meth:`History.append_row`.
-COLUMNS = INT_COLUMNS + FLOAT_COLUMNS
+COLUMNS = PullRecord._fields
+#: Values of columns that checkpoints of an earlier layout lack.
+_MISSING_DEFAULTS = {"reason": 0, "seconds": float("nan")}
 
 
 class History:
@@ -60,11 +92,12 @@ class History:
 
     def append(self, info=None, **row) -> int:
         """Add one pull given by column name; ``info`` holds diagnostic fields. Returns the row index."""
-        return self.append_row(tuple(row[c] for c in COLUMNS), self.diagnostic_values(info))
+        return self.append_row(PullRecord(**{**_MISSING_DEFAULTS, **row}), self.diagnostic_values(info))
 
-    def append_row(self, values: tuple, diagnostics: tuple = ()) -> int:
-        """Add one pull: ``values`` in the order of :data:`COLUMNS`, ``diagnostics`` in the order of
-        :attr:`diagnostics` (from :meth:`diagnostic_values`). Returns the row index."""
+    def append_row(self, values: PullRecord, diagnostics: tuple = ()) -> int:
+        """Add one pull: ``values`` a :class:`PullRecord` (or a tuple in the order of :data:`COLUMNS`),
+        ``diagnostics`` in the order of :attr:`diagnostics` (from :meth:`diagnostic_values`).
+        Returns the row index."""
         for add, v in zip(self._appenders, values):
             add(v)
         for add, v in zip(self._diag_appenders, diagnostics):
@@ -127,8 +160,10 @@ class History:
     @classmethod
     def from_npz_dict(cls, data) -> "History":
         hist = cls(json.loads(str(data["diagnostics_json"])))
+        n = len(data["col_arm"])
         for c, values in hist._cols.items():
-            values.extend(data[f"col_{c}"].tolist())
+            key = f"col_{c}"
+            values.extend(data[key].tolist() if key in data else [_MISSING_DEFAULTS[c]] * n)
         hist._arrays.clear()
         hist.faults = [tuple(f) for f in json.loads(str(data["faults_json"]))]
         return hist

@@ -1,20 +1,65 @@
 """The result of a run: estimate, honest SE and intervals, per-arm table, full history.
 
 Everything a :class:`RunResult` reports is recomputed from its :class:`~pmcbandit.history.History`
-(the combination of :mod:`pmcbandit.combine` over the valid pulls), so a result rebuilt from a
+(the combination of :mod:`pmcbandit.combine` over the valid pulls) and the per-arm reliability of
+importance weights the run measured (:class:`ArmReliability`), so a result rebuilt from a
 checkpoint or from InferenceData reports the same numbers.
+
+What is reported (``interval_status``)
+--------------------------------------
+1. Arms flagged *unreliable* (Pareto :math:`\\hat k` of their importance weights above the
+   sample-size-dependent threshold, :mod:`pmcbandit.psis`) get no weight: their variance estimate
+   cannot be trusted.
+2. The other arms are combined (``combine=``; :mod:`pmcbandit.combine`), and their agreement is
+   tested (:mod:`pmcbandit.consistency`): Cochran's Q with Welch's F reference (the arms'
+   variances are estimated, with their degrees of freedom) over the arms whose variance estimate
+   has at least :data:`~pmcbandit.combine.MIN_WEIGHTED_DOF` degrees of freedom, on the log scale
+   for log-scale runs. If they disagree (``p < alpha``), the reported estimate, SE and interval are
+   the random-effects ones (``"random_effects"``), which cover the disagreement, and the outlying
+   arms are named.
+3. Otherwise the combination is reported; its interval is flagged ``"too_few_observations"``
+   (not printed as an interval by :meth:`RunResult.summary`) when its SE has fewer than
+   :data:`MIN_INTERVAL_DOF` effective degrees of freedom, ``"no_reliable_arm"`` when every arm
+   with observations was flagged unreliable, and ``"ok"`` otherwise.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
-from pmcbandit.combine import Combined, combine, interval, log_interval
+from pmcbandit.combine import MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
+from pmcbandit.consistency import Heterogeneity, heterogeneity
+from pmcbandit.consistency import interval as random_effects_interval
 from pmcbandit.history import STATUS, History
 
-__all__ = ["RunResult"]
+__all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF"]
+
+#: Fewest effective degrees of freedom of an SE for its interval to be reported as one.
+MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
+INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
+
+
+class ArmReliability(NamedTuple):
+    """Per-arm reliability of importance weights (Vehtari et al. 2024; :mod:`pmcbandit.psis`).
+
+    ``khat`` is NaN for arms whose values are not importance weights and while an arm has fewer
+    weights than the diagnostic needs; ``threshold`` is :math:`\\min(1 - 1/\\log_{10} S, 0.7)`
+    for the arm's ``n_weights`` = S; ``unreliable`` marks arms flagged during the run.
+    """
+
+    khat: np.ndarray
+    threshold: np.ndarray
+    n_weights: np.ndarray
+    unreliable: np.ndarray
+
+    @classmethod
+    def empty(cls, n_arms: int) -> "ArmReliability":
+        nan = np.full(n_arms, np.nan)
+        return cls(nan, nan.copy(), np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=bool))
 
 
 class RunResult:
@@ -40,6 +85,11 @@ class RunResult:
     quarantined : ndarray of bool
     policy_state : BanditState or None
         The policy's final state (None for results rebuilt from a file).
+    reliability : ArmReliability, optional
+        Per-arm Pareto k-hat of the importance weights (none measured when omitted).
+    notes : sequence of str
+        What the run loop reported besides the history (quarantines, unmet cross-checks, arms
+        left out of the pool and why).
 
     Examples
     --------
@@ -47,11 +97,12 @@ class RunResult:
     >>> arms = [pb.CallableArm(lambda rng, s=s: rng.normal(1.0, s), name=f"sd{s}") for s in (0.5, 2.0)]
     >>> res = pb.run(arms, policy="ucb1", budget=pb.Pulls(200), random_seed=1, progressbar=False)
     >>> lo, hi = res.ci(0.95)
-    >>> bool(lo < res.estimate < hi)
-    True
+    >>> bool(lo < res.estimate < hi), res.interval_status
+    (True, 'ok')
     """
 
-    def __init__(self, arm_names, history: History, combine: str, log_scale: bool, quarantined, settings, policy_state):
+    def __init__(self, arm_names, history: History, combine: str, log_scale: bool, quarantined, settings,
+                 policy_state, reliability: ArmReliability | None = None, notes=()):
         self.arm_names = list(arm_names)
         self.history = history
         self.combine = combine
@@ -59,8 +110,10 @@ class RunResult:
         self.quarantined = np.asarray(quarantined, dtype=bool)
         self.settings = dict(settings)
         self.policy_state = policy_state
+        self.reliability = reliability if reliability is not None else ArmReliability.empty(len(self.arm_names))
+        self.notes = tuple(notes)
 
-    # --- the combined estimate ------------------------------------------------------
+    # --- the combination ------------------------------------------------------------
     @cached_property
     def _valid(self) -> np.ndarray:
         return self.history.column("status") == 0
@@ -84,14 +137,58 @@ class RunResult:
 
     @cached_property
     def combined(self) -> Combined:
-        obs, arms, within, size = self.working_values()
-        return combine(obs, arms, len(self.arm_names), self.combine, within, size)
+        """The combination of the reliable arms (step 2 of the module docstring)."""
+        return self.combined_with(self.combine)
 
     def combined_with(self, method: str) -> Combined:
         """The same observations combined with another method (for comparisons)."""
         obs, arms, within, size = self.working_values()
-        return combine(obs, arms, len(self.arm_names), method, within, size)
+        return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.unreliable)
 
+    @cached_property
+    def consistency(self) -> Heterogeneity:
+        """Do the arms agree? Cochran's Q and the random-effects combination (:mod:`pmcbandit.consistency`)
+        over the arms with their own variance estimate of at least ``MIN_WEIGHTED_DOF`` dof (log
+        scale for log-scale runs: ``log`` of each arm's mean, delta-method SE)."""
+        c = self.combined
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(c.var / c.n)
+            y = c.mean
+            if self.log_scale:
+                y = np.log(c.mean)
+                se = se / c.mean
+        mask = c.used & c.own & (c.nu >= MIN_WEIGHTED_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
+        return heterogeneity(y, se, mask=mask, nu=c.nu)
+
+    @cached_property
+    def interval_status(self) -> str:
+        """One of :data:`INTERVAL_STATUS` (module docstring)."""
+        c = self.combined
+        if not c.estimate == c.estimate:
+            return "no_estimate"
+        if self.consistency.flagged:
+            return "random_effects"
+        if self._all_unreliable:
+            return "no_reliable_arm"
+        if not c.df >= MIN_INTERVAL_DOF:
+            return "too_few_observations"
+        return "ok"
+
+    @property
+    def interval_reliable(self) -> bool:
+        """Whether the reported interval is one to print (``"ok"`` or ``"random_effects"``)."""
+        return self.interval_status in ("ok", "random_effects")
+
+    @property
+    def _all_unreliable(self) -> bool:
+        seen = self.combined.n > 0
+        return bool(seen.any() and self.reliability.unreliable[seen].all())
+
+    @property
+    def _random_effects(self) -> Heterogeneity | None:
+        return self.consistency if self.interval_status == "random_effects" else None
+
+    # --- what is reported ------------------------------------------------------------
     def _linear(self, x: float) -> float:
         """``x`` on the working scale back on the target's scale: ``x * exp(shift)``, which
         overflows to ``inf`` or underflows to 0 for extreme evidences (read the log values)."""
@@ -102,39 +199,65 @@ class RunResult:
 
     @property
     def estimate(self) -> float:
-        """The combined estimate (:mod:`pmcbandit.combine`); NaN without a valid observation."""
-        return self._linear(self.combined.estimate)
+        """The reported estimate (module docstring); NaN without a valid observation."""
+        h = self._random_effects
+        if h is None:
+            return self._linear(self.combined.estimate)
+        return self._linear(math.exp(h.estimate)) if self.log_scale else float(h.estimate)
 
     @property
     def se(self) -> float:
         """Its standard error (``inf`` from a single observation)."""
-        return self._linear(self.combined.se)
+        h = self._random_effects
+        if h is None:
+            return self._linear(self.combined.se)
+        return self.estimate * float(h.se) if self.log_scale else float(h.se)
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
-        """Two-sided ``level`` interval ``estimate ± t_df se``, Student-t with Satterthwaite's
-        degrees of freedom (see :mod:`pmcbandit.combine`)."""
-        c = self.combined
-        lo, hi = interval(c.estimate, c.se, c.df, level)
-        return self._linear(lo), self._linear(hi)
+        """Two-sided ``level`` interval: ``estimate ± t_df se`` with Satterthwaite's degrees of freedom
+        (:mod:`pmcbandit.combine`), or the random-effects interval when the arms disagree. Check
+        :attr:`interval_status` before reading it as an interval."""
+        h = self._random_effects
+        if h is None:
+            c = self.combined
+            lo, hi = interval(c.estimate, c.se, c.df, level)
+            return self._linear(lo), self._linear(hi)
+        lo, hi = random_effects_interval(h, level)
+        if self.log_scale:
+            return self._linear(math.exp(lo)), self._linear(math.exp(hi))
+        return float(lo), float(hi)
 
     @property
     def log_estimate(self) -> float:
         """``log`` of the estimate of a positive target (NaN if the estimate is not positive)."""
-        c = self.combined
-        return float(self.shift + np.log(c.estimate)) if c.estimate > 0 else float("nan")
+        h = self._random_effects
+        if h is not None and self.log_scale:
+            return float(self.shift + h.estimate)
+        est = self.combined.estimate if h is None else h.estimate
+        return float(self.shift + np.log(est)) if est > 0 else float("nan")
 
     @property
     def log_se(self) -> float:
-        """Delta-method SE of ``log_estimate``: ``se / estimate``."""
-        c = self.combined
-        return float(c.se / c.estimate) if c.estimate > 0 else float("nan")
+        """SE of ``log_estimate`` (delta method, ``se / estimate``, for a combination on the linear scale)."""
+        h = self._random_effects
+        if h is not None and self.log_scale:
+            return float(h.se)
+        est, se = (self.combined.estimate, self.combined.se) if h is None else (h.estimate, h.se)
+        return float(se / est) if est > 0 else float("nan")
 
     def log_ci(self, level: float = 0.95) -> tuple[float, float]:
-        """Interval for ``log`` of a positive target (:func:`pmcbandit.combine.log_interval`):
-        the log of the linear interval when its lower end is positive, else the log-normal
-        approximation ``log_estimate ± q sqrt(log(1 + (se/estimate)^2))``."""
-        c = self.combined
-        lo, hi = log_interval(c.estimate, c.se, c.df, level)
+        """Interval for ``log`` of a positive target: the log of the linear interval when its lower
+        end is positive, else the log-normal approximation (:func:`pmcbandit.combine.log_interval`);
+        the random-effects interval of the logs when the arms of a log-scale run disagree."""
+        h = self._random_effects
+        if h is not None and self.log_scale:
+            lo, hi = random_effects_interval(h, level)
+            return float(lo + self.shift), float(hi + self.shift)
+        if h is None:
+            c = self.combined
+            lo, hi = log_interval(c.estimate, c.se, c.df, level)
+        else:
+            lo, hi = log_interval(h.estimate, h.se, h.dof, level)
         return float(lo + self.shift), float(hi + self.shift)
 
     # --- per-arm view -----------------------------------------------------------------
@@ -144,9 +267,17 @@ class RunResult:
             dict(row=r, arm=self.arm_names[a], status=s, message=m) for r, a, s, m in self.history.faults
         ]
 
+    def arm_status(self) -> np.ndarray:
+        """Per arm: ``"ok"``, ``"quarantined"`` (faults) or ``"unreliable"`` (Pareto k-hat)."""
+        status = np.full(len(self.arm_names), "ok", dtype=object)
+        status[self.reliability.unreliable] = "unreliable"
+        status[self.quarantined] = "quarantined"
+        return status.astype(str)
+
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per-arm summary: pulls, faults, mean (working scale), variance V_k of an observation,
-        mean cost delta_k, V*delta, combination weight, quarantined flag."""
+        mean cost delta_k, V*delta, combination weight, Pareto k-hat of its importance weights with
+        its threshold and weight count, quarantined flag and status."""
         k = len(self.arm_names)
         arms = self.history.column("arm")
         status = self.history.column("status")
@@ -155,6 +286,7 @@ class RunResult:
         pulls = np.bincount(arms, minlength=k)
         cost_sum = np.bincount(arms[np.isfinite(cost)], weights=cost[np.isfinite(cost)], minlength=k)
         mean_cost = np.divide(cost_sum, pulls, out=np.full(k, np.nan), where=pulls > 0)
+        rel = self.reliability
         return dict(
             arm=np.asarray(self.arm_names),
             pulls=pulls,
@@ -164,31 +296,97 @@ class RunResult:
             cost=mean_cost,
             var_cost=c.var * mean_cost,
             weight=c.weights,
+            khat=rel.khat,
+            khat_threshold=rel.threshold,
+            n_weights=rel.n_weights,
             quarantined=self.quarantined,
+            status=self.arm_status(),
         )
 
+    def warnings(self) -> list[str]:
+        """What the user must know about this result (the run issues each as a PmcBanditWarning)."""
+        out = list(self.notes)
+        rel = self.reliability
+        bad = np.flatnonzero(rel.unreliable)
+        if bad.size:
+            detail = ", ".join(
+                f"{self.arm_names[k]} (k-hat {rel.khat[k]:.2f} > {rel.threshold[k]:.2f} at S = {rel.n_weights[k]})"
+                for k in bad
+            )
+            out.append(f"arms whose importance weights fail the Pareto k-hat check were given no weight and "
+                       f"not chosen again: {detail}")
+        status = self.interval_status
+        h = self.consistency
+        if status == "random_effects":
+            names = [self.arm_names[k] for k in h.outliers]
+            out.append(
+                f"the arms disagree beyond their standard errors (Cochran's Q = {h.q:.3g} on {h.df} dof, "
+                f"p = {h.p_value:.2g}); outlying: {names or 'none singled out'}; the reported estimate and interval "
+                "are the random-effects ones, which cover the disagreement"
+            )
+        elif self._unchecked_families():
+            out.append(
+                f"no independent check: the arms compared for consistency ({self._families_compared() or 'none'}) "
+                f"do not span two estimator families of the pool ({sorted(set(self._families()) - {None})}), so an "
+                "error every arm of one family shares would go unseen (give the run more time)"
+            )
+        if status == "too_few_observations":
+            out.append(f"the standard error rests on too few observations ({self.combined.df:.3g} effective "
+                       f"degrees of freedom < {MIN_INTERVAL_DOF}): no reliable interval")
+        elif status == "no_reliable_arm":
+            out.append("every arm with observations failed the Pareto k-hat check: no reliable interval")
+        return out
+
+    def _families(self) -> list:
+        families = self.settings.get("families")
+        return list(families) if families is not None else [None] * len(self.arm_names)
+
+    def _families_compared(self) -> list[str]:
+        families = self._families()
+        return sorted({families[k] for k in self.consistency.compared if families[k] is not None})
+
+    def _unchecked_families(self) -> bool:
+        """The pool has two estimator families or more, but fewer were compared (:mod:`pmcbandit.guards`)."""
+        pool = {f for f in self._families() if f is not None}
+        return len(pool) >= 2 and len(self._families_compared()) < 2
+
     def summary(self) -> str:
-        """A readable table (the CLI prints it): the estimate with its SE and 95% interval, then
-        per arm its pulls, faults, V·δ (variance of an observation times its mean cost, the
-        quantity the bandit minimises, Neufeld et al. 2014, Sec. 5), cost and weight."""
+        """A readable table (the CLI prints it): the estimate with its SE and 95% interval (or why
+        there is none), then per arm its pulls, faults, V·δ (variance of an observation times its
+        mean cost, the quantity the bandit minimises, Neufeld et al. 2014, Sec. 5), cost, weight,
+        Pareto k-hat and status, then every warning and note."""
         t = self.arm_table()
+        status = self.interval_status
         if self.log_scale:
             lo, hi = self.log_ci()
-            head = f"log Z = {self.log_estimate:.6f} ± {self.log_se:.6f} (95% CI {lo:.6f} .. {hi:.6f})"
+            head = f"log Z = {self.log_estimate:.6f} ± {self.log_se:.6f}"
+            band = f"95% CI {lo:.6f} .. {hi:.6f}"
         else:
             lo, hi = self.ci()
-            head = f"estimate = {self.estimate:.6g} ± {self.se:.3g} (95% CI {lo:.6g} .. {hi:.6g})"
+            head = f"estimate = {self.estimate:.6g} ± {self.se:.3g}"
+            band = f"95% CI {lo:.6g} .. {hi:.6g}"
+        if status == "random_effects":
+            head += f" ({band}, random effects: the arms disagree)"
+        elif status == "ok":
+            head += f" ({band})"
+        elif status == "no_estimate":
+            head = "no estimate: no valid observation"
+        else:
+            head += f" (no reliable 95% interval: {status.replace('_', ' ')})"
         settings = self.settings
         about = f"{len(self.history)} pulls, {len(self.history.faults)} faults, combine={self.combine!r}"
         if settings.get("policy"):
             about = f"policy={settings['policy']!r}, reward={settings.get('reward')!r}, budget={settings.get('budget')}, " + about
-        lines = [head, about, f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7}"]
+        lines = [head, about,
+                 f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7} {'k-hat':>6}  status"]
         for i in range(len(self.arm_names)):
-            flag = "  quarantined" if t["quarantined"][i] else ""
+            khat = f"{t['khat'][i]:6.2f}" if np.isfinite(t["khat"][i]) else f"{'-':>6}"
             lines.append(
                 f"{t['arm'][i]:>14} {t['pulls'][i]:>7d} {t['faults'][i]:>6d} {t['var_cost'][i]:>11.4g} "
-                f"{t['cost'][i]:>10.4g} {t['weight'][i]:>7.3f}{flag}"
+                f"{t['cost'][i]:>10.4g} {t['weight'][i]:>7.3f} {khat}  {t['status'][i]}"
             )
+        for message in self.warnings():
+            lines.append(f"warning: {message}")
         for flag in self.combined.degenerate:
             lines.append(f"note: {flag}")
         return "\n".join(lines)

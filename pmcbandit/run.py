@@ -29,11 +29,13 @@ import numpy as np
 from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
-from pmcbandit.budget import Budget, TargetSE, as_budget
+from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
 from pmcbandit.combine import COMBINE_METHODS
 from pmcbandit.engine import Engine
 from pmcbandit.executors import SerialExecutor, execute_pull, make_executor
-from pmcbandit.history import COLUMNS, History
+from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards, Plan
+from pmcbandit.history import COLUMNS, History, PullRecord
+from pmcbandit.psis import WeightTails
 from pmcbandit.policies import get_policy
 from pmcbandit.result import RunResult
 from pmcbandit.rewards import make_reward_rule
@@ -41,7 +43,7 @@ from pmcbandit.streams import Streams
 
 __all__ = ["run", "PmcBanditWarning"]
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 
 
 class PmcBanditWarning(UserWarning):
@@ -63,6 +65,8 @@ def run(
     max_in_flight: int = 1,
     pull_timeout: float | None = None,
     max_faults: int = 1,
+    cross_check_share: float = CROSS_CHECK_SHARE,
+    max_decision_share: float = MAX_DECISION_SHARE,
     progressbar: bool = True,
     callback: Callable | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -127,6 +131,14 @@ def run(
         observations are kept; a decision with a faulty pull gets no reward. Every fault is in
         ``result.faults`` and the InferenceData, and quarantines raise a
         :class:`PmcBanditWarning`. An oracle policy whose arm is quarantined ends the run.
+    cross_check_share : float
+        Smallest share of the spending kept on estimator families other than the leading one
+        when the arms declare two or more ``family`` values (:mod:`pmcbandit.guards`, rule 4;
+        0 switches it off).
+    max_decision_share : float
+        Under a time budget, the largest share of its horizon one decision may be predicted to
+        take (:mod:`pmcbandit.guards`, rule 1); time budgets also get the fit and initial rules
+        (no decision starts that cannot end in time; every arm tried once, cheapest first).
     progressbar : bool
         A tqdm bar of the budget's fraction spent.
     callback : callable, optional
@@ -150,7 +162,18 @@ def run(
     RunResult
         ``estimate``, ``se``, ``ci(level)``, ``log_estimate``/``log_se``/``log_ci`` for
         positive targets, ``arm_table()``, ``faults``, the full ``history``,
-        ``to_inference_data()``.
+        ``to_inference_data()``; ``reliability`` (per-arm Pareto :math:`\hat k` of importance
+        weights), ``consistency`` (do the arms agree?) and ``interval_status``
+        (:mod:`pmcbandit.result`). ``settings["stopped_by"]`` says why the run ended:
+        ``"budget"`` (spent, or no decision fits in the time left), ``"callback"`` or
+        ``"no_arm"`` (every arm quarantined or unreliable).
+
+    Warns
+    -----
+    PmcBanditWarning
+        When arms were quarantined or flagged unreliable, when the arms disagree, when the
+        interval rests on too few observations, or when the cross-check share could not be
+        kept.
 
     Raises
     ------
@@ -178,6 +201,8 @@ def run(
         raise TypeError(f"The 'progressbar' parameter of run must be a bool. Got {progressbar!r} instead.")
     if callback is not None and not callable(callback):
         raise TypeError(f"The 'callback' parameter of run must be callable or None. Got {callback!r} instead.")
+    _check_share(cross_check_share, "cross_check_share", allow_zero=True)
+    _check_share(max_decision_share, "max_decision_share", allow_zero=False)
     if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
         raise TypeError(f"The 'checkpoint' parameter of run must be a path (str or os.PathLike). Got {checkpoint!r} instead.")
     if bounds is not None and arms[0].log_scale:
@@ -186,7 +211,10 @@ def run(
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
     rule = make_reward_rule(reward, bounds, budget, ranges, pol, centre, len(arms))
-    engine = Engine(arms, pol, rule, None, max_faults, rule.bounds)
+    guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
+                    cross_check_share=cross_check_share, max_decision_share=max_decision_share,
+                    pinned=pol.pinned_arm is not None)
+    engine = Engine(arms, pol, rule, None, max_faults, rule.bounds, guards)
     if ranges == "per_arm" and not engine.state.per_arm:
         raise ValueError(
             f"The 'ranges' parameter of run must be 'shared' or 'auto' for policy {pol.name!r}, whose init "
@@ -201,18 +229,21 @@ def run(
         budget=repr(budget), max_faults=max_faults,
         max_in_flight=max_in_flight, pull_timeout=pull_timeout, arm_names=[a.name for a in arms],
         log_scale=engine.log_scale, streams=streams.to_json(),
+        cross_check_share=cross_check_share, max_decision_share=max_decision_share,
+        families=[a.family for a in arms],
     )
     watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
     if checkpoint is not None and os.path.exists(checkpoint):
-        _resume(engine, checkpoint, settings, executor, watch)
+        _resume(engine, checkpoint, settings, executor, watch, exact=budget.horizon is None)
     need_cpu = budget.uses_cpu
-    per_decision = rule.pulls_per_decision - 1
+    per_decision = rule.pulls_per_decision
     capacity = executor.capacity
     serial = type(executor) is SerialExecutor
     if serial:  # pulls re-submitted on resume ran at submit: take them in before the loop
         for outcome in executor.wait():
             engine.absorb(engine.record(outcome))
     saved_at = time.perf_counter()
+    stopped_by = "budget"
     bar = _progress_bar(progressbar, len(arms))
     try:
         while True:
@@ -220,26 +251,32 @@ def run(
             if budget.exhausted(progress):
                 break
             if serial:  # the executor's protocol inlined: one decision, pulled now, absorbed
-                if not (budget.may_dispatch(engine.pulls_dispatched + per_decision) and engine.can_dispatch()):
+                if not budget.may_dispatch(engine.pulls_dispatched + per_decision - 1):
                     break
-                for ticket in engine.dispatch()[1]:
-                    arm = ticket[1]
-                    engine.absorb(engine.record(execute_pull(arms[arm], streams.pull_rng(arm, ticket[2]), ticket)))
+                plan = engine.plan(budget.seconds_left(progress))
+                if plan is None:
+                    stopped_by = "no_arm" if engine.blocked().all() else "budget"
+                    break
+                for ticket in engine.dispatch(plan):
+                    rng = streams.pull_rng(ticket.arm, ticket.pull_index)
+                    engine.absorb(engine.record(execute_pull(arms[ticket.arm], rng, ticket)))
             else:
-                while (
-                    executor.in_flight() < capacity
-                    and budget.may_dispatch(engine.pulls_dispatched + per_decision)
-                    and engine.can_dispatch()
-                ):
-                    for ticket in engine.dispatch()[1]:
-                        executor.submit(ticket, arms[ticket[1]], streams.pull_rng(ticket[1], ticket[2]))
+                while executor.in_flight() < capacity and budget.may_dispatch(engine.pulls_dispatched + per_decision - 1):
+                    plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)))
+                    if plan is None:
+                        break
+                    for ticket in engine.dispatch(plan):
+                        executor.submit(ticket, arms[ticket.arm], streams.pull_rng(ticket.arm, ticket.pull_index))
                 if executor.in_flight() == 0:
+                    if engine.blocked().all():
+                        stopped_by = "no_arm"
                     break  # nothing left to wait for: pull budget spent or no arm left to choose
                 for outcome in executor.wait():
                     engine.absorb(engine.record(outcome))
             if bar is not None:
                 _advance(bar, budget.fraction(progress))
             if callback is not None and callback(engine.progress(progress.se), engine.history):
+                stopped_by = "callback"
                 break
             if checkpoint is not None and time.perf_counter() - saved_at >= checkpoint_every:
                 _save_checkpoint(checkpoint, engine, settings, watch)
@@ -248,15 +285,34 @@ def run(
         executor.shutdown()
         if bar is not None:
             bar.close()
+    settings["stopped_by"] = stopped_by
     if checkpoint is not None:
         _save_checkpoint(checkpoint, engine, settings, watch)
-    if engine.quarantined.any():
-        names = [arms[k].name for k in np.flatnonzero(engine.quarantined)]
-        warnings.warn(f"arms quarantined after faults: {names} (see result.faults)", PmcBanditWarning, stacklevel=2)
-    return RunResult(
+    result = RunResult(
         arm_names=[a.name for a in arms], history=engine.history, combine=combine, log_scale=engine.log_scale,
         quarantined=engine.quarantined.copy(), settings=settings, policy_state=engine.state,
+        reliability=engine.reliability(final=True), notes=_run_notes(engine, arms),
     )
+    for message in result.warnings():
+        warnings.warn(message, PmcBanditWarning, stacklevel=2)
+    return result
+
+
+def _run_notes(engine: Engine, arms) -> tuple[str, ...]:
+    """What the run loop knows that the history does not show: quarantines."""
+    if not engine.quarantined.any():
+        return ()
+    names = [arms[k].name for k in np.flatnonzero(engine.quarantined)]
+    return (f"arms quarantined after faults: {names} (see result.faults)",)
+
+
+def _check_share(value, name: str, allow_zero: bool) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"The '{name}' parameter of run must be a real number in [0, 1]. Got {value!r} instead.")
+    lower_ok = value >= 0 if allow_zero else value > 0
+    if not (lower_ok and value <= 1):
+        bound = "[0, 1]" if allow_zero else "(0, 1]"
+        raise ValueError(f"The '{name}' parameter of run must be in {bound}. Got {value!r} instead.")
 
 
 def _check_arms(arms) -> list[Arm]:
@@ -313,6 +369,7 @@ class _SEWatch:
             res = RunResult(
                 arm_names=[a.name for a in engine.arms], history=engine.history, combine=self.combine,
                 log_scale=engine.log_scale, quarantined=engine.quarantined, settings={}, policy_state=None,
+                reliability=engine.reliability(),
             )
             if engine.log_scale:
                 self.value = res.log_se
@@ -349,6 +406,9 @@ def _save_checkpoint(path, engine: Engine, settings: dict, watch: _SEWatch | Non
     data["selected"] = np.asarray(engine.selected)
     data["version"] = np.asarray(CHECKPOINT_VERSION)
     data["info_replayable"] = np.asarray(engine.info_replayable)
+    data["unreliable_since"] = engine.unreliable_since.copy()
+    if engine.tails is not None:
+        data.update(engine.tails.to_npz_dict("tails_"))
     if watch is not None:
         data["se_watch"] = np.asarray([watch.next_n, watch.value], dtype=np.float64)
     tmp = f"{os.fspath(path)}.tmp.npz"
@@ -356,14 +416,24 @@ def _save_checkpoint(path, engine: Engine, settings: dict, watch: _SEWatch | Non
     os.replace(tmp, path)
 
 
-def _resume(engine: Engine, path, settings: dict, executor, watch: _SEWatch | None = None) -> None:
-    """Replay a checkpoint through ``engine`` and re-submit the pulls that were in flight."""
+def _resume(engine: Engine, path, settings: dict, executor, watch: _SEWatch | None, exact: bool) -> None:
+    """Replay a checkpoint through ``engine`` and re-submit the pulls that were in flight.
+
+    ``exact``: the run's choices are a deterministic function of its seed (no time rules), so
+    every decision is re-made by the engine and must equal the recorded one. Otherwise (a time
+    budget, whose guards read the clock) each decision is re-opened with its recorded arm and
+    reason.
+    """
     with np.load(path, allow_pickle=False) as data:
         saved = json.loads(str(data["settings_json"]))
         history = History.from_npz_dict(data)
         selected = int(data["selected"])
         se_watch = data["se_watch"] if "se_watch" in data else None
         info_replayable = bool(data["info_replayable"]) if "info_replayable" in data else True
+        if "unreliable_since" in data:
+            engine.unreliable_since[:] = data["unreliable_since"]
+        if engine.tails is not None and "tails_counts" in data:
+            engine.tails = WeightTails.from_npz_dict(data, "tails_")
     # Checkpoints written before the running centre existed scored every loss against the first observation.
     saved.setdefault("centre", None if saved.get("reward") == "paired" else "bounds" if saved.get("bounds") else "first")
     for key in ("policy", "policy_params", "reward", "bounds", "ranges", "centre", "arm_names", "log_scale",
@@ -385,23 +455,34 @@ def _resume(engine: Engine, path, settings: dict, executor, watch: _SEWatch | No
             f"{engine.history.diagnostics!r}; use the same arms to resume."
         )
     cols = [history.column(c).tolist() for c in COLUMNS]
+    rows = [PullRecord(*(c[r] for c in cols)) for r in range(len(history))]
+    recorded = {}
+    for rec in rows:
+        recorded.setdefault(rec.decision, (rec.arm, rec.reason))
     diags = [history.column(d).tolist() for d in history.diagnostics]
     fault_msgs = {row: msg for row, _, _, msg in history.faults}
-    for r in range(len(history)):
-        row = tuple(c[r] for c in cols)
-        while engine.selected < row[5]:  # selected_before: dispatch exactly as the original run did
+
+    def reopen() -> None:
+        if exact or engine.selected not in recorded:
             engine.dispatch()
-        decision = engine.decisions.get(row[0])
-        if decision is None or decision.arm != row[1]:
+        else:
+            arm, reason = recorded[engine.selected]
+            engine.dispatch(Plan(arm, reason, np.ones(engine.n_arms, dtype=bool)))
+
+    for r, rec in enumerate(rows):
+        while engine.selected < rec.selected_before:  # dispatch exactly as the original run did
+            reopen()
+        decision = engine.decisions.get(rec.decision)
+        if decision is None or decision.arm != rec.arm:
             raise ValueError(f"The checkpoint {os.fspath(path)!r} does not replay: the policy chose differently.")
-        engine.absorb((row, tuple(d[r] for d in diags), fault_msgs.get(r, ""), None))
+        engine.absorb((rec, tuple(d[r] for d in diags), fault_msgs.get(r, ""), None))
     while engine.selected < selected:
-        engine.dispatch()
-    if len(history):
-        engine.wall_offset = float(cols[COLUMNS.index("wall")][-1])
-        engine.cpu_offset = float(cols[COLUMNS.index("cpu")][-1])
+        reopen()
+    if rows:
+        engine.wall_offset = float(rows[-1].wall)
+        engine.cpu_offset = float(rows[-1].cpu)
     engine.restart_clock()
     if watch is not None and se_watch is not None:
         watch.next_n, watch.value = int(se_watch[0]), float(se_watch[1])
     for ticket in engine.pending_tickets():
-        executor.submit(ticket, engine.arms[ticket[1]], engine.streams.pull_rng(ticket[1], ticket[2]))
+        executor.submit(ticket, engine.arms[ticket.arm], engine.streams.pull_rng(ticket.arm, ticket.pull_index))

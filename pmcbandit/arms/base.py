@@ -59,11 +59,29 @@ class Arm(abc.ABC):
     diagnostics : tuple of str
         The fields ``info`` carries on every pull, declared up front so a run's
         history has a fixed schema (as PyMC's ``stats_dtypes_shapes``).
+    family : str or None
+        The estimator family, for cross-checks between independent methods
+        (:mod:`pmcbandit.guards`): arms of different families fail in different ways
+        (an importance sampler whose proposal misses a mode, an annealing chain that
+        does not mix), so a run keeps a share of its budget on a second family.
+        ``None``: no family declared (the arm takes no part in cross-checks).
+    importance_weights : bool
+        ``True`` when every value of a pull is the log of one importance weight
+        (importance sampling, AIS), so the Pareto :math:`\\hat k` of the arm's
+        accumulated weights diagnoses whether their variance is finite
+        (:mod:`pmcbandit.psis`). Requires ``log_scale``.
+    expected_seconds : float or None
+        Predicted wall seconds of one pull before any was made (e.g. from the
+        measured cost of one model evaluation), so a time-budgeted run can order
+        and cap its first decisions (:mod:`pmcbandit.guards`). ``None``: unknown.
     """
 
     name: str = "arm"
     log_scale: bool = False
     diagnostics: tuple[str, ...] = ()
+    family: str | None = None
+    importance_weights: bool = False
+    expected_seconds: float | None = None
 
     @abc.abstractmethod
     def draw(self, rng: np.random.Generator) -> Any:

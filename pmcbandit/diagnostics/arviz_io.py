@@ -21,7 +21,10 @@ no ``chain``/``draw``: a bandit run is one sequential stream of pulls, not MCMC 
     ``pulls``, ``faults``, ``n_valid``, ``mean``, ``var`` (:math:`\hat V_k` used by the
     combiner), ``dof``, ``cost`` (mean :math:`\delta_k`), ``var_cost``
     (:math:`\hat V_k\delta_k`, the quantity the cost-aware bandit minimises, Sec. 5),
-    ``weight`` (share in the combined estimate) and ``quarantined``. For log-scale runs
+    ``weight`` (share in the combined estimate), ``quarantined``, ``khat`` (Pareto
+    :math:`\hat k` of the arm's importance weights, Vehtari et al. 2024; NaN where not
+    measured), ``khat_threshold``, ``n_weights``, ``unreliable`` and ``status`` (int code with
+    CF ``flag_values``/``flag_meanings``: ok, quarantined, unreliable). For log-scale runs
     ``mean``/``var`` are on the working scale :math:`e^{Y-\text{shift}}` (``attrs["shift"]``).
     No group of the ArviZ schema holds per-arm summaries (``constant_data`` is for model
     inputs), so this is a custom group. ArviZ >= 0.21 accepts custom groups silently;
@@ -31,7 +34,9 @@ no ``chain``/``draw``: a bandit run is one sequential stream of pulls, not MCMC 
 ``attrs`` (on the InferenceData and on ``sample_stats``)
     every run setting (str/int/float kept; bool, None, lists and dicts JSON-encoded, their
     keys listed in ``attrs["json_attrs"]``), ``estimate``, ``se``, ``ci95``,
-    ``log_estimate``, ``log_se``, ``log_ci95``, ``combine``, ``faults`` (JSON),
+    ``log_estimate``, ``log_se``, ``log_ci95``, ``interval_status``, ``consistency`` (Cochran's Q,
+    its p-value, the between-arm variance, the random-effects estimate and the outlying arms),
+    ``warnings`` and ``notes``, ``combine``, ``faults`` (JSON),
     ``pmcbandit_version``, ``created_at`` and ArviZ's usual ``inference_library`` keys.
 
 Everything survives ``idata.to_netcdf(path)`` / ``az.from_netcdf(path)``, and
@@ -54,13 +59,14 @@ import numpy as np
 import xarray as xr
 
 import pmcbandit
-from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, STATUS, History
-from pmcbandit.result import RunResult
+from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS, History
+from pmcbandit.result import ArmReliability, RunResult
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run"]
 
 #: History column -> sample_stats variable (the issue's names where they differ).
 _RENAMED = {"obs": "value", "wall": "time"}
+_ARM_STATUS = ("ok", "quarantined", "unreliable")
 _RESERVED = {"pull", "arm_name", *(_RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}
 
 _DESCRIPTIONS = {
@@ -69,6 +75,7 @@ _DESCRIPTIONS = {
     "pull_index": "the arm's own pull counter (pull j of arm k draws from a fixed random stream)",
     "batch_size": "number of estimates the pull returned (its batch mean is one observation)",
     "selected_before": "decisions dispatched when the pull came back (replays the order on resume)",
+    "seconds": "wall seconds the pull took",
     "within_var": "variance of the batch mean estimated inside the batch; NaN for batches of one",
     "cost": "cost delta of the pull (CPU seconds, or the arm's declared cost)",
     "reward": "reward fed to the policy when this pull completed its decision, else NaN",
@@ -136,7 +143,9 @@ def from_inference_data(idata) -> RunResult:
     data = {}
     for col in (*INT_COLUMNS, *FLOAT_COLUMNS):
         dtype = np.int64 if col in INT_COLUMNS else np.float64
-        data[f"col_{col}"] = np.asarray(stats[_RENAMED.get(col, col)].values, dtype=dtype)
+        var = _RENAMED.get(col, col)
+        if var in stats:  # files of an earlier layout lack the newer columns: History fills them in
+            data[f"col_{col}"] = np.asarray(stats[var].values, dtype=dtype)
     for col, var in diag:
         data[f"col_{col}"] = np.asarray(stats[var].values, dtype=np.float64)
     faults = [(f["row"], f["arm_index"], f["status"], f["message"]) for f in attrs.get("faults", [])]
@@ -144,6 +153,15 @@ def from_inference_data(idata) -> RunResult:
     data["diagnostics_json"] = np.asarray(json.dumps([col for col, _ in diag]))
     history = History.from_npz_dict(data)
     settings = {k: attrs[k] for k in attrs.get("settings_keys", [])}
+    n_arms = summary.sizes["arm"]
+    reliability = ArmReliability.empty(n_arms)
+    if "khat" in summary:
+        reliability = ArmReliability(
+            np.asarray(summary["khat"].values, dtype=np.float64),
+            np.asarray(summary["khat_threshold"].values, dtype=np.float64),
+            np.asarray(summary["n_weights"].values, dtype=np.int64),
+            np.asarray(summary["unreliable"].values, dtype=bool),
+        )
     return RunResult(
         arm_names=[str(a) for a in summary["arm"].values],
         history=history,
@@ -152,6 +170,8 @@ def from_inference_data(idata) -> RunResult:
         quarantined=np.asarray(summary["quarantined"].values, dtype=bool),
         settings=settings,
         policy_state=None,
+        reliability=reliability,
+        notes=attrs.get("notes", []),
     )
 
 
@@ -185,6 +205,12 @@ def _sample_stats(result: RunResult, attrs: dict) -> xr.Dataset:
                 "description": "outcome of the pull",
                 "flag_values": np.arange(len(STATUS), dtype=np.int64),
                 "flag_meanings": " ".join(STATUS),
+            }
+        elif col == "reason":
+            var_attrs = {
+                "description": "why the decision's arm was chosen (pmcbandit.guards)",
+                "flag_values": np.arange(len(REASONS), dtype=np.int64),
+                "flag_meanings": " ".join(REASONS),
             }
         elif col == "obs":
             var_attrs = {
@@ -239,8 +265,18 @@ def _arm_summary(result: RunResult) -> xr.Dataset:
         "var_cost": (np.asarray(t["var_cost"], dtype=np.float64), "V_k * delta_k (Neufeld et al. 2014, Sec. 5)"),
         "weight": (np.asarray(t["weight"], dtype=np.float64), "share of the arm in the combined estimate"),
         "quarantined": (np.asarray(t["quarantined"], dtype=bool), "never selected again after faults"),
+        "khat": (np.asarray(t["khat"], dtype=np.float64),
+                 "Pareto k-hat of the arm's importance weights (Vehtari et al. 2024); NaN where not measured"),
+        "khat_threshold": (np.asarray(t["khat_threshold"], dtype=np.float64), "min(1 - 1/log10(n_weights), 0.7)"),
+        "n_weights": (np.asarray(t["n_weights"], dtype=np.int64), "importance weights the k-hat was fitted to"),
+        "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
+                       "k-hat above its threshold: no combination weight, not chosen again"),
     }
     data_vars = {k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()}
+    codes = np.asarray([_ARM_STATUS.index(s) for s in t["status"]], dtype=np.int64)
+    data_vars["status"] = (("arm",), codes, {"description": "state of the arm at the end of the run",
+                                             "flag_values": np.arange(len(_ARM_STATUS), dtype=np.int64),
+                                             "flag_meanings": " ".join(_ARM_STATUS)})
     attrs = {"shift": float(result.shift), "log_scale": int(result.log_scale)}
     return xr.Dataset(data_vars, coords={"arm": np.asarray(result.arm_names, dtype=str)}, attrs=attrs)
 
@@ -267,6 +303,10 @@ def _run_attrs(result: RunResult) -> dict:
         n_pulls=len(result.history),
         n_arms=len(result.arm_names),
         degenerate=list(result.combined.degenerate),
+        interval_status=result.interval_status,
+        consistency=_consistency_attrs(result),
+        warnings=result.warnings(),
+        notes=list(result.notes),
         faults=[
             dict(row=int(r), arm_index=int(a), arm=result.arm_names[a], status=s, message=m)
             for r, a, s, m in result.history.faults
@@ -278,6 +318,16 @@ def _run_attrs(result: RunResult) -> dict:
         arviz_version=az.__version__,
     )
     return _encode_attrs(raw)
+
+
+def _consistency_attrs(result: RunResult) -> dict:
+    h = result.consistency
+    return dict(
+        q=h.q, df=h.df, p_value=h.p_value, tau2=h.tau2, flagged=bool(h.flagged), alpha=h.alpha,
+        compared=[result.arm_names[k] for k in h.compared], outliers=[result.arm_names[k] for k in h.outliers],
+        random_effects_estimate=h.estimate, random_effects_se=h.se, random_effects_dof=h.dof,
+        scale="log" if result.log_scale else "linear",
+    )
 
 
 def _encode_attrs(raw: dict) -> dict:

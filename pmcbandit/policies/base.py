@@ -118,6 +118,11 @@ class Policy(NamedTuple):
     the state to losses scored against a new centre (:mod:`pmcbandit.centring`;
     :func:`recentre_state` for a policy whose own statistics do not depend on the
     losses); ``None`` keeps the centre of the squared loss where it was first set.
+
+    Capabilities are declared, never inferred from names or signatures: ``pinned_arm`` is
+    the one arm a policy always plays (the oracle; the run loop's guards never override it),
+    and ``observes=True`` means ``update`` also takes the keywords ``value=`` (the decision's
+    mean observation) and ``info=`` (its last pull's info).
     """
 
     name: str
@@ -128,6 +133,8 @@ class Policy(NamedTuple):
     params: tuple = ()
     ranges: str = "shared"
     recentre: Callable | None = None
+    pinned_arm: int | None = None
+    observes: bool = False
 
 
 def init_state(n_arms: int, scale: float | None = None, extra: Any = None, *, per_arm: bool = False) -> BanditState:

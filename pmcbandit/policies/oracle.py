@@ -33,4 +33,4 @@ def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state)
+    return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state, pinned_arm=fixed)

@@ -247,3 +247,30 @@ def test_laplace_bad_arguments_raise(evidence_models):
         density.laplace(1.0, x0=[np.inf])
     with pytest.raises(TypeError, match="'strict' parameter of ModelDensity.laplace must be a bool"):
         density.laplace(1.0, strict="no")
+
+
+# --- batched terms and the measured cost of one evaluation ----------------------------------
+
+
+def test_batched_terms_match_the_point_function(evidence_models, monkeypatch):
+    """compile_logp_terms_batch: (logprior, loglik) per row; its sum is compile_logp_batch's output."""
+    import pytensor.graph.replace
+
+    density, _ = evidence_models("half_normal_scale")
+    x = density.sample_prior(np.random.default_rng(7), 9)
+    log_prior, log_lik = density.compile_logp_terms_batch()(x)
+    ref_prior, ref_lik = density.logp_terms_batch(x)
+    np.testing.assert_allclose(log_prior, ref_prior, rtol=1e-12)
+    np.testing.assert_allclose(log_lik, ref_lik, rtol=1e-12)
+    np.testing.assert_allclose(density.compile_logp_batch()(x), ref_prior + ref_lik, rtol=1e-12)
+
+    def refuse(*args, **kwargs):
+        raise NotImplementedError("no batched form")
+
+    monkeypatch.setattr(pytensor.graph.replace, "vectorize_graph", refuse)
+    assert density.compile_logp_terms_batch() == density.logp_terms_batch
+
+
+def test_eval_seconds_is_measured(evidence_models):
+    density, _ = evidence_models("linear_regression")
+    assert np.isfinite(density.eval_seconds) and 0.0 < density.eval_seconds < 1e-2

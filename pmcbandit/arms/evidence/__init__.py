@@ -3,7 +3,9 @@
 from pmcbandit.arms.evidence.ais import AISArm, annealing_schedule
 from pmcbandit.arms.evidence.model_density import ModelDensity, check_model
 from pmcbandit.arms.evidence.laplace_is import LaplaceISArm
+from pmcbandit.arms.evidence.modes import ModeSearch, NoInteriorModeError, find_modes
 from pmcbandit.arms.evidence.prior_is import PriorISArm
 from pmcbandit.arms.evidence.smc import SMCArm
 
-__all__ = ["AISArm", "LaplaceISArm", "ModelDensity", "PriorISArm", "SMCArm", "annealing_schedule", "check_model"]
+__all__ = ["AISArm", "LaplaceISArm", "ModeSearch", "ModelDensity", "NoInteriorModeError", "PriorISArm", "SMCArm",
+           "annealing_schedule", "check_model", "find_modes"]

@@ -19,11 +19,24 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
-__all__ = ["AISArm", "annealing_schedule"]
+__all__ = ["AISArm", "annealing_schedule", "predicted_seconds", "SLICE_EVALS_PER_UPDATE"]
 
 SCHEDULES = ("power4", "linear")
 TRANSITIONS = ("slice", "imh")
 COSTS = ("cpu", "logp_evals")
+#: Density evaluations per coordinate update of the slice sampler used to predict a pull's
+#: duration before it is made (stepping out from width 0.5 and shrinking; the arm reports
+#: the measured number as its ``evals_per_update`` diagnostic).
+SLICE_EVALS_PER_UPDATE = 5.0
+
+
+def predicted_seconds(density, n_steps: int, n_chains: int = 1, transition: str = "slice") -> float:
+    """Predicted wall seconds of one AIS pull: evaluations per chain (``1 + (n - 1) d e`` for
+    slice sampling with ``e`` = :data:`SLICE_EVALS_PER_UPDATE`, ``n`` for independence Metropolis)
+    times ``n_chains`` times the density's measured ``eval_seconds``."""
+    moves = max(int(n_steps) - 1, 0)
+    per_chain = 1 + moves * (density.dim * SLICE_EVALS_PER_UPDATE if transition == "slice" else 1)
+    return float(n_chains * per_chain * density.eval_seconds)
 
 
 def annealing_schedule(n_steps: int, kind: str = "power4") -> np.ndarray:
@@ -125,10 +138,16 @@ class AISArm(Arm):
     ``log_w_var`` (variance of the chains' log weights; NaN for one chain).
     A ``NaN`` log weight (a model whose density is NaN somewhere on the path)
     raises ``FloatingPointError``; ``-inf`` (zero weight) is a valid value.
+
+    ``expected_seconds`` (the predicted wall time of one pull, for the run's guards,
+    :mod:`pmcbandit.guards`) is :func:`predicted_seconds`: the density's measured
+    ``eval_seconds`` times the evaluations one pull makes.
     """
 
     log_scale = True
     diagnostics = ("logp_evals", "evals_per_update", "accept_rate", "log_w_var")
+    family = "annealing"
+    importance_weights = True
 
     def __init__(
         self,
@@ -175,6 +194,7 @@ class AISArm(Arm):
             self._proposal = self._fit_proposal()
         default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-imh-{self.n_steps}"
         self.name = default if name is None else str(name)
+        self.expected_seconds = predicted_seconds(self.density, self.n_steps, self.n_chains, self.transition)
         self._warm_up()
 
     def _fit_proposal(self):

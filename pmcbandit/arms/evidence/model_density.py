@@ -40,6 +40,7 @@ arm estimates the evidence of the data the model held when the arm was built.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -163,6 +164,14 @@ class ModelDensity:
         ``True`` when prior draws are made by one batched graph (the normal case);
         ``False`` when the model's random variables could not be batched and one
         compiled draw is made per sample.
+    eval_seconds : float
+        Wall seconds of one ``(logprior, loglik)`` evaluation through ``jit_fn``
+        (:func:`time.perf_counter`), measured at construction on the ``check_draws``
+        prior draws after ``jit_fn`` and the row loop are compiled: the fastest of
+        three timed passes of the numba row loop over all of them, divided by their
+        number (the fastest pass is the least disturbed by other processes). It
+        predicts the cost of an evaluation-bound arm, e.g. an AIS pull of ``n_steps``
+        annealing steps costs about ``n_steps * evaluations per step * eval_seconds``.
 
     Notes
     -----
@@ -205,8 +214,16 @@ class ModelDensity:
         self._check(check_draws)
 
     def _check(self, n: int) -> None:
+        from pmcbandit.arms.evidence._kernels import eval_rows
+
         x = self.sample_prior(np.random.default_rng(20140621), n)
-        lp, ll = self.logp_terms_batch(x)
+        lp, ll = self.logp_terms_batch(x)  # also compiles the row loop for this jit_fn
+        passes = []
+        for _ in range(3):
+            start = time.perf_counter()
+            eval_rows(self.jit_fn, x)
+            passes.append(time.perf_counter() - start)
+        self.eval_seconds = min(passes) / max(n, 1)
         bad = ~np.isfinite(lp)
         if bad.any():
             raise ValueError(
@@ -280,6 +297,31 @@ class ModelDensity:
             return row_loop
         return compile_pymc([xs], batch, mode=mode)
 
+    def compile_logp_terms_batch(self, mode: str | None = None):
+        """Compile ``X -> (logprior(x_i), loglik(x_i))`` over the rows ``x_i`` of ``X`` (shape ``(n, dim)``).
+
+        As :meth:`compile_logp_batch`, with the two terms as separate outputs (arrays of
+        shape ``(n,)``), for proposals that contain the prior (a defensive mixture needs
+        :math:`\\log p(x)` in :math:`\\log q(x)`). The same fallback to the numba row loop
+        of :meth:`logp_terms_batch` for graphs without a batched form.
+        """
+        import pytensor.tensor as pt
+        from pymc.pytensorf import compile as compile_pymc
+        from pytensor.graph.replace import vectorize_graph
+
+        xs = pt.matrix("x_batch", dtype=self._x.dtype)
+        try:
+            batch = vectorize_graph(list(self._graphs), {self._x: xs})
+        except NotImplementedError:
+            return self.logp_terms_batch
+        fn = compile_pymc([xs], batch, mode=mode)
+
+        def terms(x):
+            log_prior, log_lik = fn(x)
+            return np.asarray(log_prior, dtype=np.float64), np.asarray(log_lik, dtype=np.float64)
+
+        return terms
+
     def laplace(self, beta: float = 1.0, x0=None, *, strict: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Mode and precision (negative Hessian) of ``logprior(x) + beta * loglik(x)``.
 
@@ -298,7 +340,9 @@ class ModelDensity:
         posteriors; L-BFGS-B takes over if a Hessian on the way is not finite. Points
         where :math:`\\log\\pi_\\beta` is NaN or infinite count as outside the support.
         The compiled value, gradient and Hessian (``beta`` is an input) are built on the
-        first call and shared by later ones (fits are not cached).
+        first call and shared by later ones (fits are not cached). The search itself is
+        :func:`~pmcbandit.arms.evidence.modes.search_mode`, which reports the end point's
+        state without raising; this method applies the rule of ``strict`` to it.
 
         Parameters
         ----------
@@ -326,23 +370,12 @@ class ModelDensity:
             If :math:`\\log\\pi_\\beta(x_0)` is not finite, if the search ends at a
             non-finite point or Hessian, and in the ``strict`` cases above.
         """
-        from scipy.optimize import minimize
+        from pmcbandit.arms.evidence.modes import search_mode
 
         if not isinstance(strict, bool):
             raise TypeError(
                 f"The 'strict' parameter of ModelDensity.laplace must be a bool. Got {strict!r} instead."
             )
-        value_and_grad, hessian = self._laplace_functions()
-        beta = float(beta)
-
-        def objective(x):
-            f, g = value_and_grad(x, beta)
-            if not np.isfinite(f):
-                return np.inf, np.zeros_like(x)
-            return -float(f), -np.asarray(g, dtype=np.float64)
-
-        def neg_hessian(x):
-            return -np.asarray(hessian(x, beta), dtype=np.float64)
 
         def degenerate(message, remedy):
             if strict:
@@ -350,44 +383,30 @@ class ModelDensity:
             warnings.warn(f"{message}; {remedy}.", RuntimeWarning, stacklevel=4)
 
         start = "the model's initial point" if x0 is None else "x0"
-        if x0 is None:
-            point = self.model.initial_point()
-            x0 = np.concatenate([np.ravel(point[n]) for n in self.value_names])
-        x0 = np.asarray(x0, dtype=np.float64)
-        if x0.shape != (self.dim,):
-            raise ValueError(
-                f"The 'x0' parameter of ModelDensity.laplace must have shape ({self.dim},). "
-                f"Got shape {x0.shape} instead."
-            )
-        with np.errstate(all="ignore"):
-            if not np.isfinite(objective(x0)[0]):
+        if x0 is not None:
+            x0 = np.asarray(x0, dtype=np.float64)
+            if x0.shape != (self.dim,):
                 raise ValueError(
-                    f"The 'x0' parameter of ModelDensity.laplace must be a point where logprior + "
-                    f"beta * loglik (beta={beta!r}) is finite. Got {start} {x0!r}, where it is not "
-                    "finite, instead; set initvals so that the mode search can start."
+                    f"The 'x0' parameter of ModelDensity.laplace must have shape ({self.dim},). "
+                    f"Got shape {x0.shape} instead."
                 )
-            try:
-                res = minimize(objective, x0, jac=True, hess=neg_hessian, method="trust-exact",
-                               options={"gtol": 1e-8, "maxiter": 1000})
-            except (ValueError, np.linalg.LinAlgError):
-                # trust-exact's subproblem cannot use a non-finite Hessian; L-BFGS-B needs none.
-                res = minimize(objective, x0, jac=True, method="L-BFGS-B")
-            mode = np.asarray(res.x, dtype=np.float64)
-            value, grad = objective(mode)
-            precision = neg_hessian(mode)
-        precision = 0.5 * (precision + precision.T)
-        if not (np.isfinite(value) and np.all(np.isfinite(mode)) and np.all(np.isfinite(precision))):
+        end = search_mode(self, beta, x0)
+        if not end.start_finite:
+            raise ValueError(
+                f"The 'x0' parameter of ModelDensity.laplace must be a point where logprior + "
+                f"beta * loglik (beta={beta!r}) is finite. Got {start} {end.location!r}, where it is not "
+                "finite, instead; set initvals so that the mode search can start."
+            )
+        mode, precision = end.location, end.precision
+        if not end.finite:
             raise ValueError(
                 f"The Laplace approximation at beta={beta!r} must have a finite mode, log density "
-                f"and Hessian. Got mode={mode!r} ({res.message}) instead."
+                f"and Hessian. Got mode={mode!r} ({end.message}) instead."
             )
-        grad_max = float(np.max(np.abs(grad)))
-        # trust-exact can stop with "failure to predict improvement" at a point already
-        # stationary to rounding; only a non-stationary end point lacks a mode.
-        if not (res.success or grad_max <= 1e-6 * max(1.0, abs(value))):
+        if not end.stationary:
             degenerate(
                 f"The Laplace approximation at beta={beta!r} must be at a mode. Got a search that ended "
-                f"at a non-stationary point ({res.message}; max |gradient| {grad_max:.3g}) instead",
+                f"at a non-stationary point ({end.message}; max |gradient| {end.grad_max:.3g}) instead",
                 "the last iterate is used",
             )
         eigval, eigvec = np.linalg.eigh(precision)

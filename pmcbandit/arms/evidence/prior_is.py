@@ -10,6 +10,8 @@ to the prior (small data sets); the bandit learns that from its variance.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from pmcbandit._validation import check_choice, check_positive
@@ -39,18 +41,25 @@ class PriorISArm(Arm):
     unconstrained space: logs of unbiased estimates of :math:`Z`
     (``log_scale = True``). A draw outside the likelihood's support has value
     ``-inf`` (weight zero). Diagnostics: ``logp_evals`` and ``log_w_var``
-    (variance of the finite log weights; NaN with fewer than two).
+    (variance of the finite log weights; NaN with fewer than two). ``expected_seconds`` is the
+    measured wall time of one draw at construction (after a first, compiling one).
     """
 
     log_scale = True
     diagnostics = ("logp_evals", "log_w_var")
+    family = "importance"
+    importance_weights = True
 
     def __init__(self, model, batch_size: int = 1000, cost: str = "cpu", name: str = "prior-is"):
         self.batch_size = int(check_positive(batch_size, "batch_size", "PriorISArm", integer=True))
         self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", "PriorISArm")
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
         self.name = str(name)
-        self.density.logp_terms_batch(self.density.sample_prior(np.random.default_rng(0), 1))
+        # One untimed draw compiles everything; the next one, timed, predicts a pull's duration.
+        self.draw(np.random.default_rng(0))
+        start = time.perf_counter()
+        self.draw(np.random.default_rng(1))
+        self.expected_seconds = time.perf_counter() - start
 
     def draw(self, rng: np.random.Generator):
         x = self.density.sample_prior(rng, self.batch_size)

@@ -99,6 +99,7 @@ class SMCArm(Arm):
     log_scale = True
     unbiased = False
     diagnostics = ("n_stages", "final_accept_rate")
+    family = "annealing"
 
     def __init__(self, model, draws: int = 2000, kernel="IMH", *, name: str | None = None, **kernel_kwargs):
         import pymc as pm

@@ -1,0 +1,380 @@
+"""Posterior modes of a PyMC model on the unconstrained space: Newton searches from many starts.
+
+A Laplace-centred importance proposal is only as good as the modes it is centred on.
+:func:`find_modes` runs the trust-region Newton search of :func:`search_mode` from the
+model's initial point and from exact prior draws, keeps the end points that are interior
+modes (stationary, with a well-conditioned positive-definite negative Hessian), merges
+those that are one mode in the Hessian metric, and ranks them by their Laplace evidence
+
+.. math::
+
+    \\log \\hat Z_j = \\log\\tilde p(\\hat x_j) + \\tfrac d2 \\log 2\\pi - \\tfrac12 \\log|P_j|,
+    \\qquad P_j = -\\nabla^2 \\log\\tilde p(\\hat x_j)
+
+(Kass & Raftery 1995, "Bayes factors", JASA 90, Sec. 4.1). It also says when the
+posterior has *no* interior mode, so that no Laplace proposal should be built: every
+search runs off (a centred hierarchical model, whose density grows without bound as a
+group scale goes to zero: the "funnel" of Neal 2003, "Slice sampling", Ann. Statist. 31),
+or a search that did not stop at an interior mode climbed higher than the best one that did.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from pmcbandit._validation import check_positive
+
+__all__ = [
+    "DEFAULT_SEED",
+    "MAX_CONDITION",
+    "MERGE_DISTANCE",
+    "Mode",
+    "ModeSearch",
+    "NoInteriorModeError",
+    "SearchEnd",
+    "find_modes",
+    "search_mode",
+]
+
+#: Seed of the prior draws that start the searches when no ``rng`` is given (no global state).
+DEFAULT_SEED = 1995
+#: Largest condition number of the Jacobi-scaled precision of an interior mode.
+MAX_CONDITION = 1e10
+#: Two modes are one when their squared Mahalanobis distance is below this under both precisions.
+MERGE_DISTANCE = 1.0
+
+
+class SearchEnd(NamedTuple):
+    """Where one Newton search of ``logprior + beta * loglik`` ended, and in what state.
+
+    ``stationary`` is the rule of :meth:`ModelDensity.laplace
+    <pmcbandit.arms.evidence.model_density.ModelDensity.laplace>`: the optimiser reports
+    success or :math:`\\max|\\nabla\\log\\pi_\\beta| \\le 10^{-6}\\max(1, |\\log\\pi_\\beta|)`.
+    ``condition`` is the condition number of the Jacobi-scaled precision
+    :math:`D^{-1/2} P D^{-1/2}`, :math:`D = \\mathrm{diag}(P)` (``inf`` unless ``P`` is
+    positive definite), which does not depend on the units of the coordinates and is
+    within a factor ``dim`` of the best diagonal scaling (van der Sluis 1969, "Condition
+    numbers and equilibration of matrices", Numer. Math. 14).
+    """
+
+    location: np.ndarray
+    log_density: float
+    precision: np.ndarray
+    grad_max: float
+    stationary: bool
+    positive_definite: bool
+    condition: float
+    x_max: float
+    start_finite: bool
+    finite: bool
+    message: str
+    n_iter: int
+
+
+class Mode(NamedTuple):
+    """An interior mode: location, precision (negative Hessian), log density, Laplace log evidence."""
+
+    location: np.ndarray
+    precision: np.ndarray
+    log_density: float
+    log_laplace: float
+
+
+class ModeSearch(NamedTuple):
+    """What :func:`find_modes` found.
+
+    Attributes
+    ----------
+    modes : tuple of Mode
+        The distinct interior modes, highest Laplace evidence first (may be non-empty
+        when ``interior`` is ``False``: they are then not to be trusted alone).
+    interior : bool
+        Whether a Laplace proposal over ``modes`` is safe to build (see :func:`find_modes`).
+    reason : str
+        Why ``interior`` is what it is, in words.
+    n_starts, n_converged, n_distinct : int
+        Starts tried, starts that ended at an interior mode, distinct modes.
+    seconds : float
+        Wall seconds of the search (compiling the gradient and Hessian excluded).
+    """
+
+    modes: tuple
+    interior: bool
+    reason: str
+    n_starts: int
+    n_converged: int
+    n_distinct: int
+    seconds: float
+
+
+class NoInteriorModeError(ValueError):
+    """The posterior has no interior mode a Laplace proposal could be centred on.
+
+    Attributes
+    ----------
+    reason : str
+        What the mode search saw (:attr:`ModeSearch.reason`).
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(f"The posterior has no interior mode for a Laplace proposal: {reason}")
+        self.reason = reason
+
+
+def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = 1000) -> SearchEnd:
+    """Trust-region Newton search for a mode of :math:`\\log\\pi_\\beta = \\log p + \\beta \\log L`.
+
+    ``scipy.optimize.minimize(method="trust-exact")`` with the exact compiled Hessian
+    (Nocedal & Wright 2006, Alg. 4.1 and Sec. 4.3), quadratically convergent near a
+    mode; L-BFGS-B takes over if a Hessian on the way is not finite. Points where
+    :math:`\\log\\pi_\\beta` is NaN or infinite count as outside the support. Nothing is
+    raised for a degenerate end point: the state is returned (:class:`SearchEnd`), and
+    :meth:`ModelDensity.laplace` and :func:`find_modes` apply their rules to it.
+
+    Parameters
+    ----------
+    density : ModelDensity
+    beta : float
+        Inverse temperature (1: the posterior, 0: the prior).
+    x0 : array_like of shape (dim,), optional
+        Start; the model's initial point by default.
+    max_iter : int
+        Iteration limit of the Newton search.
+
+    Raises
+    ------
+    ValueError
+        If ``x0`` does not have shape ``(dim,)``.
+    """
+    from scipy.optimize import minimize
+
+    value_and_grad, hessian = density._laplace_functions()
+    beta = float(beta)
+
+    def objective(x):
+        f, g = value_and_grad(x, beta)
+        if not np.isfinite(f):
+            return np.inf, np.zeros_like(x)
+        return -float(f), -np.asarray(g, dtype=np.float64)
+
+    def neg_hessian(x):
+        return -np.asarray(hessian(x, beta), dtype=np.float64)
+
+    if x0 is None:
+        point = density.model.initial_point()
+        x0 = np.concatenate([np.ravel(point[n]) for n in density.value_names])
+    x0 = np.asarray(x0, dtype=np.float64)
+    if x0.shape != (density.dim,):
+        raise ValueError(
+            f"The 'x0' parameter of search_mode must have shape ({density.dim},). "
+            f"Got shape {x0.shape} instead."
+        )
+    with np.errstate(all="ignore"):
+        if not np.isfinite(objective(x0)[0]):
+            nan = np.full((density.dim, density.dim), np.nan)
+            return SearchEnd(x0, -np.inf, nan, np.nan, False, False, np.inf, float(np.max(np.abs(x0))),
+                             False, False, "the log density is not finite at the start", 0)
+        try:
+            res = minimize(objective, x0, jac=True, hess=neg_hessian, method="trust-exact",
+                           options={"gtol": 1e-8, "maxiter": int(max_iter)})
+        except (ValueError, np.linalg.LinAlgError):
+            # trust-exact's subproblem cannot use a non-finite Hessian; L-BFGS-B needs none.
+            res = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter)})
+        x = np.asarray(res.x, dtype=np.float64)
+        value, grad = objective(x)
+        precision = neg_hessian(x)
+    value = -float(value)
+    precision = 0.5 * (precision + precision.T)
+    finite = bool(np.isfinite(value) and np.all(np.isfinite(x)) and np.all(np.isfinite(precision)))
+    grad_max = float(np.max(np.abs(grad))) if finite else np.nan
+    # trust-exact can stop with "failure to predict improvement" at a point already
+    # stationary to rounding; only a non-stationary end point lacks a mode.
+    stationary = finite and bool(res.success or grad_max <= 1e-6 * max(1.0, abs(value)))
+    positive_definite, condition = False, np.inf
+    if finite:
+        positive_definite = bool(np.linalg.eigvalsh(precision).min() > 0.0)
+        if positive_definite:
+            d = 1.0 / np.sqrt(np.diag(precision))
+            scaled = np.linalg.eigvalsh(precision * d[:, None] * d[None, :])
+            condition = float(scaled.max() / scaled.min()) if scaled.min() > 0 else np.inf
+    return SearchEnd(x, value, precision, grad_max, stationary, positive_definite, condition,
+                     float(np.max(np.abs(x))), True, finite, str(res.message), int(getattr(res, "nit", 0)))
+
+
+def _laplace_log_evidence(log_density: float, precision: np.ndarray) -> float:
+    d = precision.shape[0]
+    return float(log_density + 0.5 * d * np.log(2.0 * np.pi) - 0.5 * np.linalg.slogdet(precision)[1])
+
+
+def _merge(candidates, merge_distance):
+    """Interior end points merged in the Hessian metric, the highest log density kept."""
+    kept = []
+    for end in sorted(candidates, key=lambda e: -e.log_density):
+        same = False
+        for other in kept:
+            delta = end.location - other.location
+            if max(delta @ end.precision @ delta, delta @ other.precision @ delta) < merge_distance:
+                same = True
+                break
+        if not same:
+            kept.append(end)
+    modes = []
+    for end in kept:
+        location, precision = end.location.copy(), end.precision.copy()
+        location.setflags(write=False)
+        precision.setflags(write=False)
+        modes.append(Mode(location, precision, end.log_density, _laplace_log_evidence(end.log_density, precision)))
+    return tuple(sorted(modes, key=lambda m: -m.log_laplace))
+
+
+def _kind(end: SearchEnd, max_condition: float) -> str:
+    if not end.start_finite:
+        return "non-finite start"
+    if not end.finite:
+        return "non-finite end"
+    if not end.stationary:
+        return "non-stationary"
+    if not end.positive_definite:
+        return "not positive definite"
+    if end.condition > max_condition:
+        return "ill-conditioned"
+    return "interior"
+
+
+def _describe(ends, kinds) -> str:
+    parts = []
+    for kind in ("non-stationary", "not positive definite", "ill-conditioned", "non-finite end", "non-finite start"):
+        group = [e for e, k in zip(ends, kinds) if k == kind]
+        if not group:
+            continue
+        text = f"{len(group)} {kind}"
+        if kind == "non-stationary":
+            text += (f" (largest |x| {max(e.x_max for e in group):.3g}, "
+                     f"largest max|gradient| {max(e.grad_max for e in group):.3g})")
+        elif kind == "ill-conditioned":
+            text += f" (condition numbers up to {max(e.condition for e in group):.3g})"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def find_modes(
+    density,
+    n_starts: int = 16,
+    rng: np.random.Generator | None = None,
+    *,
+    max_condition: float = MAX_CONDITION,
+    merge_distance: float = MERGE_DISTANCE,
+    max_iter: int = 1000,
+) -> ModeSearch:
+    """Multi-start search for the distinct interior posterior modes of a model.
+
+    Starts: the model's initial point, then ``n_starts - 1`` exact prior draws
+    (:meth:`ModelDensity.sample_prior`) from ``rng``. Each start runs
+    :func:`search_mode` at ``beta = 1``. An end point is an *interior mode* when it is
+    stationary (the rule of :class:`SearchEnd`) and its precision :math:`P` is positive
+    definite with Jacobi-scaled condition number at most ``max_condition``. Two interior
+    modes are one when
+
+    .. math:: \\max\\bigl(\\delta^\\top P_i\\,\\delta,\\ \\delta^\\top P_j\\,\\delta\\bigr)
+              < \\texttt{merge\\_distance}, \\qquad \\delta = \\hat x_i - \\hat x_j,
+
+    i.e. their centres lie within one Laplace standard deviation of each other (by
+    default) in both metrics (searches that converge to one mode end ~1e-4 standard
+    deviations apart or less, by the stationarity rule); the higher one is kept.
+
+    ``interior`` is ``False`` (with a ``reason``) when no start ends at an interior
+    mode, or when an end point that is not an interior mode (non-stationary: the search
+    ran towards a boundary of the unconstrained space, as down a funnel; or stationary
+    with an indefinite or ill-conditioned Hessian) has a log density higher than the
+    best interior mode's by more than :math:`10^{-6}\\max(1, |\\log\\tilde p|)`: the
+    modes found are then not where the posterior mass is.
+
+    Parameters
+    ----------
+    density : ModelDensity
+    n_starts : int, default 16
+        Number of searches (the initial point and ``n_starts - 1`` prior draws).
+    rng : numpy.random.Generator, optional
+        Stream of the prior-drawn starts; ``numpy.random.default_rng(DEFAULT_SEED)``
+        (:data:`DEFAULT_SEED` = 1995) by default, so the result is reproducible and no
+        global state is used.
+    max_condition : float, default 1e10
+        Limit on the condition number of :math:`D^{-1/2} P D^{-1/2}`: beyond it a
+        direction's curvature is within ~1e-10 of the largest, close to the rounding of
+        an autodiff Hessian summed over many terms, and a Laplace proposal along it is
+        meaningless.
+    merge_distance : float, default 1.0
+        Squared Mahalanobis distance below which two modes are one.
+    max_iter : int, default 1000
+        Iteration limit of each search.
+
+    Returns
+    -------
+    ModeSearch
+
+    Notes
+    -----
+    Cost: ``n_starts`` Newton searches, each a few to ~100 evaluations of the compiled
+    value, gradient and Hessian. Measured with the defaults (2-core machine shared with
+    other work, wall seconds): 0.03 s on Pima with all 768 rows and 0.07 s with 50
+    (d = 8, 4-18 iterations per search), 0.03 s on a two-mean normal mixture (d = 2),
+    1.0-1.6 s on the centred eight-schools model (d = 10: every search runs towards
+    log tau = -20 for 70-100 iterations), plus the one-off compilation of the gradient
+    and Hessian (0.5-1.2 s).
+    """
+    from pmcbandit.arms.evidence.model_density import ModelDensity
+
+    owner = "find_modes"
+    if not isinstance(density, ModelDensity):
+        raise TypeError(
+            f"The 'density' parameter of {owner} must be a ModelDensity. Got {density!r} instead."
+        )
+    n_starts = int(check_positive(n_starts, "n_starts", owner, integer=True))
+    if rng is None:
+        rng = np.random.default_rng(DEFAULT_SEED)
+    elif not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"The 'rng' parameter of {owner} must be a numpy.random.Generator or None. Got {rng!r} instead."
+        )
+    max_condition = float(check_positive(max_condition, "max_condition", owner))
+    if max_condition < 1.0:
+        raise ValueError(
+            f"The 'max_condition' parameter of {owner} must be >= 1. Got {max_condition!r} instead."
+        )
+    merge_distance = float(check_positive(merge_distance, "merge_distance", owner))
+    max_iter = int(check_positive(max_iter, "max_iter", owner, integer=True))
+
+    density._laplace_functions()  # compiled once per density, outside the timed search
+    start_time = time.perf_counter()
+    starts = [None] + list(density.sample_prior(rng, n_starts - 1)) if n_starts > 1 else [None]
+    ends = [search_mode(density, 1.0, x0, max_iter=max_iter) for x0 in starts]
+    kinds = [_kind(end, max_condition) for end in ends]
+    candidates = [e for e, k in zip(ends, kinds) if k == "interior"]
+    modes = _merge(candidates, merge_distance)
+    n = len(ends)
+    interior, reason = True, ""
+    if not modes:
+        interior = False
+        reason = f"none of {n} Newton searches ended at an interior mode: {_describe(ends, kinds)}"
+    else:
+        best = max(m.log_density for m in modes)
+        margin = 1e-6 * max(1.0, abs(best))
+        above = [(e, k) for e, k in zip(ends, kinds) if k != "interior" and e.finite and e.log_density > best + margin]
+        if above:
+            end, kind = max(above, key=lambda ek: ek[0].log_density)
+            interior = False
+            reason = (
+                f"{len(above)} of {n} Newton searches ended above the best interior mode's log density "
+                f"{best:.6g} without reaching an interior mode (highest: {kind}, log density "
+                f"{end.log_density:.6g}, |x| up to {end.x_max:.3g}); the density grows towards a boundary "
+                "of the unconstrained space (as in a funnel) or a singularity, or peaks where its Hessian "
+                "is degenerate"
+            )
+        else:
+            others = _describe(ends, kinds)
+            reason = (f"{len(modes)} distinct interior mode(s) from {n} Newton searches "
+                      f"({len(candidates)} converged" + (f"; {others}" if others else "") + ")")
+    return ModeSearch(modes, interior, reason, n, len(candidates), len(modes), time.perf_counter() - start_time)

@@ -1,0 +1,209 @@
+r"""Guards: the rules the run loop applies around a bandit policy.
+
+A policy (:mod:`pmcbandit.policies`) is a pure bandit: it learns which arm has the smallest
+:math:`\delta_k V_k` and pulls it. Three ways a run fails that no bandit policy protects against:
+
+* **A decision that eats the budget.** Under a time budget the first decision on an expensive
+  arm (an AIS arm of 8000 steps on a large data set) can take longer than the whole budget, and
+  an interval from its two observations is no interval at all.
+* **An arm never tried.** Thompson sampling with per-arm ranges can keep playing its first arm,
+  whose normalised rewards are near 1, and never look at the others.
+* **One family of estimators only.** Arms of one family share a failure mode (importance
+  samplers whose proposal misses a mode of the posterior all agree on the wrong value, with
+  tiny standard errors), so a run that spends everything on one family has no independent
+  check of its error bar.
+
+Rules
+-----
+Durations are predicted from each arm's mean measured wall seconds per pull
+(:attr:`pmcbandit.executors.Outcome.seconds`), and before its first pull from its declared
+:attr:`~pmcbandit.arms.base.Arm.expected_seconds` (``None``: unknown). A decision is
+``m`` pulls (2 under the paired reward). For a budget with a time horizon ``H`` (``WallSeconds``,
+``CpuSeconds``, ``TargetSE(max_seconds=H)``):
+
+1. **cap** — an arm whose predicted decision takes more than :data:`MAX_DECISION_SHARE` of ``H``
+   is not chosen, unless no arm of known duration is under the cap (then only the quickest
+   arms are allowed, so a run with only slow arms still makes progress);
+2. **fit** — no decision starts whose predicted duration exceeds the seconds left; the run ends
+   when none fits, so a wall budget ends within about one pull's prediction error of ``H``;
+3. **initial** — until every arm allowed by the cap has had a decision, the next decision goes to
+   the untried arm with the smallest predicted duration (unknown durations last, in pool
+   order): cheapest first, every arm seen before the policy chooses freely.
+
+For every budget, when the arms still in play declare at least two
+:attr:`~pmcbandit.arms.base.Arm.family` values:
+
+4. **cross-check** — the *check arm* is the best arm of the families other than the leading one
+   (the family with the most spending): the smallest mean loss, i.e. estimated
+   :math:`\delta_k V_k` under the paired reward (untried arms by predicted duration), among the
+   arms rules 1–2 allow. While the spending on the check arm is below :data:`CROSS_CHECK_SHARE`
+   of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
+   so the check accumulates the observations a consistency test needs
+   (:mod:`pmcbandit.consistency`) instead of spreading them over arms that never reach a
+   variance estimate. Spending is counted in the budget's own currency: pulls for a
+   :class:`~pmcbandit.budget.Pulls` budget (so such runs stay bit-reproducible), else the pulls'
+   costs. Its price in accuracy is bounded: the check arm's observations are combined too, and
+   if a fraction ``s`` of the budget goes to an arm with ``b = δV`` while the best arm has
+   ``a <= b``, the inverse-variance combination's variance is at most
+   :math:`1/((1-s) + s\,a/b) \le 1/(1-s)` times the best arm's alone (1.11 for ``s = 0.1``).
+
+Forced decisions (rules 3–4) do not consult the policy; the policy still receives their rewards.
+A policy pinned to one arm (the oracle) is never overridden. Which rule chose each decision is
+recorded in the history's ``reason`` column (:data:`pmcbandit.history.REASONS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
+
+#: Largest predicted duration of one decision, as a share of a time budget's horizon.
+MAX_DECISION_SHARE = 0.1
+#: Smallest share of the spending kept on families other than the leading one.
+CROSS_CHECK_SHARE = 0.1
+
+# Codes of the history's ``reason`` column (pmcbandit.history.REASONS).
+POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
+
+
+class Plan(NamedTuple):
+    """The next decision: a forced ``arm`` with its ``reason``, or (``arm=None``) the policy's
+    choice among the arms ``eligible`` allows."""
+
+    arm: int | None
+    reason: int
+    eligible: np.ndarray
+
+
+class Guards:
+    """The guards of one run (rules in the module docstring).
+
+    Parameters
+    ----------
+    arms : sequence of Arm
+        Their ``family`` and ``expected_seconds`` are read once.
+    horizon : float or None
+        The budget's horizon in seconds (``None``: no time rules 1–3).
+    pulls_per_decision : int
+    count_pulls : bool
+        Rule 4 counts pulls (``True``, for pull budgets) or costs.
+    cross_check_share, max_decision_share : float
+        The shares of rules 4 and 1.
+    pinned : bool
+        The policy always plays one arm: no rule overrides or restricts it.
+    """
+
+    def __init__(self, arms: Sequence, horizon: float | None, pulls_per_decision: int, count_pulls: bool,
+                 cross_check_share: float = CROSS_CHECK_SHARE, max_decision_share: float = MAX_DECISION_SHARE,
+                 pinned: bool = False):
+        k = len(arms)
+        self.n_arms = k
+        self.horizon = None if pinned else horizon
+        self.per_decision = int(pulls_per_decision)
+        self.count_pulls = bool(count_pulls)
+        self.cross_check_share = float(cross_check_share)
+        self.max_decision_share = float(max_decision_share)
+        self.pinned = bool(pinned)
+        names = [a.family for a in arms]
+        labels = sorted({f for f in names if f is not None})
+        self.families = labels
+        self.family = np.array([labels.index(f) if f is not None else -1 for f in names], dtype=np.int64)
+        self.checks = not pinned and len(labels) >= 2 and self.cross_check_share > 0
+        self.expected = np.array(
+            [math.nan if a.expected_seconds is None else float(a.expected_seconds) for a in arms], dtype=np.float64
+        )
+        self.seconds_sum = np.zeros(k)
+        self.seconds_n = np.zeros(k, dtype=np.int64)
+        self.spent = np.zeros(k)
+        self.tried = np.zeros(k, dtype=bool)
+
+    # --- bookkeeping ----------------------------------------------------------------
+    def dispatched(self, arm: int) -> None:
+        self.tried[arm] = True
+
+    def observe(self, arm: int, seconds: float, cost: float) -> None:
+        """A pull of ``arm`` came back after ``seconds`` (wall) with ``cost`` (NaN if it failed)."""
+        if seconds == seconds:
+            self.seconds_sum[arm] += seconds
+            self.seconds_n[arm] += 1
+        if self.count_pulls:
+            self.spent[arm] += 1.0
+        elif cost == cost:
+            self.spent[arm] += cost
+
+    def predicted(self) -> np.ndarray:
+        """Predicted wall seconds of one decision per arm (NaN: unknown)."""
+        measured = np.divide(self.seconds_sum, self.seconds_n, out=np.full(self.n_arms, np.nan),
+                             where=self.seconds_n > 0)
+        return self.per_decision * np.where(self.seconds_n > 0, measured, self.expected)
+
+    # --- the rules --------------------------------------------------------------------
+    def plan(self, blocked: np.ndarray, seconds_left: float | None, mean_loss: np.ndarray) -> Plan | None:
+        """The next decision, or ``None`` when no arm may be chosen (the run ends).
+
+        ``blocked`` marks arms out of play (quarantined, unreliable); ``mean_loss`` is each arm's
+        mean loss in the policy's state (NaN before its first reward).
+        """
+        open_ = ~blocked
+        if self.pinned:
+            return Plan(None, POLICY, open_) if open_.any() else None
+        eligible = open_.copy()
+        predicted = self.predicted()
+        if self.horizon is not None:
+            known = eligible & np.isfinite(predicted)
+            over = known & (predicted > self.max_decision_share * self.horizon)
+            if known.any() and not (known & ~over).any():
+                # every arm of known duration is over the cap: keep only the quickest
+                over &= predicted > np.min(predicted[known])
+            eligible &= ~over
+            if seconds_left is not None:
+                eligible &= ~(np.isfinite(predicted) & (predicted > seconds_left))
+        if not eligible.any():
+            return None
+        if self.horizon is not None:
+            untried = eligible & ~self.tried
+            if untried.any():
+                return Plan(_quickest(untried, predicted), INITIAL, eligible)
+        if self.checks:
+            arm = self._check_arm(open_, eligible, predicted, mean_loss)
+            if arm is not None:
+                return Plan(arm, CROSS_CHECK, eligible)
+        return Plan(None, POLICY, eligible)
+
+    def _check_arm(self, open_, eligible, predicted, mean_loss) -> int | None:
+        """Rule 4's arm when its share of the spending is below the floor, else None."""
+        in_family = open_ & (self.family >= 0)
+        if len(np.unique(self.family[in_family])) < 2:
+            return None
+        counted = self.family >= 0
+        spent = np.bincount(self.family[counted], weights=self.spent[counted], minlength=len(self.families))
+        total = spent.sum()
+        if total <= 0:
+            return None
+        leader = int(np.argmax(spent))
+        candidates = eligible & counted & (self.family != leader)
+        if not candidates.any():
+            return None
+        seen = candidates & np.isfinite(mean_loss)
+        if seen.any():
+            arm = int(np.argmin(np.where(seen, mean_loss, np.inf)))
+        else:
+            arm = _quickest(candidates, predicted)
+        if self.spent[arm] >= self.cross_check_share * total:
+            return None
+        return arm
+
+
+def _quickest(mask: np.ndarray, predicted: np.ndarray) -> int:
+    """The arm of ``mask`` with the smallest prediction (unknown ones last, in pool order)."""
+    idx = np.flatnonzero(mask)
+    pred = predicted[idx]
+    finite = np.isfinite(pred)
+    if finite.any():
+        return int(idx[finite][np.argmin(pred[finite])])
+    return int(idx[0])

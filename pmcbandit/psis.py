@@ -1,0 +1,420 @@
+r"""Pareto :math:`\hat k`: is an arm's variance estimate worth anything?
+
+An importance-type arm (Laplace-t, prior IS, AIS) averages weights :math:`w_s = e^{\ell_s}`.
+If the weight distribution has a generalized-Pareto upper tail of shape :math:`k`, only
+moments of order :math:`< 1/k` exist: for :math:`k \ge 1/2` the variance is infinite, and the
+sample variance the bandit and the combiner use is then small most of the time and a gross
+underestimate (Vehtari, Simpson, Gelman, Yao & Gabry, "Pareto smoothed importance sampling",
+JMLR 25(72), 2024; "PSIS" below).
+
+The rule, as the run uses it
+----------------------------
+For each arm the run accumulates every log weight it produced in a :class:`WeightTails` and
+estimates :math:`\hat k` from the :math:`S` weights seen so far. The arm's variance estimate is
+**unreliable** when
+
+.. math::  \hat k > k_{\max}(S) = \min\!\bigl(1 - 1/\log_{10} S,\; 0.7\bigr)
+
+(PSIS Sec. 3.2.4, eq. 13: above it the probability of a large error is not small even after
+Pareto smoothing; :math:`k_{\max}(100) = 0.5`, the cap 0.7 is reached at
+:math:`S \approx 2154`). :func:`min_sample_size` gives the :math:`S = 10^{1/(1-k)}` needed for a
+given :math:`k` (PSIS Sec. 3.2.3). While :math:`S <` ``min_weights`` (100 by default)
+:math:`\hat k` is NaN and the arm counts as reliable: see :class:`WeightTails`.
+
+The estimate
+------------
+:func:`pareto_khat` reproduces ``arviz.psislw(log_weights, reff=1.0)[1]``: with the
+:math:`M = \lceil\min(S/5,\, 3\sqrt S)\rceil` largest weights as the tail and the
+:math:`(M+1)`-th largest as the cutoff :math:`u`, it fits a generalized Pareto distribution to
+the exceedances :math:`w - u` of the weights strictly above :math:`u` by the empirical-Bayes
+estimator of Zhang & Stephens ("A new and efficient estimation method for the generalized Pareto
+distribution", Technometrics 51, 2009, Sec. 3, with :math:`m = 30 + \lfloor\sqrt n\rfloor` grid
+points), then shrinks it towards 1/2 with the weakly informative prior of ArviZ and ``loo``,
+:math:`\hat k \leftarrow (n\hat k + 10 \cdot 0.5)/(n + 10)` for :math:`n` tail points.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numba
+import numpy as np
+
+from pmcbandit._validation import _msg, check_positive
+
+__all__ = ["WeightTails", "khat_threshold", "min_sample_size", "pareto_khat", "tail_length"]
+
+#: ``log`` of the smallest normal double: a cutoff below it is raised to it (as in ArviZ).
+_CUTOFF_MIN = float(np.log(np.finfo(float).tiny))
+#: Zhang & Stephens grid weights below this are dropped before normalising (as in ArviZ).
+_NEGLIGIBLE = 10.0 * float(np.finfo(float).eps)
+_NPZ_FIELDS = ("params", "counts", "fill", "floor", "fit_counts", "fit_khat", "kept")
+
+
+def tail_length(n_samples: int) -> int:
+    r"""PSIS tail length :math:`M = \lceil\min(S/5, 3\sqrt{S})\rceil` (ArviZ ``psislw``, ``reff=1``)."""
+    return int(np.ceil(min(n_samples / 5.0, 3 * (n_samples / 1.0) ** 0.5)))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gpd_shape(ary):
+    """Zhang-Stephens posterior-mean shape of a GPD fitted to sorted exceedances ``ary`` (n >= 5),
+    with the prior adjustment; the same operations, in the same order, as ArviZ's ``_gpdfit``."""
+    n = ary.size
+    m = 30 + int(n**0.5)
+    quartile = ary[int(n / 4 + 0.5) - 1]
+    b = np.empty(m)
+    for j in range(m):
+        b[j] = (1.0 - np.sqrt(m / (j + 1.0 - 0.5))) / (3.0 * quartile) + 1.0 / ary[n - 1]
+    len_scale = np.empty(m)
+    for j in range(m):
+        acc = 0.0
+        for i in range(n):
+            acc += np.log1p(-b[j] * ary[i])
+        k = acc / n
+        len_scale[j] = n * (np.log(-(b[j] / k)) - k - 1.0)
+    w_sum = 0.0
+    bw_sum = 0.0
+    w = np.empty(m)
+    for i in range(m):
+        acc = 0.0
+        for j in range(m):
+            acc += np.exp(len_scale[j] - len_scale[i])
+        w[i] = 1.0 / acc
+        # NaN weights fail this test and are dropped, as ArviZ's boolean mask does.
+        if w[i] >= _NEGLIGIBLE:
+            w_sum += w[i]
+    for i in range(m):
+        if w[i] >= _NEGLIGIBLE:
+            bw_sum += b[i] * (w[i] / w_sum)
+    acc = 0.0
+    for i in range(n):
+        acc += np.log1p(-bw_sum * ary[i])
+    k_post = acc / n
+    return (n * k_post + 10 * 0.5) / (n + 10)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _khat_from_top(top):
+    """k-hat from the sorted (ascending) top ``M + 1`` log weights: ``top[0]`` is the cutoff."""
+    mx = top[top.size - 1]
+    if mx == -np.inf:
+        return np.inf
+    cut = top[0] - mx
+    if _CUTOFF_MIN > cut:
+        cut = _CUTOFF_MIN
+    start = 0
+    while start < top.size and not (top[start] - mx > cut):
+        start += 1
+    n = top.size - start
+    if n <= 4:
+        return np.inf
+    exp_cut = np.exp(cut)
+    ary = np.empty(n)
+    for i in range(n):
+        ary[i] = np.exp(top[start + i] - mx) - exp_cut
+    return _gpd_shape(ary)
+
+
+@numba.njit(cache=True)
+def _first_bad(x):
+    for i in range(x.size):
+        if not x[i] < np.inf:
+            return i
+    return -1
+
+
+@numba.njit(cache=True)
+def _add(buf, fill, floor, counts, arm, x, capacity):
+    """Append the values of ``x`` above the arm's floor; compact to the top ``capacity`` when the
+    buffer is full. Returns the index of the first NaN/+inf value (nothing changed) or -1."""
+    bad = _first_bad(x)
+    if bad >= 0:
+        return bad
+    row = buf[arm]
+    f = fill[arm]
+    lo = floor[arm]
+    for i in range(x.size):
+        v = x[i]
+        if v > lo:
+            if f == row.size:
+                part = np.partition(row, f - capacity)
+                row[:capacity] = part[f - capacity :]
+                lo = part[f - capacity]
+                f = capacity
+                if not v > lo:
+                    continue
+            row[f] = v
+            f += 1
+    fill[arm] = f
+    floor[arm] = lo
+    counts[arm] += x.size
+    return -1
+
+
+@numba.njit(cache=True)
+def _top_sorted(values, size):
+    """The ``size`` largest of ``values``, ascending, padded below with -inf (zero weights)."""
+    out = np.full(size, -np.inf)
+    if values.size >= size:
+        out[:] = np.sort(np.partition(values, values.size - size)[values.size - size :])
+    else:
+        out[size - values.size :] = np.sort(values)
+    return out
+
+
+def _as_log_weights(log_weights, param: str, owner: str, ndim: tuple[int, ...]) -> np.ndarray:
+    x = np.asarray(log_weights)
+    if x.dtype.kind not in "iuf":
+        raise TypeError(_msg(param, owner, "an array of real numbers", log_weights))
+    if x.ndim not in ndim:
+        raise ValueError(_msg(param, owner, f"an array with ndim in {ndim}", f"ndim={x.ndim}"))
+    return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+
+
+def _bad_value(x: np.ndarray, bad: int, param: str, owner: str) -> ValueError:
+    return ValueError(
+        _msg(param, owner, "free of NaN and +inf (-inf is a zero weight)", f"{float(x[bad])!r} at index {bad}")
+    )
+
+
+def pareto_khat(log_weights) -> float:
+    r"""Pareto :math:`\hat k` of the upper tail of the weights ``exp(log_weights)``.
+
+    Equal to ``arviz.psislw(log_weights, reff=1.0)[1]`` (to rounding): tail length
+    :math:`M = \lceil\min(S/5, 3\sqrt S)\rceil` of the :math:`S` weights, cutoff
+    :math:`\ell_c = \max(\ell_{(S-M)} - \ell_{\max}, \log(\text{tiny}))` on the max-shifted log
+    scale, tail = the weights strictly above it, exceedances :math:`e^{\ell-\ell_{\max}} - e^{\ell_c}`,
+    Zhang & Stephens (2009) GPD fit with the prior :math:`\hat k \leftarrow (n\hat k + 5)/(n + 10)`
+    (module docstring; Vehtari et al. 2024, PSIS). Costs :math:`O(S)` (a partial sort) plus the fit,
+    :math:`O(M\sqrt M)`.
+
+    Parameters
+    ----------
+    log_weights : array_like, shape (S,)
+        Log importance weights, up to a common constant. ``-inf`` is a zero weight: it counts
+        towards :math:`S` but never enters the tail.
+
+    Returns
+    -------
+    float
+        :math:`\hat k`; ``inf`` when the tail has at most 4 points (too few to fit, as in ArviZ:
+        e.g. :math:`S = 1`, where ArviZ fails, or fewer than 5 positive weights).
+
+    Raises
+    ------
+    ValueError
+        If ``log_weights`` is empty, not one-dimensional, or holds NaN or ``+inf``.
+    """
+    owner = "pareto_khat"
+    x = _as_log_weights(log_weights, "log_weights", owner, (1,))
+    if x.size == 0:
+        raise ValueError(_msg("log_weights", owner, "non-empty", log_weights))
+    bad = _first_bad(x)
+    if bad >= 0:
+        raise _bad_value(x, bad, "log_weights", owner)
+    if x.size < 2:
+        return math.inf
+    return float(_khat_from_top(_top_sorted(x, tail_length(x.size) + 1)))
+
+
+def khat_threshold(n_samples) -> float:
+    r"""Sample-size-dependent :math:`\hat k` threshold :math:`\min(1 - 1/\log_{10} S, 0.7)`.
+
+    Vehtari et al. (2024), PSIS Sec. 3.2.4, eq. (13): above it a Pareto-smoothed (and a
+    fortiori a plain) importance-sampling estimate from :math:`S` draws has a non-negligible
+    probability of a large error. E.g. 0.5 at :math:`S = 100`, 0.7 from :math:`S \approx 2154`.
+
+    Parameters
+    ----------
+    n_samples : real, > 1
+        The number of weights :math:`S`.
+
+    Returns
+    -------
+    float
+    """
+    check_positive(n_samples, "n_samples", "khat_threshold")
+    if n_samples <= 1:
+        raise ValueError(_msg("n_samples", "khat_threshold", "> 1", n_samples))
+    return min(1.0 - 1.0 / math.log10(n_samples), 0.7)
+
+
+def min_sample_size(k) -> float:
+    r"""Sample size :math:`S = 10^{1/(1-k)}` that makes :math:`k` reliable (``inf`` for :math:`k \ge 1`).
+
+    Vehtari et al. (2024), PSIS Sec. 3.2.3; the inverse of :func:`khat_threshold` below its cap.
+
+    Parameters
+    ----------
+    k : real, not NaN
+        A Pareto shape (e.g. an estimate :math:`\hat k`).
+
+    Returns
+    -------
+    float
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Real):
+        raise TypeError(_msg("k", "min_sample_size", "a real number", k))
+    if k != k:
+        raise ValueError(_msg("k", "min_sample_size", "not NaN", k))
+    if k >= 1:
+        return math.inf
+    return 10.0 ** (1.0 / (1.0 - float(k)))
+
+
+class WeightTails:
+    r"""Per-arm running Pareto :math:`\hat k` of all the log weights a run has produced.
+
+    :meth:`add` is called after every pull with the pull's log weights; it keeps the count
+    :math:`S` of all values (``-inf`` included) and the ``capacity`` largest values ever added, in a
+    buffer of ``2 * capacity`` slots per arm. Once a compaction has happened, only values above the
+    current floor (the smallest value kept at the last compaction) are appended, so an ``add``
+    costs :math:`O(\text{batch})`; when the buffer is full it is partitioned down to its
+    ``capacity`` largest values (:math:`O(\text{capacity})`, at most once per ``capacity``
+    appended values, hence amortised :math:`O(1)` per value).
+
+    **What is kept is exactly the top ``capacity`` values** (as a multiset) of everything added.
+    Invariant: every value not in the buffer is :math:`\le` at least ``capacity`` values in the
+    buffer. A value dropped at a compaction has the ``capacity`` kept values above it (:math:`\ge`)
+    then; a value rejected by the floor is :math:`\le` the ``capacity`` values kept at the last
+    compaction, all still in the buffer (nothing leaves between compactions). A later compaction
+    keeps the buffer's top ``capacity``: either it keeps all the values above a given dropped
+    value, or it drops one of them, :math:`w`, and then all ``capacity`` kept values are
+    :math:`\ge w`; so the invariant holds always after, and the top ``capacity`` of all values is
+    the top ``capacity`` of the buffer. ``-inf`` (zero weights) are counted, never stored: when
+    fewer finite values than needed are kept, the missing order statistics are ``-inf``.
+
+    :meth:`khat` is exactly :func:`pareto_khat` of the concatenation of everything added to the arm
+    as long as :math:`M + 1 \le` ``capacity`` (:math:`S \le 1.19\cdot 10^8` for the default
+    :math:`2^{15}`), since the fit only reads the :math:`M+1` largest values. Beyond that the cutoff
+    is the ``capacity``-th largest value and the tail is capped at ``capacity - 1`` points: the
+    estimate then looks further out into the tail than PSIS's :math:`3\sqrt S` points, with the
+    variance of a ``capacity - 1`` point fit.
+
+    Amortised refits: the fit is deterministic, lazy and cached. It is redone on a request when the
+    count has grown since the cached fit by a factor of at least ``1 + refit_growth``, so
+    :meth:`khat` may describe the first ``fit_counts[arm]`` values, :math:`S/(1+g) < S_{fit} \le S`.
+    ``refresh=True`` forces a fit on the current count.
+
+    Parameters
+    ----------
+    n_arms : int, > 0
+    capacity : int, >= 6
+        Largest values kept per arm (memory: ``16 * capacity`` bytes per arm).
+    min_weights : int, >= 1
+        Below this many weights :meth:`khat` is NaN and :meth:`unreliable` False: with
+        :math:`S < 100` the tail has :math:`M \le 20` points, so the fit is dominated by its prior
+        (10 pseudo-observations at 1/2), and the threshold :math:`1 - 1/\log_{10} S` falls below
+        0.5, flagging even a finite-variance proposal; PSIS's own guidance needs :math:`S\ge 100`.
+    refit_growth : float, >= 0
+        Relative growth of :math:`S` that triggers a refit (0: refit whenever :math:`S` changed).
+    """
+
+    def __init__(self, n_arms: int, capacity: int = 2**15, min_weights: int = 100, refit_growth: float = 0.1):
+        owner = "WeightTails"
+        check_positive(n_arms, "n_arms", owner, integer=True)
+        check_positive(capacity, "capacity", owner, integer=True)
+        if capacity < 6:
+            raise ValueError(_msg("capacity", owner, ">= 6 (a fit needs 5 tail points)", capacity))
+        check_positive(min_weights, "min_weights", owner, integer=True)
+        check_positive(refit_growth, "refit_growth", owner, allow_zero=True)
+        self.n_arms = int(n_arms)
+        self.capacity = int(capacity)
+        self.min_weights = int(min_weights)
+        self.refit_growth = float(refit_growth)
+        self._buf = np.empty((self.n_arms, 2 * self.capacity))
+        self._fill = np.zeros(self.n_arms, dtype=np.int64)
+        self._floor = np.full(self.n_arms, -np.inf)
+        self._counts = np.zeros(self.n_arms, dtype=np.int64)
+        self._fit_counts = np.zeros(self.n_arms, dtype=np.int64)
+        self._fit_khat = np.full(self.n_arms, np.nan)
+
+    def _arm(self, arm, owner: str) -> int:
+        if isinstance(arm, bool) or not isinstance(arm, numbers.Integral):
+            raise TypeError(_msg("arm", owner, "an int", arm))
+        if not 0 <= arm < self.n_arms:
+            raise ValueError(_msg("arm", owner, f"in [0, {self.n_arms})", arm))
+        return int(arm)
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Number of log weights added per arm, ``-inf`` included (a copy)."""
+        return self._counts.copy()
+
+    @property
+    def fit_counts(self) -> np.ndarray:
+        """Per arm, the count :math:`S` the cached :math:`\\hat k` was fitted at (0: never)."""
+        return self._fit_counts.copy()
+
+    def add(self, arm: int, log_weights) -> None:
+        """Add a batch of log weights (scalar or 1-D; ``-inf`` = zero weight) to ``arm``.
+
+        Raises ValueError, leaving the state unchanged, if a value is NaN or ``+inf``.
+        """
+        owner = "WeightTails.add"
+        arm = self._arm(arm, owner)
+        x = _as_log_weights(log_weights, "log_weights", owner, (0, 1))
+        bad = _add(self._buf, self._fill, self._floor, self._counts, arm, x, self.capacity)
+        if bad >= 0:
+            raise _bad_value(x, bad, "log_weights", owner)
+
+    def khat(self, arm: int, refresh: bool = False) -> float:
+        r"""Pareto :math:`\hat k` of the arm's weights (cached; NaN while :math:`S <` ``min_weights``)."""
+        arm = self._arm(arm, "WeightTails.khat")
+        s = int(self._counts[arm])
+        if s < self.min_weights:
+            return math.nan
+        last = int(self._fit_counts[arm])
+        if s != last and (refresh or last == 0 or s >= last * (1.0 + self.refit_growth)):
+            size = min(tail_length(s) + 1, self.capacity)
+            top = _top_sorted(self._buf[arm, : self._fill[arm]], size)
+            self._fit_khat[arm] = math.inf if s < 2 else _khat_from_top(top)
+            self._fit_counts[arm] = s
+        return float(self._fit_khat[arm])
+
+    def khats(self) -> np.ndarray:
+        """:meth:`khat` of every arm, as an array of shape ``(n_arms,)``."""
+        return np.array([self.khat(a) for a in range(self.n_arms)])
+
+    def threshold(self, arm: int) -> float:
+        """:func:`khat_threshold` at the arm's current count (NaN while :math:`S \\le 1`)."""
+        s = int(self._counts[self._arm(arm, "WeightTails.threshold")])
+        return khat_threshold(s) if s > 1 else math.nan
+
+    def unreliable(self, arm: int) -> bool:
+        r"""Whether :math:`\hat k >` :meth:`threshold` (False while :math:`\hat k` is NaN)."""
+        k = self.khat(arm)
+        return bool(k == k and k > self.threshold(arm))
+
+    def to_npz_dict(self, prefix: str = "weight_tails_") -> dict[str, np.ndarray]:
+        """Plain numpy arrays (keys ``prefix + name``) that :meth:`from_npz_dict` restores exactly."""
+        if not isinstance(prefix, str):
+            raise TypeError(_msg("prefix", "WeightTails.to_npz_dict", "a str", prefix))
+        kept = np.concatenate([self._buf[a, : self._fill[a]] for a in range(self.n_arms)])
+        params = np.array([self.n_arms, self.capacity, self.min_weights, self.refit_growth])
+        arrays = (params, self._counts, self._fill, self._floor, self._fit_counts, self._fit_khat, kept)
+        return {prefix + name: np.array(a, copy=True) for name, a in zip(_NPZ_FIELDS, arrays)}
+
+    @classmethod
+    def from_npz_dict(cls, data, prefix: str = "weight_tails_") -> WeightTails:
+        """Rebuild the accumulator saved by :meth:`to_npz_dict` (``data``: a mapping, e.g. ``np.load``)."""
+        owner = "WeightTails.from_npz_dict"
+        missing = [prefix + n for n in _NPZ_FIELDS if prefix + n not in data]
+        if missing:
+            raise ValueError(_msg("data", owner, f"a mapping with the keys {missing}", sorted(data)))
+        params, counts, fill, floor, fit_counts, fit_khat, kept = (np.asarray(data[prefix + n]) for n in _NPZ_FIELDS)
+        n_arms, capacity, min_weights = (int(v) for v in params[:3])
+        out = cls(n_arms, capacity, min_weights, float(params[3]))
+        if fill.shape != (n_arms,) or kept.shape != (int(fill.sum()),) or np.any(fill > 2 * capacity):
+            raise ValueError(_msg("data", owner, "consistent arrays from WeightTails.to_npz_dict", "mismatched shapes"))
+        ends = np.cumsum(fill)
+        for a in range(n_arms):
+            out._buf[a, : fill[a]] = kept[ends[a] - fill[a] : ends[a]]
+        out._fill[:] = fill
+        out._floor[:] = floor
+        out._counts[:] = counts
+        out._fit_counts[:] = fit_counts
+        out._fit_khat[:] = fit_khat
+        return out

@@ -1,0 +1,178 @@
+"""The run loop's guards (pmcbandit.guards): cap, fit, initial and cross-check rules.
+
+Rules are tested as pure functions of their inputs first, then through ``run`` with cheap
+synthetic arms whose durations are declared (``expected_seconds``) or made by sleeping, so the
+checks are on which arms were chosen, never on how long anything took.
+"""
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import pmcbandit as pb
+from pmcbandit.guards import CROSS_CHECK, INITIAL, POLICY, Guards
+from pmcbandit.run import PmcBanditWarning
+
+
+class _Arm(pb.Arm):
+    """A normal arm with a declared family and predicted duration; sleeps ``sleep`` s per pull."""
+
+    def __init__(self, name, sd=1.0, family=None, expected=None, sleep=0.0, cost=1.0):
+        self.name, self.sd, self.family, self.expected_seconds = name, sd, family, expected
+        self.sleep, self.cost = sleep, cost
+
+    def draw(self, rng):
+        if self.sleep:
+            time.sleep(self.sleep)
+        return rng.normal(1.0, self.sd, size=2), {}, self.cost
+
+
+def _guards(arms, horizon=None, per_decision=2, count_pulls=False, **kw):
+    return Guards(arms, horizon, per_decision, count_pulls, **kw)
+
+
+def _none_blocked(k):
+    return np.zeros(k, dtype=bool)
+
+
+def _no_loss(k):
+    return np.full(k, np.nan)
+
+
+# --- rules as functions ---------------------------------------------------------------------
+def test_cap_excludes_arms_whose_decision_takes_more_than_the_share():
+    arms = [_Arm("quick", expected=0.01), _Arm("slow", expected=2.0), _Arm("unknown")]
+    g = _guards(arms, horizon=10.0)  # cap: a decision (2 pulls) <= 1 s
+    plan = g.plan(_none_blocked(3), 10.0, _no_loss(3))
+    assert plan.eligible.tolist() == [True, False, True]
+
+
+def test_when_every_known_arm_is_over_the_cap_only_the_quickest_stays():
+    arms = [_Arm("a", expected=3.0), _Arm("b", expected=2.0), _Arm("c", expected=2.0)]
+    plan = _guards(arms, horizon=10.0).plan(_none_blocked(3), 10.0, _no_loss(3))
+    assert plan.eligible.tolist() == [False, True, True]
+
+
+def test_fit_rule_drops_decisions_longer_than_the_time_left_and_ends_the_run():
+    arms = [_Arm("a", expected=0.2), _Arm("b", expected=0.05)]
+    g = _guards(arms, horizon=100.0)
+    assert g.plan(_none_blocked(2), 0.3, _no_loss(2)).eligible.tolist() == [False, True]
+    assert g.plan(_none_blocked(2), 0.05, _no_loss(2)) is None
+
+
+def test_initial_rule_tries_every_arm_cheapest_first_unknown_last():
+    arms = [_Arm("u"), _Arm("b", expected=0.3), _Arm("a", expected=0.1)]
+    g = _guards(arms, horizon=100.0)
+    order = []
+    for _ in range(3):
+        plan = g.plan(_none_blocked(3), 100.0, _no_loss(3))
+        assert plan.reason == INITIAL
+        order.append(plan.arm)
+        g.dispatched(plan.arm)
+    assert order == [2, 1, 0]
+    assert g.plan(_none_blocked(3), 100.0, _no_loss(3)).reason == POLICY
+
+
+def test_measured_durations_replace_the_declared_ones():
+    arms = [_Arm("a", expected=0.01), _Arm("b", expected=0.01)]
+    g = _guards(arms, horizon=10.0)
+    g.observe(0, 3.0, 1.0)  # arm a turned out slow: 2 pulls = 6 s > 1 s cap
+    assert g.plan(_none_blocked(2), 10.0, _no_loss(2)).eligible.tolist() == [False, True]
+
+
+def test_cross_check_keeps_the_share_on_the_best_arm_of_another_family():
+    arms = [_Arm("is-1", family="importance"), _Arm("ais-a", family="annealing"), _Arm("ais-b", family="annealing")]
+    g = _guards(arms, count_pulls=True)
+    for _ in range(20):
+        g.observe(0, 0.0, 1.0)
+    g.observe(1, 0.0, 1.0)
+    g.observe(2, 0.0, 1.0)
+    loss = np.array([0.1, 5.0, 2.0])  # ais-b is the better check arm
+    plan = g.plan(_none_blocked(3), None, loss)
+    assert (plan.arm, plan.reason) == (2, CROSS_CHECK)
+    for _ in range(2):
+        g.observe(2, 0.0, 1.0)
+    assert g.plan(_none_blocked(3), None, loss).reason == POLICY  # 3 of 24 pulls > 10 %
+
+
+def test_no_cross_check_with_one_family_or_for_a_pinned_policy():
+    one = [_Arm("a", family="x"), _Arm("b", family="x"), _Arm("c")]
+    g = _guards(one, count_pulls=True)
+    g.observe(0, 0.0, 1.0)
+    assert g.plan(_none_blocked(3), None, _no_loss(3)).reason == POLICY
+    two = [_Arm("a", family="x"), _Arm("b", family="y")]
+    g = _guards(two, horizon=1.0, count_pulls=True, pinned=True)
+    g.observe(0, 0.0, 1.0)
+    plan = g.plan(_none_blocked(2), 1.0, _no_loss(2))
+    assert plan.arm is None and plan.reason == POLICY
+
+
+def test_blocked_arms_are_never_forced():
+    arms = [_Arm("a", family="x", expected=0.1), _Arm("b", family="y", expected=0.01)]
+    g = _guards(arms, horizon=100.0)
+    plan = g.plan(np.array([False, True]), 100.0, _no_loss(2))
+    assert plan.arm == 0 and not plan.eligible[1]
+
+
+# --- through run ------------------------------------------------------------------------------
+def test_time_budget_tries_every_arm_once_cheapest_first_even_under_thompson():
+    arms = [_Arm("c", expected=0.004), _Arm("a", expected=0.001), _Arm("b", expected=0.002)]
+    res = pb.run(arms, policy="thompson", budget=0.5, random_seed=1, progressbar=False)
+    h = res.history
+    reasons = h.column("reason")
+    first = h.column("arm")[reasons == INITIAL]
+    assert first.tolist() == [1, 1, 2, 2, 0, 0]  # one paired decision each, cheapest first
+    assert (res.arm_table()["pulls"] >= 2).all()
+
+
+def test_a_decision_longer_than_a_tenth_of_the_budget_is_never_started():
+    slow = _Arm("slow", sd=0.1, expected=0.5, sleep=0.5)  # a decision is 1 s of a 2 s budget
+    quick = _Arm("quick", sd=1.0, expected=0.001, sleep=0.001)
+    res = pb.run([slow, quick], policy="thompson", budget=2.0, random_seed=2, progressbar=False)
+    assert res.arm_table()["pulls"].tolist()[0] == 0
+    assert res.settings["stopped_by"] == "budget"
+
+
+def test_a_pool_of_slow_arms_stops_when_nothing_fits_instead_of_overrunning():
+    arms = [_Arm("slow", expected=0.4, sleep=0.4)]  # a decision is 0.8 s; the budget 1 s
+    res = pb.run(arms, policy="ucb1", budget=1.0, random_seed=3, progressbar=False)
+    assert len(res.history) == 2
+    assert res.settings["stopped_by"] == "budget"
+    assert res.interval_status == "too_few_observations"
+
+
+def test_cross_check_share_under_a_pulls_budget_is_kept_and_reproducible():
+    good = _Arm("good", sd=0.1, family="importance")
+    other = _Arm("other", sd=3.0, family="annealing")
+    runs = [pb.run([good, other], policy="thompson", budget=pb.Pulls(400), random_seed=5, progressbar=False)
+            for _ in range(2)]
+    np.testing.assert_array_equal(runs[0].history.column("arm"), runs[1].history.column("arm"))
+    pulls = runs[0].arm_table()["pulls"]
+    assert pulls[1] >= 0.1 * 400 - 1  # the floor, up to one decision of granularity
+    assert (runs[0].history.column("reason") == CROSS_CHECK).any()
+    off = pb.run([good, other], policy="thompson", budget=pb.Pulls(400), random_seed=5, progressbar=False,
+                 cross_check_share=0.0)
+    assert off.arm_table()["pulls"][1] < pulls[1]
+
+
+def test_guard_shares_are_validated():
+    arms = [_Arm("a")]
+    with pytest.raises(ValueError, match="'cross_check_share'"):
+        pb.run(arms, budget=pb.Pulls(4), cross_check_share=1.5, progressbar=False)
+    with pytest.raises(ValueError, match="'max_decision_share'"):
+        pb.run(arms, budget=pb.Pulls(4), max_decision_share=0.0, progressbar=False)
+    with pytest.raises(TypeError, match="'cross_check_share'"):
+        pb.run(arms, budget=pb.Pulls(4), cross_check_share="10%", progressbar=False)
+
+
+def test_a_run_with_two_families_but_no_checked_pair_says_so():
+    good = _Arm("good", sd=0.1, family="importance")
+    other = _Arm("other", sd=3.0, family="annealing")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = pb.run([good, other], policy="thompson", budget=pb.Pulls(60), random_seed=5, progressbar=False,
+                     cross_check_share=0.0)
+    assert res.arm_table()["pulls"][1] < 10
+    assert any("no independent check" in str(w.message) for w in caught if w.category is PmcBanditWarning)

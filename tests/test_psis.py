@@ -1,0 +1,232 @@
+"""Pareto k-hat (pmcbandit.psis): equal to ArviZ's, exact under chunked accumulation, statistically right."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import arviz as az
+import numpy as np
+import pytest
+from arviz.stats.stats import _gpdfit
+
+from pmcbandit.psis import WeightTails, khat_threshold, min_sample_size, pareto_khat, tail_length
+from tests.tolerance import assert_within_se
+
+MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."
+
+
+def arviz_khat(log_weights: np.ndarray) -> float:
+    with np.errstate(all="ignore"):  # ArviZ's GPD grid overflows harmlessly in exp
+        return float(az.psislw(np.array(log_weights, dtype=float), reff=1.0)[1])
+
+
+def sample(kind: str, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Log weights: log-normal, Pareto with shape k (log w = k * Exp(1)), |Student-t_3|, with zeros."""
+    if kind == "lognormal":
+        return 1.5 * rng.standard_normal(size)
+    if kind.startswith("pareto"):
+        return float(kind[len("pareto") :]) * rng.standard_exponential(size)
+    if kind == "student_t":
+        return np.log(np.abs(rng.standard_t(3, size)))
+    if kind == "zeros":  # a third of the weights are exactly zero
+        x = rng.standard_normal(size)
+        x[rng.random(size) < 1 / 3] = -np.inf
+        return x
+    if kind == "ties":  # coarse log weights: many ties, also at the cutoff
+        return np.round(rng.standard_normal(size), 1)
+    raise ValueError(kind)
+
+
+KINDS = ["lognormal", "pareto0.2", "pareto0.5", "pareto0.8", "pareto1.2", "student_t", "zeros", "ties"]
+
+
+@pytest.mark.parametrize("size", [30, 100, 1000, 10**5])
+def test_pareto_khat_matches_arviz(size):
+    rng = np.random.default_rng(size)
+    for kind in KINDS:
+        x = sample(kind, size, rng)
+        expected = arviz_khat(x)
+        assert math.isfinite(expected), kind
+        assert pareto_khat(x) == pytest.approx(expected, abs=1e-8, rel=0), kind
+        # Only relative weights matter: a common shift leaves k-hat unchanged.
+        assert pareto_khat(x - 700.0) == pytest.approx(expected, abs=1e-8, rel=0), kind
+
+
+def test_pareto_khat_too_short_tail_is_inf():
+    rng = np.random.default_rng(1)
+    assert pareto_khat([0.3]) == math.inf  # ArviZ itself fails on one value
+    for x in ([0.0, 1.0], rng.standard_normal(20), np.r_[np.full(50, -np.inf), 1.0, 2.0, 3.0, 4.0]):
+        assert pareto_khat(x) == math.inf
+        assert arviz_khat(x) == math.inf
+    assert pareto_khat(np.full(500, -np.inf)) == math.inf  # all weights zero
+    # Weights below the smallest double relative to the largest never enter the tail.
+    far = np.r_[np.zeros(6), np.full(994, -800.0)]
+    assert pareto_khat(far) == pytest.approx(arviz_khat(far), abs=1e-8)
+
+
+def test_tail_length_rule():
+    assert [tail_length(s) for s in (5, 30, 100, 225, 226, 10**4)] == [1, 6, 20, 45, 46, 300]
+
+
+def chunked(x: np.ndarray, sizes: list[int]):
+    start = 0
+    for size in sizes:
+        yield x[start : start + size]
+        start += size
+    yield x[start:]
+
+
+@pytest.mark.parametrize("capacity, size", [(64, 420), (256, 5000)])
+def test_weight_tails_equals_pareto_khat_of_concatenation(capacity, size):
+    rng = np.random.default_rng(capacity)
+    x = sample("zeros", size, rng)
+    chunkings = {
+        "ones": [1] * size,
+        "random": list(rng.integers(0, 40, size=size // 10)),
+        "one": [size],
+        "halves": [size // 2, 0, size // 2],
+    }
+    for name, sizes in chunkings.items():
+        wt = WeightTails(2, capacity=capacity, min_weights=30, refit_growth=0.0)
+        seen = 0
+        for chunk in chunked(x, sizes):
+            wt.add(1, chunk if chunk.size != 1 else float(chunk[0]))
+            seen += chunk.size
+            if seen >= 30 and (name != "ones" or seen % 37 == 0):
+                assert tail_length(seen) + 1 <= capacity
+                assert wt.khat(1) == pareto_khat(x[:seen]), (name, seen)
+        assert wt.counts.tolist() == [0, size]
+        kept = np.sort(wt._buf[1, : wt._fill[1]])[-capacity:]
+        finite = np.sort(x[np.isfinite(x)])
+        assert finite.size > 2 * capacity > wt._fill[1]  # compactions happened
+        np.testing.assert_array_equal(kept, finite[-capacity:])  # exactly the top `capacity`
+        assert math.isnan(wt.khat(0))
+
+
+def test_weight_tails_capacity_caps_the_tail():
+    rng = np.random.default_rng(7)
+    capacity, x = 32, sample("pareto0.5", 2000, rng)
+    wt = WeightTails(1, capacity=capacity, refit_growth=0.0)
+    for chunk in np.array_split(x, 13):
+        wt.add(0, chunk)
+    assert tail_length(x.size) + 1 > capacity
+    top = np.sort(x)[-capacity:]
+    exceedances = np.exp(top[1:] - top[-1]) - np.exp(top[0] - top[-1])
+    assert wt.khat(0) == pytest.approx(_gpdfit(exceedances)[0], abs=1e-10)
+    assert wt.khat(0) != pytest.approx(pareto_khat(x), abs=1e-3)
+
+
+@pytest.mark.parametrize("k", [0.2, 0.5, 0.8, 1.2])
+def test_khat_recovers_known_pareto_shape(k):
+    # Above the (M+1)-th order statistic u, the M largest of a Pareto(1/k) sample are i.i.d.
+    # GPD(shape k, scale k u) exceedances, whose shape estimate has asymptotic SE (1 + k)/sqrt(M)
+    # (the GPD Fisher information; Zhang & Stephens' estimator is asymptotically as efficient).
+    rng = np.random.default_rng(int(100 * k))
+    size = 10**5
+    wt = WeightTails(1)
+    for chunk in np.array_split(k * rng.standard_exponential(size), 100):
+        wt.add(0, chunk)
+    m = tail_length(size)
+    assert_within_se(wt.khat(0), k, (1 + k) / math.sqrt(m), f"k = {k}, M = {m}")
+
+
+def test_thresholds():
+    assert khat_threshold(100) == pytest.approx(0.5)
+    assert khat_threshold(10) == pytest.approx(0.0)
+    assert khat_threshold(1000) == pytest.approx(2 / 3)
+    assert khat_threshold(2154) < 0.7 and khat_threshold(2155) == 0.7 and khat_threshold(10**7) == 0.7
+    assert min_sample_size(0.5) == pytest.approx(100)
+    assert min_sample_size(0.0) == pytest.approx(10)
+    assert min_sample_size(0.7) == pytest.approx(10 ** (1 / 0.3))
+    assert min_sample_size(1.0) == math.inf and min_sample_size(3) == math.inf
+    for k in (0.1, 0.5, 0.65):
+        assert khat_threshold(min_sample_size(k)) == pytest.approx(k)
+
+
+def test_unreliable_rule():
+    rng = np.random.default_rng(3)
+    wt = WeightTails(3)
+    wt.add(0, 0.9 * rng.standard_exponential(5000))  # k = 0.9 > 0.7: infinite variance
+    wt.add(1, 0.5 * rng.standard_normal(5000))  # log-normal: k-hat near 0
+    wt.add(2, 0.9 * rng.standard_exponential(99))  # too few weights to judge
+    assert wt.unreliable(0) and not wt.unreliable(1) and not wt.unreliable(2)
+    assert wt.threshold(0) == 0.7 and math.isnan(wt.khat(2))
+    wt.add(2, 0.0)
+    assert wt.threshold(2) == pytest.approx(0.5) and math.isfinite(wt.khat(2))
+    khats = wt.khats()
+    assert khats.shape == (3,) and khats[0] > 0.7 > 0.3 > khats[1]
+    assert math.isnan(WeightTails(1).threshold(0))
+
+
+def test_refit_schedule_is_deterministic_and_cached():
+    rng = np.random.default_rng(11)
+    x = sample("pareto0.5", 2000, rng)
+    wt = WeightTails(1)  # refit_growth = 0.1
+    wt.add(0, x[:1000])
+    first = wt.khat(0)
+    wt.add(0, x[1000:1099])
+    assert wt.khat(0) == first and wt.fit_counts.tolist() == [1000]
+    wt.add(0, x[1099:1100])
+    assert wt.khat(0) == pareto_khat(x[:1100]) and wt.fit_counts.tolist() == [1100]
+    wt.add(0, x[1100:1200])
+    assert wt.khat(0, refresh=True) == pareto_khat(x[:1200])
+
+
+def test_checkpoint_round_trip_gives_identical_later_khats():
+    rng = np.random.default_rng(13)
+    batches = [sample("zeros", int(n), rng) for n in rng.integers(1, 300, size=60)]
+    live = WeightTails(2, capacity=128, min_weights=50)
+    for i, batch in enumerate(batches[:30]):
+        live.add(i % 2, batch)
+        live.khat(i % 2)
+    buffer = io.BytesIO()
+    np.savez(buffer, other=np.arange(3), **live.to_npz_dict("tails/"))
+    buffer.seek(0)
+    with np.load(buffer, allow_pickle=False) as data:
+        restored = WeightTails.from_npz_dict(data, "tails/")
+    for i, batch in enumerate(batches[30:]):
+        for wt in (live, restored):
+            wt.add(i % 3 % 2, batch)
+        np.testing.assert_array_equal(restored.khats(), live.khats())
+        np.testing.assert_array_equal(restored.fit_counts, live.fit_counts)
+        np.testing.assert_array_equal(restored.counts, live.counts)
+
+
+def test_bad_arguments_raise_with_message_shape():
+    cases = [
+        (ValueError, lambda: pareto_khat([])),
+        (ValueError, lambda: pareto_khat([0.0, np.nan, 1.0])),
+        (ValueError, lambda: pareto_khat([0.0, np.inf])),
+        (ValueError, lambda: pareto_khat(np.zeros((3, 3)))),
+        (TypeError, lambda: pareto_khat(["a", "b"])),
+        (TypeError, lambda: pareto_khat([True, False])),
+        (ValueError, lambda: khat_threshold(1)),
+        (TypeError, lambda: khat_threshold("100")),
+        (ValueError, lambda: min_sample_size(math.nan)),
+        (TypeError, lambda: min_sample_size(None)),
+        (ValueError, lambda: WeightTails(0)),
+        (TypeError, lambda: WeightTails(1.5)),
+        (ValueError, lambda: WeightTails(1, capacity=5)),
+        (ValueError, lambda: WeightTails(1, min_weights=0)),
+        (ValueError, lambda: WeightTails(1, refit_growth=-0.1)),
+        (ValueError, lambda: WeightTails(2).add(2, [0.0])),
+        (TypeError, lambda: WeightTails(2).khat("0")),
+        (ValueError, lambda: WeightTails(2).add(0, np.zeros((2, 2)))),
+        (ValueError, lambda: WeightTails.from_npz_dict({"x": np.zeros(1)})),
+    ]
+    for error, call in cases:
+        with pytest.raises(error, match=MESSAGE):
+            call()
+
+
+def test_faulty_batch_leaves_state_unchanged():
+    wt = WeightTails(1, capacity=8)
+    wt.add(0, np.arange(20.0))
+    before = wt.to_npz_dict()
+    with pytest.raises(ValueError, match=re.escape("Got 'nan at index 2' instead")):
+        wt.add(0, [30.0, 31.0, np.nan])
+    after = wt.to_npz_dict()
+    for key, value in before.items():
+        np.testing.assert_array_equal(after[key], value)

@@ -1,0 +1,131 @@
+"""What a run reports when its arms cannot be trusted: Pareto k-hat flags, disagreeing arms,
+too few observations (pmcbandit.engine, pmcbandit.result).
+
+Synthetic log-scale arms return log importance weights of known law: log-normal weights have
+every moment (k = 0); Pareto weights with shape k have infinite variance for k >= 1/2.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pmcbandit as pb
+from pmcbandit._rng import get_random_generator
+from pmcbandit.diagnostics.arviz_io import from_inference_data
+from pmcbandit.psis import pareto_khat
+from pmcbandit.run import PmcBanditWarning
+from pmcbandit.streams import Streams
+from tests.tolerance import assert_within_se
+
+
+class _WeightArm(pb.Arm):
+    """``size`` log weights per pull whose exponentials have mean exactly ``z``."""
+
+    log_scale = True
+    importance_weights = True
+
+    def __init__(self, name, law, z=1.0, size=200, family=None):
+        self.name, self.law, self.log_z, self.size, self.family = name, law, np.log(z), size, family
+
+    def draw(self, rng):
+        if self.law == "lognormal":  # log w ~ N(-s^2/2, s^2): E[w] = 1
+            s = 0.5
+            log_w = rng.normal(-s * s / 2, s, self.size)
+        else:  # Pareto with shape k = 1/alpha: w = (1 - k) U^(-k), E[w] = 1, infinite variance for k >= 1/2
+            k = self.law
+            log_w = np.log(1.0 - k) - k * np.log(rng.random(self.size))
+        return self.log_z + log_w, {}, 1.0
+
+
+def _run(arms, **kw):
+    kw.setdefault("budget", pb.Pulls(120))
+    kw.setdefault("policy", "thompson")
+    kw.setdefault("progressbar", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = pb.run(arms, **kw)
+    return res, [str(w.message) for w in caught if w.category is PmcBanditWarning]
+
+
+def test_heavy_tailed_weights_are_flagged_blocked_and_get_no_weight():
+    arms = [_WeightArm("light", "lognormal"), _WeightArm("heavy", 0.9)]
+    res, messages = _run(arms, random_seed=1)
+    rel = res.reliability
+    assert rel.unreliable.tolist() == [False, True]
+    assert rel.khat[1] > rel.threshold[1] and rel.khat[0] < 0.5
+    assert res.combined.weights[1] == 0.0 and res.arm_table()["status"].tolist() == ["ok", "unreliable"]
+    # once flagged, never chosen again: every pull of "heavy" precedes the flag
+    h = res.history
+    heavy_rows = np.flatnonzero(h.column("arm") == 1)
+    flagged_at = int(np.min(h.column("selected_before")[heavy_rows]))
+    assert heavy_rows.size <= 4 and flagged_at <= 4
+    assert any("Pareto k-hat" in m and "heavy" in m for m in messages)
+    assert "unreliable" in res.summary()
+
+
+def test_the_run_khat_equals_the_khat_of_every_weight_the_arm_returned():
+    arm = _WeightArm("solo", 0.3, size=150)
+    res, _ = _run([arm], random_seed=2, budget=pb.Pulls(30))
+    streams = Streams.from_generator(get_random_generator(2, "test"))  # the run's pull streams
+    values = np.concatenate([arm.draw(streams.pull_rng(0, j))[0] for j in range(30)])
+    assert res.reliability.n_weights[0] == values.size
+    assert res.reliability.khat[0] == pytest.approx(pareto_khat(values), abs=1e-12)
+
+
+def test_disagreeing_arms_report_the_random_effects_interval_and_name_the_outlier():
+    truth = 2.0
+    arms = [_WeightArm("a", "lognormal", z=truth), _WeightArm("b", "lognormal", z=truth),
+            _WeightArm("biased", "lognormal", z=truth * 1.5)]  # log 1.5 = 0.41 off, SEs ~ 0.01
+    res, messages = _run(arms, random_seed=3, budget=pb.Pulls(300), policy="uniform")
+    h = res.consistency
+    assert h.flagged and res.interval_status == "random_effects"
+    assert res.arm_names[int(h.outliers[0])] == "biased" and len(h.outliers) == 1
+    lo, hi = res.log_ci()
+    assert lo < np.log(truth) < hi and lo < np.log(truth * 1.5) < hi  # covers the disagreement
+    assert res.log_estimate == pytest.approx(res.shift + h.estimate)
+    assert any("disagree" in m and "biased" in m for m in messages)
+    assert "random effects" in res.summary()
+
+
+def test_agreeing_arms_keep_the_fixed_effect_interval():
+    arms = [_WeightArm("a", "lognormal", z=3.0), _WeightArm("b", "lognormal", z=3.0)]
+    res, messages = _run(arms, random_seed=4, budget=pb.Pulls(200), policy="uniform")
+    assert not res.consistency.flagged and res.interval_status == "ok"
+    assert_within_se(res.log_estimate, np.log(3.0), res.log_se)
+    assert not messages
+
+
+def test_too_few_observations_are_flagged_not_printed_as_an_interval():
+    arms = [pb.CallableArm(lambda rng: rng.normal(1.0, 1.0), name="one-value", cost=1.0)]
+    res, messages = _run(arms, random_seed=5, budget=pb.Pulls(4), policy="ucb1")
+    assert res.interval_status == "too_few_observations" and not res.interval_reliable
+    assert "95% CI" not in res.summary().splitlines()[0]
+    assert any("too few observations" in m for m in messages)
+
+
+def test_every_arm_unreliable_is_flagged():
+    res, messages = _run([_WeightArm("heavy", 0.95, size=500)], random_seed=6, budget=pb.Pulls(10))
+    assert res.interval_status == "no_reliable_arm"
+    assert any("every arm" in m for m in messages)
+
+
+def test_reliability_survives_inference_data_and_checkpoints(tmp_path):
+    arms = [_WeightArm("light", "lognormal"), _WeightArm("heavy", 0.9)]
+    res, _ = _run(arms, random_seed=7, budget=pb.Pulls(60))
+    back = from_inference_data(res.to_inference_data())
+    np.testing.assert_array_equal(back.reliability.unreliable, res.reliability.unreliable)
+    np.testing.assert_allclose(back.reliability.khat, res.reliability.khat)
+    assert back.log_estimate == res.log_estimate and back.interval_status == res.interval_status
+    idata = res.to_inference_data()
+    assert idata.arm_summary["status"].attrs["flag_meanings"] == "ok quarantined unreliable"
+    assert idata.attrs["interval_status"] == res.interval_status
+    # an interrupted run resumes with the same flags and the same allocation
+    path = tmp_path / "run.npz"
+    first, _ = _run(arms, random_seed=7, budget=pb.Pulls(60), checkpoint=path,
+                    callback=lambda p, h: p.pulls >= 20)
+    assert len(first.history) < 60
+    resumed, _ = _run(arms, random_seed=7, budget=pb.Pulls(60), checkpoint=path)
+    np.testing.assert_array_equal(resumed.history.column("arm"), res.history.column("arm"))
+    np.testing.assert_array_equal(resumed.reliability.unreliable, res.reliability.unreliable)
+    assert resumed.reliability.khat[1] == pytest.approx(res.reliability.khat[1], abs=1e-12)
