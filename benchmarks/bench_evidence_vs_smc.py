@@ -81,14 +81,17 @@ def _cpu_with_children() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def run_sample_smc(model, seconds: float, seed: int, clock: str) -> dict:
+def run_sample_smc(model, seconds: float, seed: int, clock: str, cores: int | None = None) -> dict:
+    """``pm.sample_smc`` with PyMC's default settings (``cores`` aside: ``None`` is PyMC's default)
+    called repeatedly while ``clock`` is under ``seconds``; the mean of its chains' final log ML."""
     import pymc as pm
 
     from pmcbandit.arms.evidence.smc import quiet_pymc
 
     rng = np.random.default_rng(seed)
+    kwargs = {} if cores is None else {"cores": cores}
     with quiet_pymc():
-        pm.sample_smc(model=model, progressbar=False, random_seed=int(rng.integers(2**31 - 1)))  # warm-up
+        pm.sample_smc(model=model, progressbar=False, random_seed=int(rng.integers(2**31 - 1)), **kwargs)  # warm-up
         runs, calls = [], 0
         start, cpu0 = time.perf_counter(), _cpu_with_children()
 
@@ -96,7 +99,7 @@ def run_sample_smc(model, seconds: float, seed: int, clock: str) -> dict:
             return time.perf_counter() - start if clock == "wall" else _cpu_with_children() - cpu0
 
         while used() < seconds:
-            idata = pm.sample_smc(model=model, progressbar=False, random_seed=int(rng.integers(2**31 - 1)))
+            idata = pm.sample_smc(model=model, progressbar=False, random_seed=int(rng.integers(2**31 - 1)), **kwargs)
             if used() <= seconds or not runs:
                 runs += _final_log_ml(idata)
                 calls += 1

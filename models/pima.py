@@ -43,10 +43,20 @@ N_FEATURES = 8
 #: ``.venv/bin/python -m benchmarks.bench_laplace_smc --only-reference --draws 100000000``
 #: and ``... --only-reference --reference-T 50 --draws 300000000 --seed 20142``
 #: (PyMC 5.28.5, PyTensor 2.38.3, 2026-11-22; ``benchmarks/results/bench_laplace_smc_reference.md``).
+#: T=768 (the calibration suite's ``pima_768``, :mod:`models.evidence_suite`): the same
+#: proposal (Student-t ``df=20`` at the Laplace fit, covariance x 1.1) written independently
+#: of the arms in ``benchmarks/reference_evidence.py`` (from ``ModelDensity.laplace`` and
+#: ``ModelDensity.compile_logp_batch``), two runs of ``10**7`` weights (seeds
+#: ``numpy.random.default_rng(20141)`` and ``(20142)``, batches of ``5 * 10**4``):
+#: -430.145715 +- 1.0e-04 and -430.145690 +- 1.0e-04, pooled by summing their weight sums
+#: (relative variance 0.107 per draw, Pareto k -0.18). Reproduce (about 7 of the script's 19
+#: CPU minutes) with ``.venv/bin/python -m benchmarks.reference_evidence`` (PyMC 5.28.5,
+#: PyTensor 2.38.3, 2026-11-23; ``benchmarks/results/reference_evidence.md``).
 REFERENCE_LOG_Z: dict[int, tuple[float, float]] = {
     5: (-3.235560, 6.9e-05),
     10: (-6.759725, 6.6e-05),
     50: (-32.881424, 1.6e-05),
+    768: (-430.145703, 7.3e-05),
 }
 
 

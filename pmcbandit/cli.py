@@ -89,12 +89,13 @@ def _evidence(args):
         title = f"Bayesian logistic regression on Pima, T={args.T}"
     from pmcbandit.evidence import evidence_arms
 
-    arms = evidence_arms(model, smc=args.smc)
+    # The default pool is sized for the budget inside estimate_evidence; with SMC it is built here.
+    arms = evidence_arms(model, smc=True, budget_seconds=args.budget) if args.smc else None
     result = estimate_evidence(
         model, arms=arms, policy=args.policy, budget=args.budget, combine=args.combine,
         random_seed=args.seed, progressbar=not args.no_progress, ranges=args.ranges,
     )
-    return result, f"{title}: {len(arms)} arms, {args.policy}, {args.budget:g} s"
+    return result, f"{title}: {len(result.arm_names)} arms, {args.policy}, {args.budget:g} s"
 
 
 def _price(args):

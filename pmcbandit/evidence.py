@@ -35,6 +35,8 @@ import time
 import warnings
 from collections.abc import Sequence
 
+import numpy as np
+
 from pmcbandit.arms.base import Arm
 from pmcbandit.budget import Budget, as_budget
 from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
@@ -116,7 +118,8 @@ def evidence_arms(
     laplace, prior, smc : bool
         Include Laplace-t importance sampling, prior importance sampling, PyMC's SMC
         (one ``pm.sample_smc`` run per pull; biased-consistent, see
-        :class:`~pmcbandit.arms.evidence.SMCArm`).
+        :class:`~pmcbandit.arms.evidence.SMCArm`; two runs at construction, the second timed
+        for its ``expected_seconds``).
     laplace_proposals : sequence of (df, inflation) or (df, inflation, defensive)
         One Laplace-centred Student-t mixture arm per tuple (see
         :class:`~pmcbandit.arms.evidence.LaplaceISArm`; ``defensive`` is the share of its draws
@@ -136,15 +139,15 @@ def evidence_arms(
         Cost of an AIS/prior-IS pull: CPU seconds (default) or log-density evaluations.
     budget_seconds : float, optional
         Size the AIS arms for a run of this many seconds (:func:`estimate_evidence` passes its
-        time budget). AIS pull durations are predicted from the measured cost of one log-density
-        evaluation (:func:`~pmcbandit.arms.evidence.ais.predicted_seconds`); every AIS arm gets
-        at most the steps of a pull predicted to take ``MAX_DECISION_SHARE / 2`` of the budget
+        time budget). AIS pull durations are predicted from a timed short run on the model
+        (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
+        at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
         (a paired decision is two pulls, :mod:`pmcbandit.guards` rule 1), and the arm with the
-        fewest steps at most those of a pull of which :data:`CHECK_PULLS` fit in the
+        fewest steps at most those of a pull of which :data:`CHECK_PULLS` fit in 0.8 x the
         ``CROSS_CHECK_SHARE`` of the budget, so the cross-check family can reach a variance
         estimate the consistency test accepts. Shrunk arms keep at least :data:`MIN_AIS_STEPS`
-        steps (equal counts are merged; an arm that cannot get that many is left out); a
-        :class:`~pmcbandit.PmcBanditWarning` reports the new counts.
+        steps (an arm that cannot get that many is left out, and of two counts less than 1.5x
+        apart the larger is kept); a :class:`~pmcbandit.PmcBanditWarning` reports the new counts.
     """
     arms, notes = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition, laplace=laplace,
                         laplace_proposals=laplace_proposals, prior=prior, smc=smc, batch_size=batch_size,
@@ -159,7 +162,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
           ) -> tuple[list[Arm], list[str]]:
     """:func:`evidence_arms`'s pool and the notes on what it left out or shrank, and why."""
     from pmcbandit.arms.evidence import AISArm, ModelDensity, PriorISArm
-    from pmcbandit.arms.evidence.ais import predicted_seconds
+    from pmcbandit.arms.evidence.ais import PROBE_STEPS
 
     proposals = _check_proposals(laplace_proposals) if laplace else []
     if budget_seconds is not None and not (budget_seconds > 0):
@@ -173,12 +176,13 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         caps = [decision_share * budget_seconds / 2] * len(steps)
         if check_share > 0:
             caps[0] = min(caps[0], check_share * budget_seconds / CHECK_PULLS)
-        capped = [min(n, _most_steps(density, cap, n_chains, transition)) for n, cap in zip(steps, caps)]
-        capped = list(dict.fromkeys(n for n in capped if n >= MIN_AIS_STEPS))
+        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
+        # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1).
+        capped = _distinct_steps([min(n, int(0.8 * cap / probe.step_seconds)) for n, cap in zip(steps, caps)])
         if capped != steps:
             notes.append(
-                f"AIS step counts {steps} sized for a {budget_seconds:g} s budget (one log-density evaluation takes "
-                f"{density.eval_seconds:.3g} s; pmcbandit.evidence.evidence_arms, budget_seconds): "
+                f"AIS step counts {steps} sized for a {budget_seconds:g} s budget (one annealing step takes "
+                f"{probe.step_seconds:.3g} s on this model; pmcbandit.evidence.evidence_arms, budget_seconds): "
                 f"{capped or 'no AIS arm left'}"
             )
         steps = capped
@@ -203,19 +207,26 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     if smc:
         from pmcbandit.arms.evidence import SMCArm
 
-        arms.append(SMCArm(model))
+        smc_arm = SMCArm(model)
+        # One untimed run compiles; a pull's duration is known only from a timed one.
+        smc_arm.draw(np.random.default_rng(0))
+        start = time.perf_counter()
+        smc_arm.draw(np.random.default_rng(1))
+        smc_arm.expected_seconds = time.perf_counter() - start
+        arms.append(smc_arm)
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
     return arms, notes
 
 
-def _most_steps(density, seconds: float, n_chains: int, transition: str) -> int:
-    """The most annealing steps of an AIS pull predicted to take at most ``seconds``."""
-    from pmcbandit.arms.evidence.ais import predicted_seconds
-
-    first = predicted_seconds(density, 1, n_chains, transition)
-    per_step = predicted_seconds(density, 2, n_chains, transition) - first
-    return int((seconds - first) / per_step) + 1 if per_step > 0 else 10**9
+def _distinct_steps(steps: list[int]) -> list[int]:
+    """Step counts of at least :data:`MIN_AIS_STEPS`, each at least 1.5x the next smaller one: of
+    two counts closer than that (a ladder cut down by a cap), the larger is kept."""
+    kept: list[int] = []
+    for n in sorted((n for n in steps if n >= MIN_AIS_STEPS), reverse=True):
+        if not kept or 1.5 * n <= kept[-1]:
+            kept.append(n)
+    return kept[::-1]
 
 
 def _check_proposals(proposals) -> list[tuple[float, float, float]]:

@@ -64,7 +64,7 @@ from pmcbandit.result import ArmReliability, RunResult
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run"]
 
-#: History column -> sample_stats variable (the issue's names where they differ).
+#: History column -> sample_stats variable, where the names differ.
 _RENAMED = {"obs": "value", "wall": "time"}
 _ARM_STATUS = ("ok", "quarantined", "unreliable")
 _RESERVED = {"pull", "arm_name", *(_RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}

@@ -11,6 +11,7 @@ prior to the posterior along the geometric path
 from __future__ import annotations
 
 import numbers
+import time
 
 import numpy as np
 
@@ -19,24 +20,13 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
-__all__ = ["AISArm", "annealing_schedule", "predicted_seconds", "SLICE_EVALS_PER_UPDATE"]
+__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS"]
 
 SCHEDULES = ("power4", "linear")
 TRANSITIONS = ("slice", "imh")
 COSTS = ("cpu", "logp_evals")
-#: Density evaluations per coordinate update of the slice sampler used to predict a pull's
-#: duration before it is made (stepping out from width 0.5 and shrinking; the arm reports
-#: the measured number as its ``evals_per_update`` diagnostic).
-SLICE_EVALS_PER_UPDATE = 5.0
-
-
-def predicted_seconds(density, n_steps: int, n_chains: int = 1, transition: str = "slice") -> float:
-    """Predicted wall seconds of one AIS pull: evaluations per chain (``1 + (n - 1) d e`` for
-    slice sampling with ``e`` = :data:`SLICE_EVALS_PER_UPDATE`, ``n`` for independence Metropolis)
-    times ``n_chains`` times the density's measured ``eval_seconds``."""
-    moves = max(int(n_steps) - 1, 0)
-    per_chain = 1 + moves * (density.dim * SLICE_EVALS_PER_UPDATE if transition == "slice" else 1)
-    return float(n_chains * per_chain * density.eval_seconds)
+#: Annealing steps of the short timed run that predicts a pull's duration (``AISArm.step_seconds``).
+PROBE_STEPS = 32
 
 
 def annealing_schedule(n_steps: int, kind: str = "power4") -> np.ndarray:
@@ -140,8 +130,12 @@ class AISArm(Arm):
     raises ``FloatingPointError``; ``-inf`` (zero weight) is a valid value.
 
     ``expected_seconds`` (the predicted wall time of one pull, for the run's guards,
-    :mod:`pmcbandit.guards`) is :func:`predicted_seconds`: the density's measured
-    ``eval_seconds`` times the evaluations one pull makes.
+    :mod:`pmcbandit.guards`) is ``n_steps * step_seconds``, with ``step_seconds`` the wall time
+    per annealing step of timed runs of :data:`PROBE_STEPS` steps on the same kind of schedule
+    at construction (the mean of three; the steps of a power-of-4 schedule of any length spread
+    over the temperatures alike, so the per-step cost carries over). It includes what a model
+    evaluation alone does not: the sampler's own work and how many evaluations a step takes
+    on this model.
     """
 
     log_scale = True
@@ -194,8 +188,9 @@ class AISArm(Arm):
             self._proposal = self._fit_proposal()
         default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-imh-{self.n_steps}"
         self.name = default if name is None else str(name)
-        self.expected_seconds = predicted_seconds(self.density, self.n_steps, self.n_chains, self.transition)
         self._warm_up()
+        self.step_seconds = self._probe_step_seconds(schedule if isinstance(schedule, str) else "linear")
+        self.expected_seconds = self.n_steps * self.step_seconds
 
     def _fit_proposal(self):
         from pmcbandit.arms.evidence.imh_kernel import interpolated_laplace
@@ -249,6 +244,25 @@ class AISArm(Arm):
             a, b, mu, prec = self._proposal
             proposal = (a, b, mu[[0, self.n_steps // 2, -1]].copy(), prec[[0, self.n_steps // 2, -1]].copy())
         self._run(x0, betas, chain_seeds(rng, 1), proposal)
+
+    def _probe_step_seconds(self, kind: str) -> float:
+        """Wall seconds per annealing step of timed :data:`PROBE_STEPS`-step runs (mean of three: a
+        step's cost varies from chain to chain, and the mean is what a budget pays)."""
+        rng = np.random.default_rng(1)
+        betas = annealing_schedule(PROBE_STEPS, kind)
+        proposal = None
+        if self.transition == "imh":
+            a, b, mu, prec = self._proposal
+            idx = np.linspace(0, self.n_steps, PROBE_STEPS + 1).round().astype(np.int64)
+            proposal = (a, b, mu[idx].copy(), prec[idx].copy())
+        total = 0.0
+        for _ in range(3):
+            x0 = self.density.sample_prior(rng, self.n_chains)
+            seeds = chain_seeds(rng, self.n_chains)
+            start = time.perf_counter()
+            self._run(x0, betas, seeds, proposal)
+            total += time.perf_counter() - start
+        return total / (3 * PROBE_STEPS)
 
     def draw(self, rng: np.random.Generator):
         x0 = self.density.sample_prior(rng, self.n_chains)

@@ -13,10 +13,9 @@ the tool PyMC users already run against the other estimators of Z
 Del Moral, Doucet & Jasra, 2006). PyMC chooses each temperature from the current
 particles (bisection to an ESS threshold) and tunes the kernel's proposal from
 them too, so the estimator is consistent as the number of particles grows but
-biased at any finite size: on the Pima model at T = 50 issue 3 measured a bias
-of about -0.05 in :math:`\\log\\hat Z` at ``draws=500`` (and
-:math:`E[\\log\\hat Z] \\le \\log E[\\hat Z]` adds the usual Jensen gap on the log
-scale). :attr:`SMCArm.unbiased` is ``False``; a combiner that assumes unbiased
+biased at any finite size (``benchmarks/results/bench_laplace_smc.md`` measures it on the
+Pima model), and :math:`E[\\log\\hat Z] \\le \\log E[\\hat Z]` adds the usual Jensen gap
+on the log scale. :attr:`SMCArm.unbiased` is ``False``; a combiner that assumes unbiased
 arms should weigh that.
 """
 
