@@ -111,6 +111,15 @@ def in_fresh_process(model_name: str, method: str, seconds: float, seed: int) ->
 
 
 # --- the report ------------------------------------------------------------------------------
+def _kind(warning: str) -> str:
+    """A warning's kind: its words before the first number, bracket or colon."""
+    cut = len(warning)
+    for mark in ("[", "(", ":", *"0123456789"):
+        i = warning.find(mark)
+        if i >= 0:
+            cut = min(cut, i)
+    return warning[:cut].strip(" ,;")
+
 def summarise(runs: list[dict], references: dict) -> list[dict]:
     rows = []
     keys = sorted({(r["model"], r["seconds"]) for r in runs}, key=lambda k: (list(references).index(k[0]), k[1]))
@@ -132,7 +141,7 @@ def summarise(runs: list[dict], references: dict) -> list[dict]:
                 covered=int(np.sum(covered & printed)), unprinted=int(np.sum(~printed)),
                 overshoot=float(np.max([(r["wall"] - seconds) / seconds for r in mine])),
                 statuses=dict(Counter(r["status"] for r in mine)),
-                warnings=dict(Counter(w.split(":")[0] for r in mine for w in r.get("warnings", []))),
+                warnings=dict(Counter(_kind(w) for r in mine for w in set(r.get("warnings", [])))),
                 setup=float(np.mean([r.get("setup", np.nan) for r in mine])),
                 smc_share=float(np.mean([sum(v for k, v in r.get("cost_share", {}).items() if k.startswith("smc"))
                                          for r in mine])),

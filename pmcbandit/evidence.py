@@ -39,18 +39,15 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm
 from pmcbandit.budget import Budget, as_budget
-from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
+from pmcbandit.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 from pmcbandit.result import RunResult
 from pmcbandit.run import PmcBanditWarning, run
 
-__all__ = ["evidence_arms", "estimate_evidence", "EvidenceResult", "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS", "CHECK_PULLS"]
+__all__ = ["evidence_arms", "estimate_evidence", "EvidenceResult", "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS"]
 
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
 MIN_AIS_STEPS = 20
-#: Pulls of the cheapest AIS arm that must fit in the cross-check share of a time budget, so that
-#: its variance estimate reaches the degrees of freedom the consistency test needs (9) with a margin.
-CHECK_PULLS = 12
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
 # near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
@@ -143,7 +140,7 @@ def evidence_arms(
         (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
         at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
         (a paired decision is two pulls, :mod:`pmcbandit.guards` rule 1), and the arm with the
-        fewest steps at most those of a pull of which :data:`CHECK_PULLS` fit in 0.8 x the
+        fewest steps at most those of a pull of which :data:`~pmcbandit.guards.CHECK_PULLS` fit in 0.8 x the
         ``CROSS_CHECK_SHARE`` of the budget, so the cross-check family can reach a variance
         estimate the consistency test accepts. Shrunk arms keep at least :data:`MIN_AIS_STEPS`
         steps (an arm that cannot get that many is left out, and of two counts less than 1.5x

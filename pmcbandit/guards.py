@@ -36,7 +36,9 @@ For every budget, when the arms still in play declare at least two
 4. **cross-check** — the *check arm* is the best arm of the families other than the leading one
    (the family with the most spending): the smallest mean loss, i.e. estimated
    :math:`\delta_k V_k` under the paired reward (untried arms by predicted duration), among the
-   arms rules 1–2 allow. While the spending on the check arm is below :data:`CROSS_CHECK_SHARE`
+   arms rules 1–2 allow and, under a time budget, whose :data:`CHECK_PULLS` pulls are predicted
+   to fit in the share (the quickest arm if none is that quick): a check arm must reach the
+   observations a consistency test needs within the share. While the spending on the check arm is below :data:`CROSS_CHECK_SHARE`
    of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
    so the check accumulates the observations a consistency test needs
    (:mod:`pmcbandit.consistency`) instead of spreading them over arms that never reach a
@@ -60,12 +62,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
+__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_PULLS", "POLICY", "INITIAL",
+           "CROSS_CHECK"]
 
 #: Largest predicted duration of one decision, as a share of a time budget's horizon.
 MAX_DECISION_SHARE = 0.1
 #: Smallest share of the spending kept on families other than the leading one.
 CROSS_CHECK_SHARE = 0.1
+#: Pulls a check arm should reach within its share: enough for a variance estimate with the
+#: degrees of freedom the consistency test needs (:data:`pmcbandit.combine.MIN_WEIGHTED_DOF` = 9),
+#: with a margin.
+CHECK_PULLS = 12
 
 # Codes of the history's ``reason`` column (pmcbandit.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
@@ -189,6 +196,10 @@ class Guards:
         candidates = eligible & counted & (self.family != leader)
         if not candidates.any():
             return None
+        if self.horizon is not None:
+            per_pull = predicted / self.per_decision
+            quick = candidates & (per_pull * CHECK_PULLS <= self.cross_check_share * self.horizon)
+            candidates = quick if quick.any() else _only(candidates, _quickest(candidates, predicted))
         seen = candidates & np.isfinite(mean_loss)
         if seen.any():
             arm = int(np.argmin(np.where(seen, mean_loss, np.inf)))
@@ -197,6 +208,12 @@ class Guards:
         if self.spent[arm] >= self.cross_check_share * total:
             return None
         return arm
+
+
+def _only(mask: np.ndarray, arm: int) -> np.ndarray:
+    out = np.zeros_like(mask)
+    out[arm] = True
+    return out
 
 
 def _quickest(mask: np.ndarray, predicted: np.ndarray) -> int:

@@ -120,6 +120,13 @@ def test_rejects_non_pymc_object():
         evidence_arms(object())
 
 
+def test_rejects_a_model_without_data():
+    with pm.Model() as model:
+        pm.Normal("theta", 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"must have observed data.*\['theta'\]"):
+        estimate_evidence(model, budget=pmcbandit.Pulls(2), progressbar=False)
+
+
 def test_rejects_discrete_free_variable():
     with pm.Model() as model:
         pm.Normal("mu", 0.0, 1.0)

@@ -97,6 +97,19 @@ def test_cross_check_keeps_the_share_on_the_best_arm_of_another_family():
     assert g.plan(_none_blocked(3), None, loss).reason == POLICY  # 3 of 24 pulls > 10 %
 
 
+def test_under_a_time_budget_the_check_arm_must_reach_its_pulls_within_the_share():
+    arms = [_Arm("is", family="importance", expected=0.01), _Arm("ais-slow", family="annealing", expected=1.0),
+            _Arm("ais-quick", family="annealing", expected=0.01)]
+    loss = np.array([0.1, 1.0, 2.0])  # the slow arm has the better delta*V
+    for horizon, expected in ((60.0, 2), (None, 1)):  # 12 slow pulls = 12 s > 10 % of 60 s
+        g = _guards(arms, horizon=horizon)
+        for arm in range(3):
+            g.dispatched(arm)
+        g.observe(0, 0.01, 10.0)
+        plan = g.plan(_none_blocked(3), horizon, loss)
+        assert (plan.arm, plan.reason) == (expected, CROSS_CHECK)
+
+
 def test_no_cross_check_with_one_family_or_for_a_pinned_policy():
     one = [_Arm("a", family="x"), _Arm("b", family="x"), _Arm("c")]
     g = _guards(one, count_pulls=True)

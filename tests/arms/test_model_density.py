@@ -110,6 +110,16 @@ def test_rejects_improper_flat_priors():
         ModelDensity(model)
 
 
+def test_rejects_a_model_without_data():
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("mu", 0.0, 1.0)
+        pm.HalfNormal("sigma", 1.0)
+    with pytest.raises(ValueError, match=r"must have observed data .*\['mu', 'sigma'\]"):
+        ModelDensity(model)
+
+
 def test_rejects_priors_that_cannot_be_sampled():
     import pymc as pm
 
@@ -145,7 +155,8 @@ def test_batched_prior_with_parent_dependent_interval_transform():
 
     with pm.Model() as model:
         theta = pm.HalfNormal("theta", 2.0)
-        pm.Uniform("u", 0.0, theta, shape=3)
+        u = pm.Uniform("u", 0.0, theta, shape=3)
+        pm.Normal("y", u.sum(), 1.0, observed=[0.5])  # data, so the evidence is defined; the prior is drawn
     density = ModelDensity(model)
     assert density.vectorised_prior
     x = density.sample_prior(np.random.default_rng(4), 20000)
@@ -162,7 +173,8 @@ def test_unbatchable_prior_falls_back_to_exact_draws():
 
     with pm.Model() as model:
         mu0 = pm.Normal("mu0", 0.0, 0.1)
-        pm.NormalMixture("m", w=[0.5, 0.5], mu=pm.math.stack([mu0 - 3.0, mu0 + 3.0]), sigma=[0.1, 0.1])
+        m = pm.NormalMixture("m", w=[0.5, 0.5], mu=pm.math.stack([mu0 - 3.0, mu0 + 3.0]), sigma=[0.1, 0.1])
+        pm.Normal("y", m, 10.0, observed=[0.0])  # data, so the evidence is defined; the prior is drawn
     density = ModelDensity(model)
     assert not density.vectorised_prior
     x = density.sample_prior(np.random.default_rng(5), 2000)

@@ -56,7 +56,8 @@ def check_model(model, owner: str = "ModelDensity"):
     """Reject models whose evidence the arms cannot estimate; return the frozen model.
 
     Raises ``TypeError`` for non-``pm.Model`` objects and ``ValueError`` for
-    models without continuous free variables, with discrete free variables, with
+    models without continuous free variables, without observed data (or a Potential), with
+    discrete free variables, with
     missing (NaN) observed data or PyMC-imputed variables, with improper
     ``Flat``/``HalfFlat`` priors, or with shapes that are not fixed.
     """
@@ -78,6 +79,12 @@ def check_model(model, owner: str = "ModelDensity"):
         raise ValueError(
             f"The 'model' parameter of {owner} must have only continuous free variables. "
             f"Got discrete free variables {discrete!r} instead."
+        )
+    if not model.observed_RVs and not model.potentials:
+        raise ValueError(
+            f"The 'model' parameter of {owner} must have observed data (or a Potential) for its evidence to "
+            f"be defined. Got a model with free variables {[rv.name for rv in model.free_RVs]!r} and no "
+            "observed variable instead."
         )
     names = {rv.name for rv in model.basic_RVs}
     imputed = [
