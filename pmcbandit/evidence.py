@@ -105,10 +105,8 @@ def evidence_arms(
         One AIS arm per number of annealing steps (the paper's 400 / 2000 / 8000).
     n_chains : int
         Independent AIS chains (estimates) per pull, evaluated together by one kernel call.
-        The default 1 keeps the bandit's unit of decision small: an AIS-8000 estimate costs
-        about 0.2-0.7 CPU s on Pima T=50, and with the paired reward a decision is two pulls,
-        so four chains per pull made each early exploratory decision of a 60 s run cost
-        seconds (benchmarks/results/bench_evidence_vs_smc.md).
+        The default 1 keeps the bandit's unit of decision small: with the paired reward a
+        decision is two pulls, and every chain of a long AIS arm multiplies its duration.
     transition : {"slice", "imh"}
         AIS transition (slice sampling as the paper, or independence Metropolis from the
         Laplace Student-t, for near-Gaussian posteriors).
@@ -123,10 +121,9 @@ def evidence_arms(
         from the prior, 0.1 when not given), named ``"laplace-t"`` for df = 5 and
         ``"laplace-t{df}"`` otherwise. The default pairs a heavy-tailed proposal (ν = 5,
         covariance × 1.2, 10 % defensive: safe when the posterior is skewed or heavier-tailed
-        than a Gaussian) with a light-tailed one (ν = 20, × 1.1, 2 % defensive: about 4x lower
-        variance per draw on near-Gaussian posteriors such as Pima T=50,
-        ``benchmarks/results/bench_laplace_smc.md``); which one is better depends on the model,
-        so the bandit decides. Both share one
+        than a Gaussian) with a light-tailed one (ν = 20, × 1.1, 2 % defensive: a lower variance
+        per draw on near-Gaussian posteriors, ``benchmarks/results/bench_laplace_smc.md``);
+        which one is better depends on the model, so the bandit decides. Both share one
         multi-start mode search. When the search finds no interior mode (e.g. the density grows
         without bound towards a boundary, as in a centred hierarchical model's funnel), the
         Laplace arms are left out and a :class:`~pmcbandit.PmcBanditWarning` says why.

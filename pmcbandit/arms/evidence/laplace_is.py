@@ -127,13 +127,11 @@ class LaplaceISArm(Arm):
         than over-dispersion.
 
         The price of this robustness: even for an exactly Gaussian posterior the
-        t proposal (``defensive=0``) has relative weight variance
-        :math:`\\mathrm{Var}(w)/Z^2` of 0.40 at d=8 (0.23 at d=4, 0.69 at d=16) with
-        the defaults, against 0.10 for ``df=20, inflation=1.1`` (computed by
-        quadrature over the radius). Pima T=50 is that case: 0.40 with the defaults,
-        0.105 with (20, 1.1), 0.18 with (10, 1.1), as its posterior is nearly Gaussian
-        (``benchmarks/bench_laplace_smc.py``). The defaults favour safety; a pool
-        can hold a lighter-tailed second arm and let the bandit pick.
+        heavy-tailed, inflated t proposal has a larger relative weight variance
+        :math:`\\mathrm{Var}(w)/Z^2` than ``df=20, inflation=1.1``, and the gap grows
+        with the dimension (``benchmarks/bench_laplace_smc.py`` measures both on Pima).
+        The defaults favour safety; a pool can hold a lighter-tailed second arm and
+        let the bandit pick.
     defensive : float, default 0.1
         The prior's share :math:`\\alpha \\in [0, 1)` of the proposal; 0 disables the
         defensive component (a pure t mixture).

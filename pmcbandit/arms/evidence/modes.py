@@ -318,12 +318,9 @@ def find_modes(
     Notes
     -----
     Cost: ``n_starts`` Newton searches, each a few to ~100 evaluations of the compiled
-    value, gradient and Hessian. Measured with the defaults (2-core machine shared with
-    other work, wall seconds): 0.03 s on Pima with all 768 rows and 0.07 s with 50
-    (d = 8, 4-18 iterations per search), 0.03 s on a two-mean normal mixture (d = 2),
-    1.0-1.6 s on the centred eight-schools model (d = 10: every search runs towards
-    log tau = -20 for 70-100 iterations), plus the one-off compilation of the gradient
-    and Hessian (0.5-1.2 s).
+    value, gradient and Hessian (a search down a funnel runs longest), plus the one-off
+    compilation of the gradient and Hessian; :attr:`ModeSearch.seconds` reports it, and
+    ``benchmarks/results/bench_evidence_suite.md`` the whole set-up of a pool per model.
     """
     from pmcbandit.arms.evidence.model_density import ModelDensity
 
