@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
+from pmcbandit.config import FINGERPRINT
 from pmcbandit.engine import Engine
 from pmcbandit.guards import Plan
 from pmcbandit.history import COLUMNS, History, PullRecord
@@ -72,10 +73,11 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
             engine.unreliable_since[:] = data["unreliable_since"]
         if engine.tails is not None and "tails_counts" in data:
             engine.tails = WeightTails.from_npz_dict(data, "tails_")
-    # Checkpoints written before the running centre existed scored every loss against the first observation.
+    # Checkpoints written before the running centre existed scored every loss against the first observation;
+    # those written before identification runs existed were all allocation runs.
     saved.setdefault("centre", None if saved.get("reward") == "paired" else "bounds" if saved.get("bounds") else "first")
-    for key in ("policy", "policy_params", "reward", "bounds", "ranges", "centre", "arm_names", "log_scale",
-                "streams"):
+    saved.setdefault("kind", "allocation")
+    for key in FINGERPRINT:
         if saved.get(key) != settings.get(key):
             raise ValueError(
                 f"The checkpoint {os.fspath(path)!r} was written with {key}={saved.get(key)!r}, but this run has "
@@ -111,7 +113,7 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
         while engine.selected < rec.selected_before:  # dispatch exactly as the original run did
             reopen()
         decision = engine.decisions.get(rec.decision)
-        if decision is None or decision.arm != rec.arm:
+        if decision is None or rec.arm not in decision.arms:
             raise ValueError(f"The checkpoint {os.fspath(path)!r} does not replay: the policy chose differently.")
         engine.absorb((rec, tuple(d[r] for d in diags), fault_msgs.get(r, ""), None))
     while engine.selected < selected:

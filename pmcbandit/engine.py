@@ -1,14 +1,18 @@
-r"""The mutable book-keeping of one run: decisions, pulls, faults, rewards and policy state.
+r"""The mutable book-keeping of one run: decisions, pulls, faults and the learner's state.
 
-:func:`pmcbandit.run` reads as the flow of a run; this module holds the steps it calls.
+:mod:`pmcbandit.loop` reads as the flow of a run; this module holds the steps it calls.
 The same :meth:`Engine.absorb` handles a pull that just came back and a pull read from a
 checkpoint, so a resumed run rebuilds exactly the state an uninterrupted run had.
 
-Decisions. One bandit decision (:meth:`Engine.dispatch`) opens ``pulls_per_decision`` pulls
-of one arm (2 for the paired reward of Neufeld et al. 2014, Sec. 5) and adds one pending
-decision to the policy state. When its last pull comes back the decision is closed: the
-reward of its observations goes to ``policy.update`` — or, if any of its pulls was faulty,
-no reward goes anywhere and the pending decision is released.
+Decisions. One decision (:meth:`Engine.dispatch`) is a
+:class:`~pmcbandit.identification.Selection`: one or more arms and how many pulls of each,
+chosen by the run's learner (:mod:`pmcbandit.learners`) — for an allocation policy one arm
+pulled ``pulls_per_decision`` times (2 for the paired reward of Neufeld et al. 2014, Sec. 5),
+for an identification algorithm e.g. both LUCB arms once. Every pull's history row carries its
+decision's index, so a decision's arms are the rows that share it. When the last pull of a
+decision comes back, the decision is closed and handed to the learner: a policy gets the
+decision's reward — or, if any of its pulls was faulty, no reward goes anywhere and the pending
+decision is released; an identification algorithm gets every valid observation.
 
 Fault rule (documented in :func:`pmcbandit.run`): a pull that raises, returns NaN/+inf
 (or only ``-inf`` log-weights), exceeds the per-pull timeout, or falls outside declared
@@ -18,7 +22,8 @@ valid observations stay in the combined estimate (each was a valid unbiased draw
 some arms are quarantined the policy chooses among the others: it sees its state restricted
 to them (every per-arm array, also inside ``state.extra``, indexed by the active arms) and
 its choice is mapped back. An oracle policy (``pinned_arm``) whose arm is quarantined has no
-valid choice left: the run stops dispatching.
+valid choice left: the run stops dispatching; so does an identification run with a quarantined
+arm (an arm it cannot pull anymore leaves its answer unfounded).
 
 Guards and reliability. :meth:`Engine.plan` asks the run's guards (:mod:`pmcbandit.guards`)
 first: they may force a decision (every arm's first one under a time budget; the cross-check
@@ -43,15 +48,14 @@ working value by :math:`f = e^{s_{old} - s_{new}}`, the squared-reward centre by
 and the loss scale by :math:`f^2` and squared losses by :math:`f^4`; policies see
 ``loss/scale``, so decisions are unchanged (past losses that underflow to 0 were
 :math:`< 10^{-300}` of the new scale, i.e. 0 to double precision anyway). The value handed to
-a policy whose ``update`` takes ``value=`` is on this working scale.
+a policy whose ``update`` takes ``value=`` is on this working scale. Identification runs take
+linear-scale arms only.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -59,7 +63,6 @@ from pmcbandit.budget import Progress
 from pmcbandit.executors import Ticket
 from pmcbandit.guards import POLICY, Guards, Plan
 from pmcbandit.history import History, PullRecord
-from pmcbandit.policies.base import BanditState, add_pending
 from pmcbandit.psis import WeightTails
 from pmcbandit.result import ArmReliability
 
@@ -76,16 +79,17 @@ _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 
 
 class _Decision:
-    """One open bandit decision: its arm, why it was chosen, pull counters, and what came back so far."""
+    """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
-    __slots__ = ("arm", "reason", "pull_indices", "rows", "values", "costs", "failed")
+    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "costs", "failed")
 
-    def __init__(self, arm: int, reason: int, pull_indices: list):
-        self.arm = arm
+    def __init__(self, arms: tuple, reason: int, tickets: list):
+        self.arms = arms
         self.reason = reason
-        self.pull_indices = pull_indices
+        self.tickets = tickets
         self.rows: list[int] = []
         self.values: list[float] = []
+        self.value_arms: list[int] = []
         self.costs: list[float] = []
         self.failed = False
 
@@ -96,8 +100,8 @@ class Engine:
     Parameters
     ----------
     arms : list of Arm
-    policy : Policy
-    rule : RewardRule
+    learner : PolicyLearner or IdentifierLearner
+        What chooses the decisions and learns from them (:mod:`pmcbandit.learners`).
     streams : Streams or None
         Set before the first dispatch.
     max_faults : int
@@ -105,19 +109,17 @@ class Engine:
     bounds : (float, float), optional
         Range of valid observations; outside is an ``out_of_bounds`` fault.
     guards : Guards, optional
-        The rules around the policy (:mod:`pmcbandit.guards`); ``None``: the policy alone.
+        The rules around the learner (:mod:`pmcbandit.guards`); ``None``: the learner alone.
     """
 
-    def __init__(self, arms, policy, rule, streams, max_faults: int, bounds=None, guards: Guards | None = None):
+    def __init__(self, arms, learner, streams, max_faults: int, bounds=None, guards: Guards | None = None):
         self.arms = arms
         self.n_arms = len(arms)
         self.log_scale = bool(arms[0].log_scale)
-        self.policy = policy
-        self.rule = rule
+        self.learner = learner
         self.streams = streams
         self.max_faults = max_faults
         self.bounds = bounds
-        self.state: BanditState = _init_state(policy, self.n_arms, rule)
         self.history = History([d for a in arms for d in a.diagnostics])
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
@@ -130,16 +132,20 @@ class Engine:
         self.cpu_offset = 0.0
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
-        # False once a policy update got pull info the history does not hold exactly (e.g.
-        # PMC's per-path arrays): a checkpoint of this run cannot be replayed exactly.
-        self.info_replayable = True
-        self._per_decision = rule.pulls_per_decision
-        pinned = policy.pinned_arm
-        self._pinned = pinned if pinned is not None and 0 <= pinned < self.n_arms else None
         self.guards = guards
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
         self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
+
+    @property
+    def state(self):
+        """The learner's state (a policy's :class:`~pmcbandit.policies.BanditState` or
+        identification statistics)."""
+        return self.learner.state
+
+    @property
+    def info_replayable(self) -> bool:
+        return self.learner.info_replayable
 
     # --- time ---------------------------------------------------------------------
     def restart_clock(self) -> None:
@@ -167,51 +173,45 @@ class Engine:
         return self.quarantined | self.unreliable
 
     def plan(self, seconds_left: float | None = None) -> Plan | None:
-        """The next decision (:class:`~pmcbandit.guards.Plan`), or ``None`` when no arm may be chosen.
+        """The next decision (:class:`~pmcbandit.guards.Plan`), or ``None`` when no arm may be chosen
+        (or an identification algorithm has stopped).
 
         ``seconds_left`` is the time budget's remainder (``None`` without a time limit).
         """
-        if self._pinned is not None:  # an oracle plays its arm until it is quarantined, reliable or not
-            return None if self.quarantined[self._pinned] else Plan(None, POLICY, ~self.quarantined)
+        learner = self.learner
+        if learner.done():
+            return None
+        if learner.kind == "identification":
+            return None if self.quarantined.any() else Plan(None, POLICY, ~self.quarantined)
+        if learner.pinned is not None:  # an oracle plays its arm until it is quarantined, reliable or not
+            return None if self.quarantined[learner.pinned] else Plan(None, POLICY, ~self.quarantined)
         blocked = self.blocked()
         if self.guards is None:
             return Plan(None, POLICY, ~blocked) if not blocked.all() else None
-        s = self.state
-        mean_loss = np.divide(s.loss_sum, s.n, out=np.full(self.n_arms, np.nan), where=s.n > 0)
-        return self.guards.plan(blocked, seconds_left, mean_loss)
-
-    def select(self, eligible: np.ndarray) -> int:
-        """The policy's choice among the ``eligible`` arms (indices of the full pool)."""
-        if self._pinned is not None or eligible.all():
-            return int(self.policy.select(self.streams.policy, self.state))
-        idx = np.flatnonzero(eligible)
-        choice = int(self.policy.select(self.streams.policy, _restrict(self.state, idx, self.n_arms)))
-        if not 0 <= choice < idx.size:
-            raise RuntimeError(
-                f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
-            )
-        return int(idx[choice])
+        return self.guards.plan(blocked, seconds_left, learner.mean_loss())
 
     def dispatch(self, plan: Plan | None = None) -> list[Ticket]:
-        """Open the decision ``plan`` names (the policy's choice when ``plan.arm`` is None;
-        :meth:`plan` when ``plan`` is None) and return the tickets to submit."""
+        """Open the decision ``plan`` names (the learner's choice when ``plan.arm`` is None;
+        :meth:`plan` when ``plan`` is None) and return the tickets to submit, in order."""
         if plan is None:
             plan = self.plan()
             if plan is None:
-                raise RuntimeError("no arm may be chosen: every arm is quarantined or unreliable")
-        arm = self.select(plan.eligible) if plan.arm is None else int(plan.arm)
-        self.state = add_pending(self.state, arm)
+                raise RuntimeError("no decision may be made: every arm is out of play, or the learner stopped")
+        learner = self.learner
+        selection = learner.choose(self.streams.policy, plan.eligible) if plan.arm is None else learner.forced(plan.arm)
+        learner.opened(selection)
         d = self.selected
         self.selected += 1
-        first = self.next_pull[arm]
-        m = self._per_decision
-        js = list(range(first, first + m))
-        self.next_pull[arm] = first + m
-        self.pulls_dispatched += m
-        self.decisions[d] = _Decision(arm, plan.reason, js)
-        if self.guards is not None:
-            self.guards.dispatched(arm)
-        return [Ticket(d, arm, j) for j in js]
+        tickets = []
+        for arm, pulls in zip(selection.arms, selection.pulls):
+            first = self.next_pull[arm]
+            tickets += [Ticket(d, arm, j) for j in range(first, first + pulls)]
+            self.next_pull[arm] = first + pulls
+            if self.guards is not None:
+                self.guards.dispatched(arm)
+        self.pulls_dispatched += len(tickets)
+        self.decisions[d] = _Decision(tuple(selection.arms), plan.reason, tickets)
+        return tickets
 
     # --- receiving -----------------------------------------------------------------
     def record(self, outcome) -> tuple:
@@ -274,7 +274,7 @@ class Engine:
 
     def absorb(self, row: tuple) -> None:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
-        into faults, decisions, rewards, the guards' book-keeping and the policy state."""
+        into faults, decisions, the guards' book-keeping and the learner's state."""
         rec, diag, message, raw_info = row
         d, arm, status = rec.decision, rec.arm, rec.status
         decision = self.decisions[d]
@@ -285,42 +285,21 @@ class Engine:
             # (replace) the value lists of every open decision, this one included.
             value = self._working_value(rec.obs) if self.log_scale else rec.obs
             decision.values.append(value)
+            decision.value_arms.append(arm)
             decision.costs.append(rec.cost)
         if self.guards is not None:
             self.guards.observe(arm, rec.seconds, rec.cost if not status else math.nan)
         rows = decision.rows
-        closes = len(rows) + 1 == len(decision.pull_indices)
+        closes = len(rows) + 1 == len(decision.tickets)
         if closes and not decision.failed:
-            rec = rec._replace(reward=float(self.rule.reward(decision.values, decision.costs, arm)))
+            rec = rec._replace(reward=self.learner.reward(decision))
         r = self.history.append_row(rec, diag)
         rows.append(r)
         if status:
             self._fault(r, arm, status, message)
-        if not closes:
-            return
-        del self.decisions[d]
-        if decision.failed:
-            self.state = _release_pending(self.state, arm)
-            return
-        costs = decision.costs
-        cost = costs[0] if len(costs) == 1 else sum(costs)
-        reward = rec.reward
-        if self.policy.observes:
-            values = decision.values
-            value = values[0] if len(values) == 1 else sum(values) / len(values)
-            recorded = dict(zip(self.history.diagnostics, diag))
-            if raw_info is None:
-                info = recorded
-            else:
-                info = dict(raw_info)
-                if self.info_replayable and not _same_info(info, recorded):
-                    self.info_replayable = False
-            self.state = self.policy.update(self.state, arm, reward, cost, rng=self.streams.policy,
-                                            value=value, info=info)
-        else:
-            self.state = self.policy.update(self.state, arm, reward, cost, rng=self.streams.policy)
-        if self.rule.recentre_due():
-            self.state = self.policy.recentre(self.state, *self.rule.recentre())
+        if closes:
+            del self.decisions[d]
+            self.learner.close(decision, rec.reward, diag, raw_info, self.history.diagnostics, self.streams.policy)
 
     def _fault(self, row: int, arm: int, status: int, message: str) -> None:
         self.history.add_fault(row, arm, _STATUS_NAME[status], message)
@@ -334,9 +313,10 @@ class Engine:
         if not self.decisions:
             return out
         pull_index = self.history.column("pull_index")
+        arm = self.history.column("arm")
         for d, dec in sorted(self.decisions.items()):
-            done = {int(pull_index[r]) for r in dec.rows}
-            out += [Ticket(d, dec.arm, j) for j in dec.pull_indices if j not in done]
+            done = {(int(arm[r]), int(pull_index[r])) for r in dec.rows}
+            out += [t for t in dec.tickets if (t.arm, t.pull_index) not in done]
         return out
 
     def _working_value(self, obs: float) -> float:
@@ -348,27 +328,11 @@ class Engine:
         return math.exp(obs - self.shift)
 
     def _reshift(self, new_shift: float) -> None:
-        # Multiplying every working value by f multiplies losses by f^2; policies see
-        # loss/scale, so rescaling sums and scale together leaves every decision unchanged.
         f = math.exp(self.shift - new_shift)
-        f2 = f * f
-        s = self.state
-        self.state = s._replace(
-            loss_sum=s.loss_sum * f2, loss_sq_sum=s.loss_sq_sum * f2 * f2, scale=s.scale * f2
-        )
+        self.learner.rescale(f)
         for dec in self.decisions.values():
             dec.values = [v * f for v in dec.values]
-        self.rule.rescale(f)
         self.shift = new_shift
-
-
-def _init_state(policy, n_arms: int, rule) -> BanditState:
-    """``policy.init`` with the rule's ranges; a policy without ``per_arm`` runs shared."""
-    if rule.per_arm:
-        params = inspect.signature(policy.init).parameters
-        if "per_arm" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            return policy.init(n_arms, scale=rule.fixed_scale, per_arm=True)
-    return policy.init(n_arms, scale=rule.fixed_scale)
 
 
 def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:
@@ -395,44 +359,3 @@ def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:
     mean = values.sum() / m
     dev = values - mean
     return float(mean), float(np.dot(dev, dev) / (m - 1) / m)
-
-
-def _same_info(info: dict, recorded: dict) -> bool:
-    """Whether a pull's ``info`` equals the diagnostics the history recorded for it."""
-    for key, v in info.items():
-        if key not in recorded or not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
-            return False
-        rec = recorded[key]
-        if not (float(v) == rec or (v != v and rec != rec)):
-            return False
-    return True
-
-
-def _restrict(state: BanditState, idx: np.ndarray, n_arms: int) -> BanditState:
-    """The state seen by the policy when only arms ``idx`` may be chosen.
-
-    Every array whose first axis has length ``n_arms`` is indexed by ``idx``, also inside
-    tuples, named tuples, lists and mappings held in ``state.extra``; scalars stay.
-    """
-
-    def cut(v):
-        if isinstance(v, np.ndarray):
-            return v[idx] if v.ndim >= 1 and v.shape[0] == n_arms else v
-        if isinstance(v, tuple):
-            return type(v)(*map(cut, v)) if hasattr(v, "_fields") else tuple(map(cut, v))
-        if isinstance(v, list):
-            return [cut(x) for x in v]
-        if isinstance(v, Mapping):
-            return {k: cut(x) for k, x in v.items()}
-        return v
-
-    return BanditState(*map(cut, state))
-
-
-def _release_pending(state: BanditState, arm: int) -> BanditState:
-    """A decision that will never get a reward (a faulty pull) stops counting as pending."""
-    if state.pending[arm] == 0:
-        return state
-    pending = state.pending.copy()
-    pending[arm] -= 1
-    return state._replace(pending=pending)

@@ -2,12 +2,14 @@
 
 The flow of a run (Neufeld et al. 2014, Alg. 1 with the reductions of Thm 2 / Sec. 5):
 
-1. check the arguments; derive the policy's stream and the addressable per-pull streams
-   from ``random_seed`` (:mod:`pmcbandit.streams`); resume from ``checkpoint`` if it exists;
-2. until the budget is spent: let the policy choose (while earlier pulls may still be in
-   flight), pull the chosen arm with the pull's own stream, reduce the pull to one
-   observation, record it (:mod:`pmcbandit.history`), and when a decision's pulls are all back
-   feed its reward to the policy (:mod:`pmcbandit.engine`);
+1. check the arguments and freeze them into a :class:`~pmcbandit.config.RunConfig`; derive the
+   policy's stream and the addressable per-pull streams from ``random_seed``
+   (:mod:`pmcbandit.streams`);
+2. drive the run (:func:`pmcbandit.loop.drive`): resume from ``checkpoint`` if it exists; until
+   the budget is spent, let the policy choose (while earlier pulls may still be in flight), pull
+   the chosen arm with the pull's own stream, reduce the pull to one observation, record it
+   (:mod:`pmcbandit.history`), and when a decision's pulls are all back feed its reward to the
+   policy (:mod:`pmcbandit.learners`);
 3. combine the valid observations (:mod:`pmcbandit.combine`) into a :class:`RunResult`.
 
 Reproducibility: with ``max_in_flight=1`` a run is a deterministic function of its seed,
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -29,10 +30,13 @@ from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
 from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
 from pmcbandit.combine import COMBINE_METHODS
-from pmcbandit.checkpoint import resume, run_streams, save_checkpoint
+from pmcbandit.checkpoint import run_streams
+from pmcbandit.config import RunConfig
 from pmcbandit.engine import Engine
-from pmcbandit.executors import SerialExecutor, execute_pull, make_executor
+from pmcbandit.executors import make_executor
 from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards
+from pmcbandit.learners import PolicyLearner
+from pmcbandit.loop import drive
 from pmcbandit.policies import get_policy
 from pmcbandit.result import RunResult
 from pmcbandit.rewards import make_reward_rule
@@ -204,87 +208,34 @@ def run(
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
     rule = make_reward_rule(reward, bounds, budget, ranges, pol, centre, len(arms))
-    guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
-                    cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-                    pinned=pol.pinned_arm is not None)
-    engine = Engine(arms, pol, rule, None, max_faults, rule.bounds, guards)
-    if ranges == "per_arm" and not engine.state.per_arm:
+    learner = PolicyLearner(pol, rule, len(arms))
+    if ranges == "per_arm" and not learner.state.per_arm:
         raise ValueError(
             f"The 'ranges' parameter of run must be 'shared' or 'auto' for policy {pol.name!r}, whose init "
             f"takes no 'per_arm' keyword. Got {ranges!r} instead."
         )
-    streams = engine.streams = run_streams(random_seed, checkpoint)
-    executor = make_executor(max_in_flight, pull_timeout)
-    settings = dict(
-        policy=pol.name, policy_params=list(pol.params), combine=combine, reward=rule.name,
-        bounds=list(rule.bounds) if rule.bounds else None,
-        ranges="per_arm" if engine.state.per_arm else "shared", centre=rule.centre_rule,
-        budget=repr(budget), max_faults=max_faults,
-        max_in_flight=max_in_flight, pull_timeout=pull_timeout, arm_names=[a.name for a in arms],
-        log_scale=engine.log_scale, streams=streams.to_json(),
+    guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
+                    cross_check_share=cross_check_share, max_decision_share=max_decision_share,
+                    pinned=pol.pinned_arm is not None)
+    streams = run_streams(random_seed, checkpoint)
+    engine = Engine(arms, learner, streams, max_faults, rule.bounds, guards)
+    config = RunConfig(
+        kind="allocation", policy=pol.name, policy_params=tuple(pol.params), budget=repr(budget),
+        arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=engine.log_scale,
+        streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
+        combine=combine, reward=rule.name, bounds=tuple(rule.bounds) if rule.bounds else None,
+        ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
         cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-        families=[a.family for a in arms],
     )
+    settings = config.settings()
     watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
-    if checkpoint is not None and os.path.exists(checkpoint):
-        resume(engine, checkpoint, settings, executor, watch, exact=budget.horizon is None)
-    need_cpu = budget.uses_cpu
-    per_decision = rule.pulls_per_decision
-    capacity = executor.capacity
-    serial = type(executor) is SerialExecutor
-    if serial:  # pulls re-submitted on resume ran at submit: take them in before the loop
-        for outcome in executor.wait():
-            engine.absorb(engine.record(outcome))
-    saved_at = time.perf_counter()
-    stopped_by = "budget"
-    bar = _progress_bar(progressbar, len(arms))
-    try:
-        while True:
-            progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
-            if budget.exhausted(progress):
-                break
-            if serial:  # the executor's protocol inlined: one decision, pulled now, absorbed
-                if not budget.may_dispatch(engine.pulls_dispatched + per_decision - 1):
-                    break
-                plan = engine.plan(budget.seconds_left(progress))
-                if plan is None:
-                    stopped_by = "no_arm" if engine.blocked().all() else "budget"
-                    break
-                for ticket in engine.dispatch(plan):
-                    rng = streams.pull_rng(ticket.arm, ticket.pull_index)
-                    engine.absorb(engine.record(execute_pull(arms[ticket.arm], rng, ticket)))
-            else:
-                while executor.in_flight() < capacity and budget.may_dispatch(engine.pulls_dispatched + per_decision - 1):
-                    plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)))
-                    if plan is None:
-                        break
-                    for ticket in engine.dispatch(plan):
-                        executor.submit(ticket, arms[ticket.arm], streams.pull_rng(ticket.arm, ticket.pull_index))
-                if executor.in_flight() == 0:
-                    if engine.blocked().all():
-                        stopped_by = "no_arm"
-                    break  # nothing left to wait for: pull budget spent or no arm left to choose
-                for outcome in executor.wait():
-                    engine.absorb(engine.record(outcome))
-            if bar is not None:
-                _advance(bar, budget.fraction(progress))
-            if callback is not None and callback(engine.progress(progress.se), engine.history):
-                stopped_by = "callback"
-                break
-            if checkpoint is not None and time.perf_counter() - saved_at >= checkpoint_every:
-                save_checkpoint(checkpoint, engine, settings, watch)
-                saved_at = time.perf_counter()
-    finally:
-        executor.shutdown()
-        if bar is not None:
-            bar.close()
-    settings["stopped_by"] = stopped_by
-    if checkpoint is not None:
-        save_checkpoint(checkpoint, engine, settings, watch)
+    stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, watch=watch,
+                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every)
     result = RunResult(
-        arm_names=[a.name for a in arms], history=engine.history, combine=combine, log_scale=engine.log_scale,
-        quarantined=engine.quarantined.copy(), settings=settings, policy_state=engine.state,
-        reliability=engine.reliability(final=True), notes=_run_notes(engine, arms),
+        arm_names=list(config.arm_names), history=engine.history, combine=combine, log_scale=engine.log_scale,
+        quarantined=engine.quarantined.copy(), settings=dict(settings, stopped_by=stopped_by),
+        policy_state=engine.state, reliability=engine.reliability(final=True), notes=_run_notes(engine, arms),
     )
     for message in result.warnings():
         warnings.warn(message, PmcBanditWarning, stacklevel=2)
@@ -367,18 +318,3 @@ class _SEWatch:
         return self.value
 
 
-def _advance(bar, fraction: float) -> None:
-    """Move the bar to ``fraction`` (redrawn only when the whole percent changes: tqdm is slow)."""
-    n = int(100 * min(1.0, max(0.0, fraction)))
-    if n != bar.n:
-        bar.n = n
-        bar.refresh()
-
-
-def _progress_bar(enabled: bool, n_arms: int):
-    if not enabled:
-        return None
-    from tqdm.std import tqdm
-
-    return tqdm(total=100, desc=f"pmcbandit ({n_arms} arms)", unit="%", leave=False,
-                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f}% [{elapsed}<{remaining}]")

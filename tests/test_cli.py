@@ -32,7 +32,7 @@ def test_evidence_pima(tmp_path, capsys):
     assert main(["evidence", "--T", "5", "--budget", "3", "--no-progress", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "Bayesian logistic regression on Pima, T=5" in printed
-    for arm in ("ais-400", "ais-2000", "ais-8000", "laplace-t", "laplace-t20", "prior-is"):
+    for arm in ("ais-", "laplace-t", "laplace-t20", "prior-is"):  # AIS step counts are sized for the budget
         assert arm in printed
     check_outputs(out, printed, "log Z")
 

@@ -1,0 +1,105 @@
+r"""The identification protocol: decisions over arm subsets, a state, and the algorithm type.
+
+A best-K identification algorithm (fixed confidence: find the K arms with the largest means with
+probability at least :math:`1-\delta`, Jiang, Li & Qiao 2017, Sec. 2) is a NamedTuple of pure
+functions over an immutable :class:`ArmStats`, after BlackJAX's kernels::
+
+    state = algo.init(n_arms)
+    while not algo.stop(state):
+        selection = algo.select(rng, state)          # which arms, how many pulls each
+        for arm, pulls in zip(*selection):
+            for _ in range(pulls):
+                state = algo.update(state, arm, reward_of(arm))
+    algo.recommend(state)                            # the K arms, best first
+
+Every function that draws takes the ``rng`` first. The run loop (:func:`pmcbandit.identify`)
+checks ``stop`` after each decision whose pulls all came back; a budget stays a cap.
+Capabilities are declared as fields (``randomised``), never discovered from names or signatures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["Selection", "ArmStats", "Identifier", "init_stats", "observe", "empirical_means"]
+
+
+class Selection(NamedTuple):
+    """One decision: the arms it pulls and how many times each (in this order)."""
+
+    arms: tuple
+    pulls: tuple
+
+    @classmethod
+    def one(cls, arm: int, pulls: int = 1) -> "Selection":
+        return cls((int(arm),), (int(pulls),))
+
+
+class ArmStats(NamedTuple):
+    """Per-arm sufficient statistics of the rewards observed so far.
+
+    Attributes
+    ----------
+    n : ndarray of int64, shape (N,)
+        Rewards observed per arm.
+    total, total_sq : ndarray of float64, shape (N,)
+        Sums of the rewards and of their squares.
+    t : int
+        Rewards observed in all.
+    """
+
+    n: np.ndarray
+    total: np.ndarray
+    total_sq: np.ndarray
+    t: int
+
+
+class Identifier(NamedTuple):
+    """A best-K identification algorithm: its name, settings and pure functions.
+
+    ``init(n_arms) -> ArmStats``; ``select(rng, state) -> Selection``;
+    ``update(state, arm, reward) -> ArmStats``; ``stop(state) -> bool``;
+    ``recommend(state) -> ndarray`` (the ``k`` arm indices, best first);
+    ``confidence(state) -> (lower, upper)`` per-arm confidence bounds the stopping rule uses.
+    ``randomised`` declares that ``select`` draws from its ``rng``; ``params`` are the settings
+    a run records (``delta``, ``epsilon``, ``sigma``, ...).
+    """
+
+    name: str
+    k: int
+    delta: float
+    init: Callable[[int], ArmStats]
+    select: Callable[[np.random.Generator, ArmStats], Selection]
+    update: Callable[[ArmStats, int, float], ArmStats]
+    stop: Callable[[ArmStats], bool]
+    recommend: Callable[[ArmStats], np.ndarray]
+    confidence: Callable[[ArmStats], tuple]
+    params: tuple = ()
+    randomised: bool = False
+
+
+def init_stats(n_arms: int) -> ArmStats:
+    """Empty statistics for ``n_arms`` arms."""
+    if isinstance(n_arms, bool) or not isinstance(n_arms, (int, np.integer)) or n_arms < 1:
+        raise ValueError(f"The 'n_arms' parameter of init must be an int >= 1. Got {n_arms!r} instead.")
+    z = np.zeros(int(n_arms))
+    return ArmStats(np.zeros(int(n_arms), dtype=np.int64), z, z.copy(), 0)
+
+
+def observe(state: ArmStats, arm: int, reward: float) -> ArmStats:
+    """``state`` with one more ``reward`` of ``arm`` (copies only the arrays it changes)."""
+    n = state.n.copy()
+    total = state.total.copy()
+    total_sq = state.total_sq.copy()
+    n[arm] += 1
+    total[arm] += reward
+    total_sq[arm] += reward * reward
+    return ArmStats(n, total, total_sq, state.t + 1)
+
+
+def empirical_means(state: ArmStats) -> np.ndarray:
+    """Per-arm mean reward (NaN for arms not yet observed)."""
+    return np.divide(state.total, state.n, out=np.full(state.n.shape, np.nan), where=state.n > 0)

@@ -1,0 +1,114 @@
+"""The one loop of every run: choose, pull, absorb, until the budget, the learner or the callback ends it.
+
+:func:`pmcbandit.run` (allocation) and :func:`pmcbandit.identify` (best-K identification) build an
+:class:`~pmcbandit.engine.Engine` around their learner and hand it to :func:`drive`:
+
+1. resume from ``checkpoint`` if it exists (:mod:`pmcbandit.checkpoint`);
+2. while the budget lasts and the learner has not stopped: open decisions while the executor has
+   room (:meth:`Engine.plan`, :meth:`Engine.dispatch`; the policy chooses while earlier pulls may
+   still be in flight), submit their pulls, each with its own stream, and absorb what comes back
+   (:meth:`Engine.record`, :meth:`Engine.absorb`); an identification algorithm's ``stop`` is checked
+   after every absorbed decision;
+3. write the last checkpoint and say why the run ended: ``"confidence"`` (the identification
+   algorithm stopped), ``"budget"`` (spent, or no decision fits in the time left),
+   ``"callback"`` or ``"no_arm"`` (every arm out of play).
+
+Every executor — :class:`~pmcbandit.executors.SerialExecutor` (pulls run inline at submit, the
+default) or a thread pool — is driven through the same three calls, so there is one loop.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from pmcbandit.checkpoint import resume, save_checkpoint
+
+__all__ = ["drive"]
+
+
+def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: bool = True, callback=None,
+          checkpoint=None, checkpoint_every: float = 30.0) -> str:
+    """Run ``engine`` until the budget, its learner or ``callback`` ends it; return ``stopped_by``.
+
+    Parameters
+    ----------
+    engine : Engine
+        With its streams set.
+    budget : Budget
+    executor : SerialExecutor or ThreadExecutor
+        Shut down on the way out, whatever happens.
+    settings : dict
+        The run's settings (:meth:`pmcbandit.config.RunConfig.settings`): a checkpoint stores them
+        and checks their fingerprint on resume.
+    watch : object, optional
+        The standard error a ``TargetSE`` budget compares (``watch.se(engine)``).
+    progressbar, callback, checkpoint, checkpoint_every
+        As in :func:`pmcbandit.run`.
+    """
+    if checkpoint is not None and os.path.exists(checkpoint):
+        # Identification algorithms read no clock: their choices always replay exactly.
+        exact = budget.horizon is None or engine.learner.kind == "identification"
+        resume(engine, checkpoint, settings, executor, watch, exact=exact)
+    arms, streams, learner = engine.arms, engine.streams, engine.learner
+    need_cpu = budget.uses_cpu
+    last_pull = learner.pulls_per_decision - 1
+    capacity = executor.capacity
+    saved_at = time.perf_counter()
+    stopped_by = "budget"
+    bar = _progress_bar(progressbar, len(arms))
+    try:
+        while True:
+            progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
+            if budget.exhausted(progress):
+                break
+            if learner.done():
+                stopped_by = "confidence"
+                break
+            while executor.in_flight() < capacity and budget.may_dispatch(engine.pulls_dispatched + last_pull):
+                plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)))
+                if plan is None:
+                    break
+                for ticket in engine.dispatch(plan):
+                    executor.submit(ticket, arms[ticket.arm], streams.pull_rng(ticket.arm, ticket.pull_index))
+            if executor.in_flight() == 0:  # nothing left to wait for
+                if learner.done():
+                    stopped_by = "confidence"
+                elif engine.blocked().all() or (learner.kind == "identification" and engine.quarantined.any()):
+                    stopped_by = "no_arm"
+                break
+            for outcome in executor.wait():
+                engine.absorb(engine.record(outcome))
+            if bar is not None:
+                _advance(bar, budget.fraction(progress))
+            if callback is not None and callback(engine.progress(progress.se), engine.history):
+                stopped_by = "callback"
+                break
+            if checkpoint is not None and time.perf_counter() - saved_at >= checkpoint_every:
+                save_checkpoint(checkpoint, engine, settings, watch)
+                saved_at = time.perf_counter()
+    finally:
+        executor.shutdown()
+        if bar is not None:
+            bar.close()
+    if checkpoint is not None:
+        save_checkpoint(checkpoint, engine, dict(settings, stopped_by=stopped_by), watch)
+    return stopped_by
+
+
+def _advance(bar, fraction: float) -> None:
+    """Move the bar to ``fraction`` (redrawn only when the whole percent changes: tqdm is slow)."""
+    n = int(100 * min(1.0, max(0.0, fraction)))
+    if n != bar.n:
+        bar.n = n
+        bar.refresh()
+
+
+def _progress_bar(enabled: bool, n_arms: int):
+    if not enabled:
+        return None
+    from tqdm.std import tqdm
+
+    return tqdm(total=100, desc=f"pmcbandit ({n_arms} arms)", unit="%", leave=False,
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f}% [{elapsed}<{remaining}]")
