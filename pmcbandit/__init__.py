@@ -15,6 +15,8 @@ from pmcbandit.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E
 from pmcbandit.policies import POLICY_NAMES, get_policy  # noqa: E402
 from pmcbandit.result import RunResult  # noqa: E402
 from pmcbandit.run import PmcBanditWarning, run  # noqa: E402
+from pmcbandit.identification.identify import identify  # noqa: E402
+from pmcbandit.identification.result import IdentificationResult  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -26,6 +28,8 @@ __all__ = [
     "POLICY_NAMES",
     "get_policy",
     "run",
+    "identify",
+    "IdentificationResult",
     "estimate_evidence",
     "evidence_arms",
     "EvidenceResult",

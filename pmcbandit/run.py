@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from pmcbandit._validation import check_choice, check_positive
-from pmcbandit.arms.base import Arm
+from pmcbandit.arms.base import Arm, check_arms
 from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
 from pmcbandit.combine import COMBINE_METHODS
 from pmcbandit.checkpoint import run_streams
@@ -185,7 +185,7 @@ def run(
     >>> int(res.arm_table()["pulls"].argmax())
     0
     """
-    arms = _check_arms(arms)
+    arms = check_arms(arms, "run")
     pol = get_policy(policy, **(policy_kwargs or {}))
     budget = as_budget(budget)
     check_choice(combine, COMBINE_METHODS, "combine", "run")
@@ -257,32 +257,6 @@ def _check_share(value, name: str, allow_zero: bool) -> None:
     if not (lower_ok and value <= 1):
         bound = "[0, 1]" if allow_zero else "(0, 1]"
         raise ValueError(f"The '{name}' parameter of run must be in {bound}. Got {value!r} instead.")
-
-
-def _check_arms(arms) -> list[Arm]:
-    if isinstance(arms, Arm):
-        arms = [arms]
-    try:
-        arms = list(arms)
-    except TypeError:
-        raise TypeError(f"The 'arms' parameter of run must be a sequence of Arm. Got {arms!r} instead.") from None
-    if not arms:
-        raise ValueError("The 'arms' parameter of run must be a non-empty sequence of Arm. Got [] instead.")
-    for a in arms:
-        if not isinstance(a, Arm):
-            raise TypeError(
-                f"The 'arms' parameter of run must contain Arm objects (wrap a function in CallableArm). "
-                f"Got {a!r} instead."
-            )
-    if len({bool(a.log_scale) for a in arms}) > 1:
-        scales = {a.name: bool(a.log_scale) for a in arms}
-        raise ValueError(
-            f"The 'arms' parameter of run must not mix log-scale and linear-scale arms. Got log_scale={scales!r} instead."
-        )
-    names = [a.name for a in arms]
-    if len(set(names)) != len(names):
-        raise ValueError(f"The 'arms' parameter of run must have unique names. Got {names!r} instead.")
-    return arms
 
 
 class _SEWatch:

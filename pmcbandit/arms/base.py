@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Arm", "Pull", "CallableArm"]
+__all__ = ["Arm", "Pull", "CallableArm", "check_arms"]
 
 
 class Pull(NamedTuple):
@@ -160,3 +160,31 @@ class CallableArm(Arm):
         values, info = (out[0], out[1]) if isinstance(out, tuple) else (out, {})
         cost = self.cost(np.asarray(values)) if callable(self.cost) else float(self.cost)
         return values, info, cost
+
+
+def check_arms(arms, owner: str) -> list[Arm]:
+    """``arms`` as a list of :class:`Arm` with unique names, all log-scale or none (``owner`` names the
+    function in the error messages)."""
+    if isinstance(arms, Arm):
+        arms = [arms]
+    try:
+        arms = list(arms)
+    except TypeError:
+        raise TypeError(f"The 'arms' parameter of {owner} must be a sequence of Arm. Got {arms!r} instead.") from None
+    if not arms:
+        raise ValueError(f"The 'arms' parameter of {owner} must be a non-empty sequence of Arm. Got [] instead.")
+    for a in arms:
+        if not isinstance(a, Arm):
+            raise TypeError(
+                f"The 'arms' parameter of {owner} must contain Arm objects (wrap a function in CallableArm). "
+                f"Got {a!r} instead."
+            )
+    if len({bool(a.log_scale) for a in arms}) > 1:
+        scales = {a.name: bool(a.log_scale) for a in arms}
+        raise ValueError(
+            f"The 'arms' parameter of {owner} must not mix log-scale and linear-scale arms. Got log_scale={scales!r} instead."
+        )
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"The 'arms' parameter of {owner} must have unique names. Got {names!r} instead.")
+    return arms

@@ -62,7 +62,7 @@ import pmcbandit
 from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS, History
 from pmcbandit.result import ArmReliability, RunResult
 
-__all__ = ["to_inference_data", "from_inference_data", "read_run"]
+__all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data"]
 
 #: History column -> sample_stats variable, where the names differ.
 _RENAMED = {"obs": "value", "wall": "time"}
@@ -106,6 +106,40 @@ def to_inference_data(result: RunResult) -> az.InferenceData:
         return az.InferenceData(
             attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=_arm_summary(result)
         )
+
+
+def identification_to_inference_data(result) -> az.InferenceData:
+    """Convert an :class:`~pmcbandit.identification.result.IdentificationResult` to InferenceData.
+
+    ``sample_stats`` is laid out as for an allocation run (one entry per pull; the rows of one
+    decision share its ``decision`` index); ``arm_summary`` holds per arm ``counts``, ``mean``,
+    ``lower`` and ``upper`` (the algorithm's confidence bounds at the stop), ``selected`` and
+    ``quarantined``; ``attrs`` the run's settings (algorithm, ``k``, ``delta``, ``stopped_by``, ...),
+    ``selected`` (names, best first), ``samples`` and ``warnings``.
+    """
+    t = result.arm_table()
+    settings = dict(result.settings)
+    raw = dict(settings)
+    raw.update(
+        settings_keys=list(settings), kind="identification", selected=result.selected, samples=result.samples,
+        n_pulls=len(result.history), n_arms=len(result.arm_names), warnings=result.warnings(),
+        faults=_faults(result), pmcbandit_version=pmcbandit.__version__,
+        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), inference_library="pmcbandit",
+        inference_library_version=pmcbandit.__version__, arviz_version=az.__version__,
+    )
+    attrs = _encode_attrs(raw)
+    spec = {
+        "counts": (np.asarray(t["counts"], dtype=np.int64), "valid observations of the arm"),
+        "mean": (np.asarray(t["mean"], dtype=np.float64), "mean observation"),
+        "lower": (np.asarray(t["lower"], dtype=np.float64), "lower confidence bound at the stop"),
+        "upper": (np.asarray(t["upper"], dtype=np.float64), "upper confidence bound at the stop"),
+        "selected": (np.asarray(t["selected"], dtype=bool), "in the algorithm's answer"),
+        "quarantined": (np.asarray(t["quarantined"], dtype=bool), "never pulled again after faults"),
+    }
+    summary = xr.Dataset({k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()},
+                         coords={"arm": np.asarray(result.arm_names, dtype=str)})
+    with _custom_group_ok():
+        return az.InferenceData(attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=summary)
 
 
 def from_inference_data(idata) -> RunResult:
@@ -307,10 +341,7 @@ def _run_attrs(result: RunResult) -> dict:
         consistency=_consistency_attrs(result),
         warnings=result.warnings(),
         notes=list(result.notes),
-        faults=[
-            dict(row=int(r), arm_index=int(a), arm=result.arm_names[a], status=s, message=m)
-            for r, a, s, m in result.history.faults
-        ],
+        faults=_faults(result),
         pmcbandit_version=pmcbandit.__version__,
         created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(),
         inference_library="pmcbandit",
@@ -318,6 +349,11 @@ def _run_attrs(result: RunResult) -> dict:
         arviz_version=az.__version__,
     )
     return _encode_attrs(raw)
+
+
+def _faults(result) -> list[dict]:
+    return [dict(row=int(r), arm_index=int(a), arm=result.arm_names[a], status=s, message=m)
+            for r, a, s, m in result.history.faults]
 
 
 def _consistency_attrs(result: RunResult) -> dict:

@@ -1,0 +1,112 @@
+"""What the LUCB-type algorithms share: argument checks, the first round, and the Identifier they build.
+
+Every LUCB-type algorithm (LUCB1, lil'LUCB, LUCB++, lil'RandLUCB; :mod:`pmcbandit.identification`)
+samples each arm once, then repeatedly finds the critical pair ``(h, l)`` of
+:func:`~pmcbandit.identification.kernels.lucb_pair` and stops when ``h``'s lower bound reaches
+``l``'s upper bound; they differ in the radius and in which of ``h`` and ``l`` they sample.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from pmcbandit.identification.base import ArmStats, Identifier, Selection, empirical_means, init_stats, observe
+from pmcbandit.identification.kernels import LIL, lucb_pair
+from pmcbandit.identification.radii import check_lil, lil_delta
+
+__all__ = ["check_common", "lil_confidence", "lucb_identifier", "first_round"]
+
+MODES = ("faithful", "heuristic")
+
+
+def check_common(k, delta, sigma, owner: str) -> tuple[int, float, float]:
+    """``k >= 1`` (``< N`` is checked at ``init``), ``delta`` in (0, 1), ``sigma > 0``."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"The 'k' parameter of {owner} must be an int >= 1. Got {k!r} instead.")
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < delta < 1.0:
+        raise ValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
+    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not (0.0 < sigma < np.inf):
+        raise ValueError(f"The 'sigma' parameter of {owner} must be a finite real > 0. Got {sigma!r} instead.")
+    return int(k), float(delta), float(sigma)
+
+
+def lil_confidence(delta: float, mode: str, epsilon, theorem: str, owner: str, n_arms: int = 1) -> tuple[float, float]:
+    """``(epsilon, algorithm delta)`` for a target error ``delta`` (:func:`~pmcbandit.identification.radii.lil_delta`).
+
+    ``mode="heuristic"``: ``epsilon = 0`` and the algorithm's delta is the target (Jiang et al. 2017,
+    Sec. 5). ``"faithful"``: ``epsilon`` (default 0.01) in (0, 1) and the largest delta whose error bound
+    is at most the target, checked against Lemma 2.1's ``delta < log(1 + epsilon) / e``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"The 'mode' parameter of {owner} must be one of {MODES}. Got {mode!r} instead.")
+    if mode == "heuristic":
+        if epsilon not in (None, 0, 0.0):
+            raise ValueError(f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead.")
+        return 0.0, delta
+    epsilon = 0.01 if epsilon is None else epsilon
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0.0 < epsilon < 1.0:
+        raise ValueError(f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead.")
+    algo_delta = lil_delta(delta, float(epsilon), theorem, n_arms)
+    check_lil(algo_delta, float(epsilon), owner)
+    return float(epsilon), algo_delta
+
+
+def first_round(state: ArmStats) -> Selection | None:
+    """Every arm not yet observed, once each (the algorithms' initialisation), or None."""
+    unseen = np.flatnonzero(state.n == 0)
+    if unseen.size == 0:
+        return None
+    return Selection(tuple(int(i) for i in unseen), (1,) * int(unseen.size))
+
+
+def check_k(k: int, n_arms: int, owner: str) -> None:
+    if not k < n_arms:
+        raise ValueError(f"The 'k' parameter of {owner} must be < the number of arms ({n_arms}). Got {k!r} instead.")
+
+
+def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, omegas, sigma: float, epsilon: float,
+                    lucb_delta: float, sample, randomised: bool, owner: str) -> Identifier:
+    """An LUCB-type :class:`Identifier`.
+
+    ``omegas(n_arms) -> (omega_high, omega_low)`` gives the LIL confidences for the empirical top ``k``
+    and the others; ``sample(rng, h, l, state) -> Selection`` is the sampling rule.
+    """
+    cache = {}
+
+    def confidences(n_arms):
+        if n_arms not in cache:
+            cache[n_arms] = omegas(n_arms) if kind == LIL else (0.0, 0.0)
+        return cache[n_arms]
+
+    def pair(state):
+        high, low = confidences(state.n.shape[0])
+        return lucb_pair(state.n, state.total, k, kind, high, low, sigma, epsilon, max(state.t, 1), lucb_delta)
+
+    def init(n_arms: int) -> ArmStats:
+        check_k(k, n_arms, owner)
+        return init_stats(n_arms)
+
+    def select(rng, state):
+        first = first_round(state)
+        if first is not None:
+            return first
+        h, l, _, _, _ = pair(state)
+        return sample(rng, h, l, state)
+
+    def stop(state) -> bool:
+        return first_round(state) is None and bool(pair(state)[2])
+
+    def recommend(state) -> np.ndarray:
+        means = empirical_means(state)
+        return np.argsort(-np.nan_to_num(means, nan=-np.inf), kind="mergesort")[:k]
+
+    def confidence(state):
+        if first_round(state) is not None:
+            n = state.n.shape[0]
+            return np.full(n, -np.inf), np.full(n, np.inf)
+        _, _, _, lower, upper = pair(state)
+        return lower, upper
+
+    return Identifier(name, k, delta, init, select, observe, stop, recommend, confidence, params, randomised)

@@ -1,0 +1,191 @@
+r"""``pmcbandit.identify``: find the K arms with the largest means, with confidence 1 - delta.
+
+The flow mirrors :func:`pmcbandit.run`: validate and freeze the arguments
+(:class:`~pmcbandit.config.RunConfig`, ``kind="identification"``), wrap the algorithm in an
+:class:`~pmcbandit.learners.IdentifierLearner`, and drive the one loop (:func:`pmcbandit.loop.drive`),
+which checks the algorithm's ``stop`` after every decision and ends the run with
+``stopped_by="confidence"`` when it holds; the budget stays a cap (``"budget"``: the answer is then
+the algorithm's best guess, without its guarantee).
+
+The algorithms' guarantees need i.i.d. rewards with a known sub-Gaussian scale :math:`\sigma`
+(Jiang, Li & Qiao 2017, Sec. 2): pass ``sigma``, or ``bounds=(a, b)`` (rewards in ``[a, b]`` are
+:math:`(b-a)/2`-sub-Gaussian; an observation outside is a fault). An arm's observation is its pull's
+batch mean. A faulty pull contributes nothing; an arm quarantined after ``max_faults`` faults ends
+the run (``stopped_by="no_arm"``), since its mean can no longer be learnt.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import warnings
+from collections.abc import Callable, Sequence
+
+from pmcbandit._validation import check_positive
+from pmcbandit.arms.base import Arm, check_arms
+from pmcbandit.budget import Budget, Pulls, as_budget
+from pmcbandit.checkpoint import run_streams
+from pmcbandit.config import RunConfig
+from pmcbandit.engine import Engine
+from pmcbandit.executors import make_executor
+from pmcbandit.identification import Identifier, get_identifier
+from pmcbandit.identification.result import IdentificationResult
+from pmcbandit.learners import IdentifierLearner
+from pmcbandit.loop import drive
+
+__all__ = ["identify"]
+
+#: Default cap on the pulls of an identification run.
+DEFAULT_BUDGET = Pulls(1_000_000)
+
+
+def identify(
+    arms: Sequence[Arm],
+    algorithm="lil_rand_lucb",
+    k: int = 1,
+    delta: float = 0.05,
+    budget: float | Budget = DEFAULT_BUDGET,
+    random_seed=None,
+    *,
+    bounds: tuple[float, float] | None = None,
+    sigma: float | None = None,
+    mode: str = "faithful",
+    epsilon: float | None = None,
+    algorithm_kwargs: dict | None = None,
+    max_faults: int = 1,
+    max_in_flight: int = 1,
+    pull_timeout: float | None = None,
+    progressbar: bool = True,
+    callback: Callable | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: float = 30.0,
+) -> IdentificationResult:
+    """Identify the ``k`` arms with the largest means; wrong with probability at most ``delta``.
+
+    Parameters
+    ----------
+    arms : sequence of Arm
+        Linear-scale arms (unique names); each pull's observation is its batch mean.
+    algorithm : str or Identifier
+        One of :data:`pmcbandit.identification.IDENTIFIER_NAMES` (built with ``k``, ``delta``,
+        ``sigma``, ``mode``, ``epsilon`` where it takes them, and ``algorithm_kwargs``), or a ready
+        :class:`~pmcbandit.identification.Identifier` (then those arguments must be left at their
+        defaults).
+    k : int
+        How many arms to identify (``1 <= k < len(arms)``; lil'UCB: 1).
+    delta : float
+        Target error probability in (0, 1).
+    budget : float or Budget
+        A cap: the run stops earlier when the algorithm is confident. A float is wall seconds.
+    random_seed : int, Generator or None
+        As in :func:`pmcbandit.run` (the algorithm's draws and every pull get their own streams).
+    bounds : (a, b), optional
+        Known range of the observations (rewards outside are faults); sets ``sigma = (b - a) / 2``
+        when ``sigma`` is not given.
+    sigma : float, optional
+        Sub-Gaussian scale of the observations. One of ``bounds`` and ``sigma`` is required.
+    mode : {"faithful", "heuristic"}
+        The LIL algorithms' parameterisation (:mod:`pmcbandit.identification.radii`).
+    epsilon : float, optional
+        The LIL's epsilon (faithful only).
+    algorithm_kwargs : dict, optional
+        More parameters of the algorithm's factory (e.g. ``{"oracle": ...}`` for lil'CLUCB).
+    max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
+        As in :func:`pmcbandit.run`.
+
+    Returns
+    -------
+    IdentificationResult
+        ``selected`` (arm names, best first), per-arm counts, means and confidence bounds at the
+        stop, ``stopped_by``, ``samples``, ``summary()``, ``to_inference_data()``.
+
+    Examples
+    --------
+    >>> import pmcbandit as pb
+    >>> arms = [pb.CallableArm(lambda rng, m=m: rng.normal(m, 0.5), name=f"mu{m}", cost=1.0) for m in (0.0, 0.5, 1.0)]
+    >>> res = pb.identify(arms, "lil_rand_lucb", k=1, delta=0.05, sigma=0.5, random_seed=1, progressbar=False)
+    >>> res.selected, res.stopped_by
+    (['mu1.0'], 'confidence')
+    """
+    owner = "identify"
+    arms = check_arms(arms, owner)
+    if arms[0].log_scale:
+        raise ValueError(
+            f"The 'arms' parameter of {owner} must hold linear-scale arms (identification compares means of "
+            f"observations). Got log-scale arms {[a.name for a in arms]!r} instead."
+        )
+    budget = as_budget(budget, owner)
+    bounds = _check_bounds(bounds, owner)
+    if sigma is None:
+        if bounds is None:
+            raise ValueError(
+                f"The 'sigma' parameter of {owner} must be given (the rewards' sub-Gaussian scale) when 'bounds' "
+                "is not. Got sigma=None and bounds=None instead."
+            )
+        sigma = (bounds[1] - bounds[0]) / 2.0
+    check_positive(sigma, "sigma", owner)
+    check_positive(max_faults, "max_faults", owner, integer=True)
+    check_positive(max_in_flight, "max_in_flight", owner, integer=True)
+    check_positive(checkpoint_every, "checkpoint_every", owner)
+    if pull_timeout is not None:
+        check_positive(pull_timeout, "pull_timeout", owner)
+    if not isinstance(progressbar, bool):
+        raise TypeError(f"The 'progressbar' parameter of {owner} must be a bool. Got {progressbar!r} instead.")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"The 'callback' parameter of {owner} must be callable or None. Got {callback!r} instead.")
+    algo = _build(algorithm, k, delta, sigma, mode, epsilon, algorithm_kwargs or {})
+    learner = IdentifierLearner(algo, len(arms))
+    streams = run_streams(random_seed, checkpoint)
+    engine = Engine(arms, learner, streams, max_faults, bounds)
+    config = RunConfig(
+        kind="identification", policy=algo.name, policy_params=tuple(algo.params), budget=repr(budget),
+        arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=False,
+        streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
+        bounds=bounds, k=algo.k, delta=algo.delta,
+    )
+    settings = config.settings()
+    stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, progressbar=progressbar,
+                       callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    lower, upper = algo.confidence(learner.state)
+    result = IdentificationResult(
+        arm_names=list(config.arm_names), history=engine.history, settings=dict(settings, stopped_by=stopped_by),
+        selected_indices=algo.recommend(learner.state), lower=lower, upper=upper,
+        quarantined=engine.quarantined.copy(), state=learner.state,
+    )
+    from pmcbandit.run import PmcBanditWarning
+
+    for message in result.warnings():
+        warnings.warn(message, PmcBanditWarning, stacklevel=2)
+    return result
+
+
+def _check_bounds(bounds, owner: str):
+    if bounds is None:
+        return None
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"The 'bounds' parameter of {owner} must be (a, b) with a < b. Got {bounds!r} instead.") from None
+    if not (lo < hi and lo > -float("inf") and hi < float("inf")):
+        raise ValueError(f"The 'bounds' parameter of {owner} must be finite (a, b) with a < b. Got {bounds!r} instead.")
+    return (lo, hi)
+
+
+def _build(algorithm, k, delta, sigma, mode, epsilon, extra) -> Identifier:
+    if isinstance(algorithm, Identifier):
+        if extra:
+            raise ValueError(f"The 'algorithm_kwargs' parameter of identify must be empty for a ready Identifier. "
+                             f"Got {extra!r} instead.")
+        return algorithm
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise ValueError(f"The 'k' parameter of identify must be an int >= 1. Got {k!r} instead.")
+    params = dict(delta=delta, sigma=sigma)
+    if algorithm != "lucb1":
+        params.update(mode=mode, epsilon=epsilon)
+    if algorithm == "lil_ucb":
+        if k != 1:
+            raise ValueError(f"The 'k' parameter of identify must be 1 for lil_ucb (best arm only). Got {k!r} instead.")
+    else:
+        params["k"] = k
+    params.update(extra)
+    return get_identifier(algorithm, **params)
