@@ -12,8 +12,10 @@ import numbers
 
 import numpy as np
 
-from pmcbandit.identification.base import ArmStats, Identifier, Selection, empirical_means, init_stats, observe
-from pmcbandit.identification.kernels import LIL, lucb_pair
+from pmcbandit.identification.base import (
+    ArmStats, Identifier, KernelSpec, Selection, empirical_means, init_stats, observe,
+)
+from pmcbandit.identification.kernels import LIL, LUCB_BOTH, LUCB_RANDOM, lucb_pair
 from pmcbandit.identification.radii import check_lil, lil_delta
 
 __all__ = ["check_common", "lil_confidence", "lucb_identifier", "first_round"]
@@ -71,7 +73,8 @@ def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, o
     """An LUCB-type :class:`Identifier`.
 
     ``omegas(n_arms) -> (omega_high, omega_low)`` gives the LIL confidences for the empirical top ``k``
-    and the others; ``sample(rng, h, l, state) -> Selection`` is the sampling rule.
+    and the others; ``sample(rng, h, l, state) -> Selection`` is the sampling rule: both arms, or
+    (``randomised``) lil'RandLUCB's one draw, as the simulator's kernel rule says.
     """
     cache = {}
 
@@ -109,4 +112,8 @@ def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, o
         _, _, _, lower, upper = pair(state)
         return lower, upper
 
-    return Identifier(name, k, delta, init, select, observe, stop, recommend, confidence, params, randomised)
+    def kernel(n_arms) -> KernelSpec:
+        high, low = confidences(n_arms)
+        return KernelSpec(LUCB_RANDOM if randomised else LUCB_BOTH, kind, k, high, low, sigma, epsilon, lucb_delta)
+
+    return Identifier(name, k, delta, init, select, observe, stop, recommend, confidence, params, randomised, kernel)

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Selection", "ArmStats", "Identifier", "init_stats", "observe", "empirical_means"]
+__all__ = ["Selection", "ArmStats", "Identifier", "KernelSpec", "init_stats", "observe", "empirical_means"]
 
 
 class Selection(NamedTuple):
@@ -65,7 +65,9 @@ class Identifier(NamedTuple):
     ``recommend(state) -> ndarray`` (the ``k`` arm indices, best first);
     ``confidence(state) -> (lower, upper)`` per-arm confidence bounds the stopping rule uses.
     ``randomised`` declares that ``select`` draws from its ``rng``; ``params`` are the settings
-    a run records (``delta``, ``epsilon``, ``sigma``, ...).
+    a run records (``delta``, ``epsilon``, ``sigma``, ...). ``kernel(n_arms) -> KernelSpec`` gives the
+    stopping-time simulator the same rule as numbers (:mod:`pmcbandit.identification.simulate`;
+    ``None``: the algorithm cannot be simulated there).
     """
 
     name: str
@@ -79,6 +81,27 @@ class Identifier(NamedTuple):
     confidence: Callable[[ArmStats], tuple]
     params: tuple = ()
     randomised: bool = False
+    kernel: Callable | None = None
+
+
+class KernelSpec(NamedTuple):
+    """An algorithm's rule as numbers, for the numba kernels (:mod:`pmcbandit.identification.kernels`).
+
+    ``rule``: :data:`~pmcbandit.identification.kernels.LUCB_BOTH` (sample both arms of the critical
+    pair), ``LUCB_RANDOM`` (lil'RandLUCB's randomised choice), ``CLUCB`` or ``LIL_UCB``; ``kind``:
+    the radius (``LIL`` or ``LUCB``); the rest are the radii's and rules' parameters (unused ones 0).
+    """
+
+    rule: int
+    kind: int
+    k: int
+    omega_high: float
+    omega_low: float
+    sigma: float
+    epsilon: float
+    lucb_delta: float = 0.0
+    beta: float = 0.0
+    lam: float = 0.0
 
 
 def init_stats(n_arms: int) -> ArmStats:

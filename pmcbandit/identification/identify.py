@@ -69,8 +69,8 @@ def identify(
     algorithm : str or Identifier
         One of :data:`pmcbandit.identification.IDENTIFIER_NAMES` (built with ``k``, ``delta``,
         ``sigma``, ``mode``, ``epsilon`` where it takes them, and ``algorithm_kwargs``), or a ready
-        :class:`~pmcbandit.identification.Identifier` (then those arguments must be left at their
-        defaults).
+        :class:`~pmcbandit.identification.Identifier`, which carries its own ``k``, ``delta`` and
+        ``sigma`` (the arguments here are then not used).
     k : int
         How many arms to identify (``1 <= k < len(arms)``; lil'UCB: 1).
     delta : float
@@ -83,7 +83,8 @@ def identify(
         Known range of the observations (rewards outside are faults); sets ``sigma = (b - a) / 2``
         when ``sigma`` is not given.
     sigma : float, optional
-        Sub-Gaussian scale of the observations. One of ``bounds`` and ``sigma`` is required.
+        Sub-Gaussian scale of the observations. One of ``bounds`` and ``sigma`` is required when
+        ``algorithm`` is a name.
     mode : {"faithful", "heuristic"}
         The LIL algorithms' parameterisation (:mod:`pmcbandit.identification.radii`).
     epsilon : float, optional
@@ -116,14 +117,15 @@ def identify(
         )
     budget = as_budget(budget, owner)
     bounds = _check_bounds(bounds, owner)
-    if sigma is None:
-        if bounds is None:
-            raise ValueError(
-                f"The 'sigma' parameter of {owner} must be given (the rewards' sub-Gaussian scale) when 'bounds' "
-                "is not. Got sigma=None and bounds=None instead."
-            )
-        sigma = (bounds[1] - bounds[0]) / 2.0
-    check_positive(sigma, "sigma", owner)
+    if not isinstance(algorithm, Identifier):  # a ready Identifier carries its own scale
+        if sigma is None:
+            if bounds is None:
+                raise ValueError(
+                    f"The 'sigma' parameter of {owner} must be given (the rewards' sub-Gaussian scale) when "
+                    "'bounds' is not. Got sigma=None and bounds=None instead."
+                )
+            sigma = (bounds[1] - bounds[0]) / 2.0
+        check_positive(sigma, "sigma", owner)
     check_positive(max_faults, "max_faults", owner, integer=True)
     check_positive(max_in_flight, "max_in_flight", owner, integer=True)
     check_positive(checkpoint_every, "checkpoint_every", owner)

@@ -20,10 +20,17 @@ import numpy as np
 
 from pmcbandit.identification.radii import lil, lucb_radius
 
-__all__ = ["LIL", "LUCB", "top_k", "radii", "lucb_pair", "clucb_step", "lil_ucb_index", "lil_ucb_stop"]
+__all__ = ["LIL", "LUCB", "LUCB_BOTH", "LUCB_RANDOM", "CLUCB", "LIL_UCB", "top_k", "radii", "lucb_pair",
+           "clucb_step", "lil_ucb_index", "lil_ucb_stop"]
 
+# radius kinds
 LIL = 0
 LUCB = 1
+# rules (KernelSpec.rule)
+LUCB_BOTH = 0
+LUCB_RANDOM = 1
+CLUCB = 2
+LIL_UCB = 3
 
 
 @numba.njit(cache=True)

@@ -14,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from pmcbandit.identification._lucb import check_common, check_k, first_round, lil_confidence
-from pmcbandit.identification.base import ArmStats, Identifier, Selection, empirical_means, init_stats, observe
-from pmcbandit.identification.kernels import clucb_step
+from pmcbandit.identification.base import (
+    ArmStats, Identifier, KernelSpec, Selection, empirical_means, init_stats, observe,
+)
+from pmcbandit.identification.kernels import CLUCB, LIL, clucb_step
 from pmcbandit.identification.oracles import Oracle, top_k_oracle
 from pmcbandit.identification.radii import lil
 
@@ -81,4 +83,9 @@ def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "
 
     eps0 = 0.0 if mode == "heuristic" else (0.01 if epsilon is None else float(epsilon))
     params = (("mode", mode), ("epsilon", eps0), ("sigma", sigma), ("oracle", best.name))
-    return Identifier("lil_clucb", k, delta, init, select, observe, stop, recommend, confidence, params, False)
+    def kernel(n_arms):
+        eps, algo_delta = confidence_for(n_arms)
+        return KernelSpec(CLUCB, LIL, k, algo_delta / n_arms, algo_delta / n_arms, sigma, eps) if oracle is None else None
+
+    return Identifier("lil_clucb", k, delta, init, select, observe, stop, recommend, confidence, params, False,
+                      None if oracle is not None else kernel)

@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from pmcbandit.identification._lucb import check_common, check_k, first_round
-from pmcbandit.identification.base import ArmStats, Identifier, Selection, init_stats, observe
-from pmcbandit.identification.kernels import lil_ucb_index, lil_ucb_stop
+from pmcbandit.identification.base import ArmStats, Identifier, KernelSpec, Selection, init_stats, observe
+from pmcbandit.identification.kernels import LIL, LIL_UCB, lil_ucb_index, lil_ucb_stop
 from pmcbandit.identification.radii import c_epsilon, check_lil, lil
 
 __all__ = ["lil_ucb"]
@@ -79,4 +79,7 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
 
     params = (("mode", mode), ("epsilon", eps), ("beta", b), ("lambda", lam), ("algorithm_delta", algo_delta),
               ("sigma", sigma))
-    return Identifier("lil_ucb", 1, delta, init, select, observe, stop, recommend, confidence, params, True)
+    def kernel(n_arms):
+        return KernelSpec(LIL_UCB, LIL, 1, algo_delta, algo_delta, sigma, eps, beta=b, lam=lam_for(n_arms))
+
+    return Identifier("lil_ucb", 1, delta, init, select, observe, stop, recommend, confidence, params, True, kernel)
