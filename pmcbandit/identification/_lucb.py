@@ -15,10 +15,10 @@ import numpy as np
 from pmcbandit.identification.base import (
     ArmStats, Identifier, KernelSpec, Selection, empirical_means, init_stats, observe,
 )
-from pmcbandit.identification.kernels import LIL, LUCB_BOTH, LUCB_RANDOM, lucb_pair
+from pmcbandit.identification.kernels import LIL, LUCB, LUCB_BOTH, LUCB_RANDOM, grown, lucb_coef, lucb_pair
 from pmcbandit.identification.radii import check_lil, lil_delta
 
-__all__ = ["check_common", "lil_confidence", "lucb_identifier", "first_round"]
+__all__ = ["check_common", "lil_confidence", "lucb_identifier", "first_round", "RadiusTable"]
 
 MODES = ("faithful", "heuristic")
 
@@ -55,6 +55,24 @@ def lil_confidence(delta: float, mode: str, epsilon, theorem: str, owner: str, n
     return float(epsilon), algo_delta
 
 
+class RadiusTable:
+    """A radius by reward count (:func:`~pmcbandit.identification.kernels.grown`), extended on demand.
+
+    It caches a pure function of the count, so the algorithm stays a pure function of its state.
+    """
+
+    def __init__(self, kind: int, omega: float, sigma: float, epsilon: float):
+        self.kind, self.omega, self.sigma, self.epsilon = kind, omega, sigma, epsilon
+        self.table = grown(np.empty(0), 63, kind, omega, sigma, epsilon)
+
+    def covering(self, n: np.ndarray) -> np.ndarray:
+        """The table, long enough for every count in ``n``."""
+        top = int(n.max())
+        if top >= self.table.shape[0]:
+            self.table = grown(self.table, top, self.kind, self.omega, self.sigma, self.epsilon)
+        return self.table
+
+
 def first_round(state: ArmStats) -> Selection | None:
     """Every arm not yet observed, once each (the algorithms' initialisation), or None."""
     unseen = np.flatnonzero(state.n == 0)
@@ -76,16 +94,25 @@ def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, o
     and the others; ``sample(rng, h, l, state) -> Selection`` is the sampling rule: both arms, or
     (``randomised``) lil'RandLUCB's one draw, as the simulator's kernel rule says.
     """
-    cache = {}
+    tables = {}
+    last = [None, None]  # the state the critical pair was last computed for, and the pair
 
     def confidences(n_arms):
-        if n_arms not in cache:
-            cache[n_arms] = omegas(n_arms) if kind == LIL else (0.0, 0.0)
-        return cache[n_arms]
+        if n_arms not in tables:
+            high, low = omegas(n_arms) if kind == LIL else (0.0, 0.0)
+            table_high = RadiusTable(kind, high, sigma, epsilon)
+            tables[n_arms] = (high, low, table_high, RadiusTable(kind, low, sigma, epsilon) if kind == LIL else table_high)
+        return tables[n_arms]
 
     def pair(state):
-        high, low = confidences(state.n.shape[0])
-        return lucb_pair(state.n, state.total, k, kind, high, low, sigma, epsilon, max(state.t, 1), lucb_delta)
+        # stop() and then select() ask for the pair of the same state: computed once.
+        if last[0] is state:
+            return last[1]
+        _, _, high, low = confidences(state.n.shape[0])
+        coef = 1.0 if kind == LIL else lucb_coef(max(state.t, 1), lucb_delta, state.n.shape[0], sigma)
+        result = lucb_pair(state.n, state.total, k, high.covering(state.n), low.covering(state.n), coef)
+        last[0], last[1] = state, result
+        return result
 
     def init(n_arms: int) -> ArmStats:
         check_k(k, n_arms, owner)
@@ -113,7 +140,7 @@ def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, o
         return lower, upper
 
     def kernel(n_arms) -> KernelSpec:
-        high, low = confidences(n_arms)
+        high, low, _, _ = confidences(n_arms)
         return KernelSpec(LUCB_RANDOM if randomised else LUCB_BOTH, kind, k, high, low, sigma, epsilon, lucb_delta)
 
     return Identifier(name, k, delta, init, select, observe, stop, recommend, confidence, params, randomised, kernel)

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pmcbandit.identification._lucb import check_common, check_k, first_round, lil_confidence
+from pmcbandit.identification._lucb import RadiusTable, check_common, check_k, first_round, lil_confidence
 from pmcbandit.identification.base import (
     ArmStats, Identifier, KernelSpec, Selection, empirical_means, init_stats, observe,
 )
 from pmcbandit.identification.kernels import CLUCB, LIL, clucb_step
 from pmcbandit.identification.oracles import Oracle, top_k_oracle
-from pmcbandit.identification.radii import lil
 
 __all__ = ["lil_clucb"]
 
@@ -42,16 +41,17 @@ def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "
 
     def confidence_for(n_arms):
         if n_arms not in cache:
-            cache[n_arms] = lil_confidence(delta, mode, epsilon, "clucb", owner, n_arms)
+            eps, algo_delta = lil_confidence(delta, mode, epsilon, "clucb", owner, n_arms)
+            cache[n_arms] = (eps, algo_delta, RadiusTable(LIL, algo_delta / n_arms, sigma, eps))
         return cache[n_arms]
 
     def step(state):
-        eps, algo_delta = confidence_for(state.n.shape[0])
-        omega = algo_delta / state.n.shape[0]
+        _, _, table = confidence_for(state.n.shape[0])
+        radii = table.covering(state.n)
         if oracle is None:
-            return clucb_step(state.n, state.total, k, omega, sigma, eps)
+            return clucb_step(state.n, state.total, k, radii)
         means = state.total / state.n
-        r = np.array([lil(n, omega, sigma, eps) for n in state.n])
+        r = radii[state.n]
         m = best.maximise(means)
         m_tilde = best.maximise(np.where(m, means - r, means + r))
         differ = np.flatnonzero(m != m_tilde)
@@ -84,7 +84,7 @@ def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "
     eps0 = 0.0 if mode == "heuristic" else (0.01 if epsilon is None else float(epsilon))
     params = (("mode", mode), ("epsilon", eps0), ("sigma", sigma), ("oracle", best.name))
     def kernel(n_arms):
-        eps, algo_delta = confidence_for(n_arms)
+        eps, algo_delta, _ = confidence_for(n_arms)
         return KernelSpec(CLUCB, LIL, k, algo_delta / n_arms, algo_delta / n_arms, sigma, eps) if oracle is None else None
 
     return Identifier("lil_clucb", k, delta, init, select, observe, stop, recommend, confidence, params, False,

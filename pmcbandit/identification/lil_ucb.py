@@ -16,10 +16,10 @@ import math
 
 import numpy as np
 
-from pmcbandit.identification._lucb import check_common, check_k, first_round
+from pmcbandit.identification._lucb import RadiusTable, check_common, check_k, first_round
 from pmcbandit.identification.base import ArmStats, Identifier, KernelSpec, Selection, init_stats, observe
 from pmcbandit.identification.kernels import LIL, LIL_UCB, lil_ucb_index, lil_ucb_stop
-from pmcbandit.identification.radii import c_epsilon, check_lil, lil
+from pmcbandit.identification.radii import c_epsilon, check_lil
 
 __all__ = ["lil_ucb"]
 
@@ -49,6 +49,8 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
     if not b > 0:
         raise ValueError(f"The 'beta' parameter of {owner} must be > 0. Got {beta!r} instead.")
 
+    table = RadiusTable(LIL, algo_delta, sigma, eps)
+
     def lam_for(n_arms):
         if lam is not None:
             return float(lam)
@@ -62,7 +64,7 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
         first = first_round(state)
         if first is not None:
             return first
-        index = lil_ucb_index(state.n, state.total, b, algo_delta, sigma, eps)
+        index = lil_ucb_index(state.n, state.total, b, table.covering(state.n))
         best = np.flatnonzero(index == index.max())
         return Selection.one(int(best[int(rng.random() * best.size)]) if best.size > 1 else int(best[0]))
 
@@ -74,7 +76,7 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
 
     def confidence(state):
         means = np.divide(state.total, state.n, out=np.full(state.n.shape, np.nan), where=state.n > 0)
-        r = np.array([lil(n, algo_delta, sigma, eps) for n in state.n])
+        r = table.covering(state.n)[state.n]
         return means - r, means + r
 
     params = (("mode", mode), ("epsilon", eps), ("beta", b), ("lambda", lam), ("algorithm_delta", algo_delta),

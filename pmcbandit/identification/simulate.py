@@ -26,7 +26,8 @@ from pmcbandit._rng import get_random_generator
 from pmcbandit.arms.evidence._kernels import chain_seeds, std_normal, uniform
 from pmcbandit.identification.base import Identifier, KernelSpec
 from pmcbandit.identification.kernels import (
-    CLUCB, LIL_UCB, LUCB_BOTH, LUCB_RANDOM, clucb_step, lil_ucb_index, lil_ucb_stop, lucb_pair, top_k,
+    CLUCB, LIL, LIL_UCB, LUCB_RANDOM, clucb_step_into, grown, lil_ucb_index, lil_ucb_stop, lucb_coef, lucb_pair_into,
+    top_k,
 )
 
 __all__ = ["StoppingTimes", "simulate_stopping", "FAMILIES", "replay"]
@@ -71,6 +72,14 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
     n_arms = means.shape[0]
     rule, kind, k = int(spec[0]), int(spec[1]), int(spec[2])
     oh, ol, sigma, eps, ldelta, beta, lam = spec[3], spec[4], spec[5], spec[6], spec[7], spec[8], spec[9]
+    radius_high = grown(np.empty(0), 63, kind, oh, sigma, eps)
+    radius_low = grown(np.empty(0), 63, kind, ol, sigma, eps)
+    work_means = np.empty(n_arms)
+    work_high = np.zeros(n_arms, dtype=np.bool_)
+    work_tilde = np.zeros(n_arms, dtype=np.bool_)
+    work_lower = np.empty(n_arms)
+    work_upper = np.empty(n_arms)
+    work_scratch = np.empty(n_arms)
     used = 0
     t = 0
     for i in range(n_arms):
@@ -79,15 +88,17 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
             order[t] = i
         t += 1
     while t < max_samples:
+        coef = 1.0 if kind == LIL else lucb_coef(t, ldelta, n_arms, sigma)
         if rule == CLUCB:
-            arm, stop, _, _ = clucb_step(n, total, k, oh, sigma, eps)
+            arm, stop = clucb_step_into(n, total, k, radius_high, work_means, work_high, work_tilde, work_lower,
+                                        work_upper, work_scratch)
             if stop:
                 return t, True
             arms = (arm, -1)
         elif rule == LIL_UCB:
             if lil_ucb_stop(n, lam) >= 0:
                 return t, True
-            index = lil_ucb_index(n, total, beta, oh, sigma, eps)
+            index = lil_ucb_index(n, total, beta, radius_high)
             best = index.max()
             ties = 0
             for i in range(n_arms):
@@ -107,7 +118,8 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
                     pick -= 1
             arms = (arm, -1)
         else:
-            h, l, stop, _, _ = lucb_pair(n, total, k, kind, oh, ol, sigma, eps, t, ldelta)
+            h, l, stop = lucb_pair_into(n, total, k, radius_high, radius_low, coef, work_means, work_high,
+                                        work_lower, work_upper, work_scratch)
             if stop:
                 return t, True
             if rule == LUCB_RANDOM:
@@ -119,6 +131,9 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
         for arm in arms:
             if arm >= 0:
                 _pull(arm, n, total, table, family, means, scale, states)
+                if n[arm] >= radius_high.shape[0]:
+                    radius_high = grown(radius_high, n[arm], kind, oh, sigma, eps)
+                    radius_low = grown(radius_low, n[arm], kind, ol, sigma, eps)
                 if t < order.shape[0]:
                     order[t] = arm
                 t += 1

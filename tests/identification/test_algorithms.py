@@ -10,7 +10,7 @@ from pmcbandit.identification import (
     ArmStats, get_identifier, lil_clucb, lil_lucb, lil_rand_lucb, lil_ucb, lucb1, lucb_pp, top_k_oracle,
 )
 from pmcbandit.identification.base import Selection
-from pmcbandit.identification.kernels import LIL, lucb_pair
+from pmcbandit.identification.kernels import LIL, grown, lucb_pair
 from pmcbandit.identification.radii import lil, lucb_radius
 from tests.tolerance import assert_within_se
 
@@ -36,7 +36,8 @@ def test_lucb_pair_matches_its_definition():
     means = np.array([0.9, 0.8, 0.3, 0.5, 0.2])
     state = _state(n, means)
     k, hi, lo, sigma, eps = 2, 1e-3, 2e-3, 0.5, 0.01
-    h, l, stop, lower, upper = lucb_pair(state.n, state.total, k, LIL, hi, lo, sigma, eps, 1, 0.0)
+    tables = [grown(np.empty(0), 100, LIL, omega, sigma, eps) for omega in (hi, lo)]
+    h, l, stop, lower, upper = lucb_pair(state.n, state.total, k, tables[0], tables[1], 1.0)
     high = {0, 1}
     r = np.array([lil(n[i], hi if i in high else lo, sigma, eps) for i in range(5)])
     assert h == min(high, key=lambda i: means[i] - r[i])
@@ -64,7 +65,8 @@ def test_lucb_family_radii_and_sampling_rules():
 def test_lil_rand_lucb_samples_h_with_probability_t_l_over_t_h_plus_t_l():
     state = _state([30, 10, 20, 5], [0.6, 0.55, 0.1, 0.52])
     algo = lil_rand_lucb(k=1, delta=0.1, mode="heuristic")
-    h, l, *_ = lucb_pair(state.n, state.total, 1, LIL, *[0.1 / 6, 0.1 / 2], 0.5, 0.0, 1, 0.0)
+    tables = [grown(np.empty(0), 40, LIL, omega, 0.5, 0.0) for omega in (0.1 / 6, 0.1 / 2)]
+    h, l, *_ = lucb_pair(state.n, state.total, 1, tables[0], tables[1], 1.0)
     rng = np.random.default_rng(11)
     draws = 4000
     picks = np.array([algo.select(rng, state).arms[0] for _ in range(draws)])
