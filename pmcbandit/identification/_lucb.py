@@ -15,7 +15,7 @@ import numpy as np
 from pmcbandit.identification.base import (
     ArmStats, Identifier, KernelSpec, Selection, empirical_means, init_stats, observe,
 )
-from pmcbandit.identification.kernels import LIL, LUCB, LUCB_BOTH, LUCB_RANDOM, grown, lucb_coef, lucb_pair
+from pmcbandit.identification.kernels import LIL, LUCB_BOTH, LUCB_RANDOM, grown, lucb_coef, lucb_pair
 from pmcbandit.identification.radii import check_lil, lil_delta
 
 __all__ = ["check_common", "lil_confidence", "lucb_identifier", "first_round", "RadiusTable"]
