@@ -19,7 +19,6 @@ Both offer ``choose(rng, eligible) -> Selection``, ``opened``/``close`` around e
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Mapping
 
@@ -166,11 +165,9 @@ class IdentifierLearner:
 
 
 def _init_state(policy, n_arms: int, rule) -> BanditState:
-    """``policy.init`` with the rule's ranges; a policy without ``per_arm`` runs shared."""
-    if rule.per_arm:
-        params = inspect.signature(policy.init).parameters
-        if "per_arm" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            return policy.init(n_arms, scale=rule.fixed_scale, per_arm=True)
+    """``policy.init`` with the rule's ranges; a policy that declares no ``per_arm_ranges`` runs shared."""
+    if rule.per_arm and policy.per_arm_ranges:
+        return policy.init(n_arms, scale=rule.fixed_scale, per_arm=True)
     return policy.init(n_arms, scale=rule.fixed_scale)
 
 

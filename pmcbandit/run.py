@@ -104,8 +104,8 @@ def run(
         ``"per_arm"`` by each arm's own running maximum loss, with indices mapped back to the
         loss scale before arms are compared; ``"shared"`` by the maximum over all arms.
         ``"auto"``: ``"shared"`` with ``bounds``, else the policy's ``ranges`` attribute
-        (``"per_arm"`` for Thompson sampling and KL-UCB, ``"shared"`` for the others). A custom policy whose
-        ``init`` takes no ``per_arm`` keyword runs with shared ranges under ``"auto"``.
+        (``"per_arm"`` for Thompson sampling and KL-UCB, ``"shared"`` for the others). A custom policy that
+        does not declare ``per_arm_ranges`` runs with shared ranges under ``"auto"``.
     centre : {"auto", "running", "first"} or float
         Centre ``c`` of the squared reward :math:`-(X - c)^2` (:mod:`pmcbandit.centring`).
         ``"running"``: the first observation, moved to the mean of all observations after the
@@ -211,8 +211,8 @@ def run(
     learner = PolicyLearner(pol, rule, len(arms))
     if ranges == "per_arm" and not learner.state.per_arm:
         raise ValueError(
-            f"The 'ranges' parameter of run must be 'shared' or 'auto' for policy {pol.name!r}, whose init "
-            f"takes no 'per_arm' keyword. Got {ranges!r} instead."
+            f"The 'ranges' parameter of run must be 'shared' or 'auto' for policy {pol.name!r}, which declares "
+            f"no per_arm_ranges. Got {ranges!r} instead."
         )
     guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
                     cross_check_share=cross_check_share, max_decision_share=max_decision_share,

@@ -221,7 +221,7 @@ def test_custom_policy_without_per_arm_runs_shared_or_refuses():
     def init(n_arms, scale=None):  # an init written before per-arm ranges existed
         return base.init(n_arms, scale)
 
-    legacy = base._replace(init=init, ranges="per_arm")
+    legacy = base._replace(init=init, ranges="per_arm", per_arm_ranges=False)
     res = pb.run(_arms(), policy=legacy, budget=pb.Pulls(6), random_seed=0, progressbar=False)
     assert res.settings["ranges"] == "shared"
     with pytest.raises(ValueError, match="The 'ranges' parameter of run must be 'shared' or 'auto' for policy"):

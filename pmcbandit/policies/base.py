@@ -121,8 +121,12 @@ class Policy(NamedTuple):
 
     Capabilities are declared, never inferred from names or signatures: ``pinned_arm`` is
     the one arm a policy always plays (the oracle; the run loop's guards never override it),
-    and ``observes=True`` means ``update`` also takes the keywords ``value=`` (the decision's
-    mean observation) and ``info=`` (its last pull's info).
+    ``observes=True`` means ``update`` also takes the keywords ``value=`` (the decision's
+    mean observation) and ``info=`` (its last pull's info), and ``per_arm_ranges=True`` that
+    ``init`` takes ``per_arm=True`` (App. B's per-arm loss ranges; every built-in policy does).
+    ``simulator_rule`` names the branch of the replicated-run simulator that reproduces the policy
+    (:mod:`pmcbandit.simulate`): ``"index"`` (its ``index``), ``"thompson"``, ``"round_robin"`` or
+    ``"fixed"`` (``pinned_arm``); ``None``: not simulated.
     """
 
     name: str
@@ -135,6 +139,8 @@ class Policy(NamedTuple):
     recentre: Callable | None = None
     pinned_arm: int | None = None
     observes: bool = False
+    per_arm_ranges: bool = False
+    simulator_rule: str | None = None
 
 
 def init_state(n_arms: int, scale: float | None = None, extra: Any = None, *, per_arm: bool = False) -> BanditState:
@@ -356,7 +362,8 @@ def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(name, init, select, update, index, params, ranges, recentre_state)
+    return Policy(name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True,
+                  simulator_rule="index")
 
 
 _KERNELS: dict = {}

@@ -33,4 +33,5 @@ def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state, pinned_arm=fixed)
+    return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state, pinned_arm=fixed,
+                  per_arm_ranges=True, simulator_rule="fixed")

@@ -214,4 +214,5 @@ def policy(population_size: int = 10, *, alpha_min: float | None = None, rao_bla
         return state._replace(extra=PMCExtra(alpha, log_acc, filled, populations))
 
     # The mixture weights come from importance weights, not losses: re-centring leaves them.
-    return Policy("pmc", init, select, update, None, (float(g),), recentre=recentre_state, observes=True)
+    return Policy("pmc", init, select, update, None, (float(g),), recentre=recentre_state, observes=True,
+                  per_arm_ranges=True)

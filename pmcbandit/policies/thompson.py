@@ -369,4 +369,5 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
         return state._replace(extra=counts)
 
     return Policy(f"thompson[{sampler}]" if sampler != "numba" else "thompson", init, select, update,
-                  ranges="per_arm", recentre=recentre)
+                  ranges="per_arm", recentre=recentre, per_arm_ranges=True,
+                  simulator_rule="thompson" if sampler == "numba" else None)

@@ -24,4 +24,5 @@ def policy(*, scale: float | None = None) -> Policy:
     def update(state, arm, reward, cost=0.0, rng=None):
         return record_loss(state, arm, reward, cost)
 
-    return Policy("uniform", init, select, update, recentre=recentre_state)
+    return Policy("uniform", init, select, update, recentre=recentre_state, per_arm_ranges=True,
+                  simulator_rule="round_robin")

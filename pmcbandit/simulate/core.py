@@ -135,16 +135,15 @@ def log_checkpoints(n_rounds: int, count: int = 50) -> np.ndarray:
 
 def _dispatch(policy: Policy, n_arms: int):
     """Which branch of the loop runs ``policy``: (kind, index, params, fixed arm, uniforms per decision)."""
-    if policy.index is not None:
+    rule = policy.simulator_rule
+    if rule == "index" and policy.index is not None:
         return kernel.INDEX, policy.index, tuple(float(p) for p in policy.params), 0, 1
-    if policy.name == "thompson":
+    if rule == "thompson":
         return kernel.THOMPSON, kernel.no_index, (), 0, thompson.n_select_uniforms(n_arms) + 1
-    if policy.name == "uniform":
+    if rule == "round_robin":
         return kernel.ROUND_ROBIN, kernel.no_index, (), 0, 0
-    if policy.name.startswith("oracle"):
-        # The oracle ignores the state and the stream: ask it once.
-        arm = int(policy.select(None, policy.init(n_arms)))
-        return kernel.FIXED, kernel.no_index, (), arm, 0
+    if rule == "fixed" and policy.pinned_arm is not None:
+        return kernel.FIXED, kernel.no_index, (), int(policy.pinned_arm), 0
     raise TypeError(
         "The 'policy' parameter of simulate must be an index policy, 'thompson' (numba sampler), "
         "'uniform' or 'oracle'. "
