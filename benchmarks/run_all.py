@@ -1,7 +1,7 @@
 """Run the benchmarks, each in a fresh process, and assemble benchmarks/RESULTS.md.
 
 ``python -m benchmarks.run_all``           the quick benchmarks (minutes)
-``python -m benchmarks.run_all --full``    also the full-scale figure reproductions (about 2 hours on 2 cores)
+``python -m benchmarks.run_all --full``    also the full-scale reproductions and the evidence suite (about 10 hours on 2 cores)
 ``python -m benchmarks.run_all --assemble`` only rebuild RESULTS.md from benchmarks/results/*.md
 
 Every benchmark writes its own section to ``benchmarks/results/<name>.md`` (machine, date,
@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-QUICK = ["bench_policies", "bench_run_loop", "bench_simulator", "bench_ais", "bench_laplace_smc", "bench_cir"]
+QUICK = ["bench_policies", "bench_run_loop", "bench_simulator", "bench_ais", "bench_laplace_smc", "bench_cir",
+         "bench_psis"]
 FULL = ["fig1_two_estimators", "fig2_cir", "check_fig2_variances", "exp_reward_centre", "fig3_evidence",
-        "bench_evidence_vs_smc"]
+        "bench_evidence_vs_smc", "reference_evidence", "bench_evidence_suite", "bench_identification"]
 
 HEADER = """# Benchmark results
 

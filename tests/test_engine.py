@@ -393,14 +393,16 @@ def test_callback_stop_with_paired_reward_then_resume_equals_uninterrupted(tmp_p
 
 
 def test_resume_with_pulls_in_flight_resubmits_them_with_their_streams(tmp_path):
-    def slow(name, sd):
+    def slow(name, sd, seconds):
         def fn(rng):
-            time.sleep(0.005)
+            time.sleep(seconds)
             return rng.normal(1.0, sd, size=2)
 
         return pb.CallableArm(fn, name=name, cost=1.0)
 
-    arms = lambda: [slow("a", 1.0), slow("b", 0.3), slow("c", 2.0)]  # noqa: E731
+    # arm c is slow, so some of its pulls are still in flight when the callback stops the run, even on a
+    # loaded machine where the quick pulls come back in bunches
+    arms = lambda: [slow("a", 1.0, 0.005), slow("b", 0.3, 0.005), slow("c", 2.0, 0.2)]  # noqa: E731
     path = tmp_path / "fly.npz"
     part = _run(arms(), policy="ucb1", budget=pb.Pulls(60), max_in_flight=4, random_seed=3, checkpoint=path,
                 callback=lambda p, h: p.pulls >= 20)
