@@ -70,9 +70,9 @@ MAX_DECISION_SHARE = 0.1
 #: Smallest share of the spending kept on families other than the leading one.
 CROSS_CHECK_SHARE = 0.1
 #: Pulls a check arm should reach within its share: enough for a variance estimate with the
-#: degrees of freedom the consistency test needs (:data:`pmcbandit.combine.MIN_WEIGHTED_DOF` = 9),
-#: with a margin.
-CHECK_PULLS = 12
+#: degrees of freedom the consistency test needs (:data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29,
+#: one weight per pull), with a margin.
+CHECK_PULLS = 32
 
 # Codes of the history's ``reason`` column (pmcbandit.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2

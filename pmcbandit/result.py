@@ -13,8 +13,10 @@ What is reported (``interval_status``)
 2. The other arms are combined (``combine=``; :mod:`pmcbandit.combine`), and their agreement is
    tested (:mod:`pmcbandit.consistency`): Cochran's Q with Welch's F reference (the arms'
    variances are estimated, with their degrees of freedom) over the arms whose variance estimate
-   has at least :data:`~pmcbandit.combine.MIN_WEIGHTED_DOF` degrees of freedom, on the log scale
-   for log-scale runs. If they disagree (``p < alpha``), the reported estimate, SE and interval are
+   has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
+   runs. The test treats each arm's mean as normal with its estimated standard error; an arm
+   whose variance comes from the spread of a few skewed observations (AIS weights, one per pull)
+   breaks that, and its disagreements would be false alarms, hence tens of degrees of freedom. If they disagree (``p < alpha``), the reported estimate, SE and interval are
    the random-effects ones (``"random_effects"``), which cover the disagreement, and the outlying
    arms are named.
 3. Otherwise the combination is reported; its interval is flagged ``"too_few_observations"``
@@ -36,10 +38,14 @@ from pmcbandit.consistency import Heterogeneity, heterogeneity
 from pmcbandit.consistency import interval as random_effects_interval
 from pmcbandit.history import STATUS, History
 
-__all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF"]
+__all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF"]
 
 #: Fewest effective degrees of freedom of an SE for its interval to be reported as one.
 MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
+#: Fewest degrees of freedom of an arm's variance estimate for it to enter the consistency test: a
+#: batched arm's many weights give that at once; an arm of one weight per pull needs 30 pulls, the
+#: usual rule of thumb for a mean of skewed observations to be near normal.
+MIN_CONSISTENCY_DOF = 29
 INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
 
 
@@ -148,7 +154,7 @@ class RunResult:
     @cached_property
     def consistency(self) -> Heterogeneity:
         """Do the arms agree? Cochran's Q and the random-effects combination (:mod:`pmcbandit.consistency`)
-        over the arms with their own variance estimate of at least ``MIN_WEIGHTED_DOF`` dof (log
+        over the arms with their own variance estimate of at least ``MIN_CONSISTENCY_DOF`` dof (log
         scale for log-scale runs: ``log`` of each arm's mean, delta-method SE)."""
         c = self.combined
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -157,7 +163,7 @@ class RunResult:
             if self.log_scale:
                 y = np.log(c.mean)
                 se = se / c.mean
-        mask = c.used & c.own & (c.nu >= MIN_WEIGHTED_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
+        mask = c.used & c.own & (c.nu >= MIN_CONSISTENCY_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
         return heterogeneity(y, se, mask=mask, nu=c.nu)
 
     @cached_property
