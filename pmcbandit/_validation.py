@@ -40,3 +40,25 @@ def check_open_unit(value, param: str, owner: str) -> float:
     if not 0.0 < float(value) < 1.0:
         raise ValueError(_msg(param, owner, "in the open interval (0, 1)", value))
     return float(value)
+
+
+def resolve_named(value, cls, modules: dict, package: str, param: str, factory, params: dict):
+    """``value`` if it is a ``cls`` (then ``params`` must be empty), else ``factory(module, name)(**params)``
+    for the name's module ``package.modules[name]``; ``TypeError``/``ValueError`` name ``param``.
+
+    The one lookup behind :func:`pmcbandit.get_policy` and :func:`pmcbandit.identification.get_identifier`.
+    """
+    import importlib
+
+    names = tuple(modules)
+    if isinstance(value, cls):
+        if params:
+            raise ValueError(f"The {param!r} parameter must be a name when parameters are given ({params}). "
+                             f"Got a ready {cls.__name__} {value.name!r} instead.")
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"The {param!r} parameter must be a str among {names} or a {cls.__name__}. Got {value!r} instead.")
+    if value not in modules:
+        raise ValueError(f"The {param!r} parameter must be one of {names}. Got {value!r} instead.")
+    module = importlib.import_module(f"{package}.{modules[value]}")
+    return factory(module, value)(**params)

@@ -10,8 +10,7 @@ Multi-Armed Bandits", and the baselines they compare (each module cites its own)
 
 from __future__ import annotations
 
-import importlib
-
+from pmcbandit._validation import resolve_named
 from pmcbandit.identification.base import ArmStats, Identifier, Selection
 from pmcbandit.identification.lil_clucb import lil_clucb
 from pmcbandit.identification.lil_lucb import lil_lucb
@@ -31,15 +30,5 @@ IDENTIFIER_NAMES = tuple(_MODULES)
 
 def get_identifier(algorithm, **params) -> Identifier:
     """An :class:`Identifier` from a name in :data:`IDENTIFIER_NAMES` (built with ``params``) or as given."""
-    if isinstance(algorithm, Identifier):
-        if params:
-            raise ValueError(f"parameters {params} given with a ready Identifier {algorithm.name!r}")
-        return algorithm
-    if not isinstance(algorithm, str):
-        raise TypeError(
-            f"The 'algorithm' parameter must be a str among {IDENTIFIER_NAMES} or an Identifier. Got {algorithm!r} instead."
-        )
-    if algorithm not in _MODULES:
-        raise ValueError(f"The 'algorithm' parameter must be one of {IDENTIFIER_NAMES}. Got {algorithm!r} instead.")
-    module = importlib.import_module(f"pmcbandit.identification.{_MODULES[algorithm]}")
-    return getattr(module, algorithm)(**params)
+    return resolve_named(algorithm, Identifier, _MODULES, "pmcbandit.identification", "algorithm",
+                         lambda module, name: getattr(module, name), params)

@@ -18,7 +18,8 @@ from pmcbandit.identification.base import (
 from pmcbandit.identification.kernels import LIL, LUCB_BOTH, LUCB_RANDOM, grown, lucb_coef, lucb_pair
 from pmcbandit.identification.radii import check_lil, lil_delta
 
-__all__ = ["check_common", "lil_confidence", "lucb_identifier", "first_round", "RadiusTable"]
+__all__ = ["check_common", "lil_confidence", "lucb_identifier", "lil_lucb_identifier", "first_round", "RadiusTable",
+           "split_confidence", "even_confidence", "sample_both", "sample_fewer"]
 
 MODES = ("faithful", "heuristic")
 
@@ -144,3 +145,38 @@ def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, o
         return KernelSpec(LUCB_RANDOM if randomised else LUCB_BOTH, kind, k, high, low, sigma, epsilon, lucb_delta)
 
     return Identifier(name, k, delta, init, select, observe, stop, recommend, confidence, params, randomised, kernel)
+
+
+def split_confidence(delta: float, n_arms: int, k: int) -> tuple[float, float]:
+    """LUCB++'s split: :math:`\\delta/2(N-K)` for the empirical top ``k``, :math:`\\delta/2K` for the others."""
+    return delta / (2 * (n_arms - k)), delta / (2 * k)
+
+
+def even_confidence(delta: float, n_arms: int, k: int) -> tuple[float, float]:
+    """A union over all arms: :math:`\\delta/N` for every arm."""
+    return delta / n_arms, delta / n_arms
+
+
+def sample_both(rng, h: int, l: int, state) -> Selection:
+    """LUCB's rule: both arms of the critical pair."""
+    return Selection((int(h), int(l)), (1, 1))
+
+
+def sample_fewer(rng, h: int, l: int, state) -> Selection:
+    """lil'RandLUCB's rule: ``h`` with probability :math:`T_l/(T_h + T_l)`, else ``l`` (one uniform)."""
+    nh, nl = state.n[h], state.n[l]
+    return Selection.one(h if rng.random() < nl / (nh + nl) else l)
+
+
+def lil_lucb_identifier(name: str, k, delta, sigma, mode, epsilon, confidences, sample) -> Identifier:
+    """An LUCB-type algorithm with LIL radii: checks the arguments, sets the faithful or heuristic
+    parameters (error bound :math:`c_\\epsilon\\delta`, Jiang et al. 2017, Thm 3.1) and builds it.
+
+    ``confidences(delta, n_arms, k)`` is :func:`split_confidence` or :func:`even_confidence`;
+    ``sample`` is :func:`sample_both` or :func:`sample_fewer`.
+    """
+    k, delta, sigma = check_common(k, delta, sigma, name)
+    epsilon, algo_delta = lil_confidence(delta, mode, epsilon, "randlucb", name)
+    params = (("mode", mode), ("epsilon", epsilon), ("algorithm_delta", algo_delta), ("sigma", sigma))
+    return lucb_identifier(name, k, delta, params, LIL, lambda n_arms: confidences(algo_delta, n_arms, k), sigma,
+                           epsilon, algo_delta, sample, sample is sample_fewer, name)

@@ -9,9 +9,8 @@ as here: every round samples both arms of the critical pair ``(h, l)``
 
 from __future__ import annotations
 
-from pmcbandit.identification._lucb import check_common, lil_confidence, lucb_identifier
-from pmcbandit.identification.base import Identifier, Selection
-from pmcbandit.identification.kernels import LIL
+from pmcbandit.identification._lucb import even_confidence, lil_lucb_identifier, sample_both
+from pmcbandit.identification.base import Identifier
 
 __all__ = ["lil_lucb"]
 
@@ -19,15 +18,4 @@ __all__ = ["lil_lucb"]
 def lil_lucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful",
              epsilon: float | None = None) -> Identifier:
     """lil'LUCB for the top ``k`` arms (parameters as :func:`~pmcbandit.identification.lil_rand_lucb`)."""
-    owner = "lil_lucb"
-    k, delta, sigma = check_common(k, delta, sigma, owner)
-    epsilon, algo_delta = lil_confidence(delta, mode, epsilon, "randlucb", owner)
-
-    def omegas(n_arms):
-        return algo_delta / n_arms, algo_delta / n_arms
-
-    def sample(rng, h, l, state):
-        return Selection((int(h), int(l)), (1, 1))
-
-    params = (("mode", mode), ("epsilon", epsilon), ("algorithm_delta", algo_delta), ("sigma", sigma))
-    return lucb_identifier("lil_lucb", k, delta, params, LIL, omegas, sigma, epsilon, algo_delta, sample, False, owner)
+    return lil_lucb_identifier("lil_lucb", k, delta, sigma, mode, epsilon, even_confidence, sample_both)

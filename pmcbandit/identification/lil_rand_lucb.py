@@ -17,9 +17,8 @@ Selection(arms=(0, 1, 2), pulls=(1, 1, 1))
 
 from __future__ import annotations
 
-from pmcbandit.identification._lucb import check_common, lil_confidence, lucb_identifier
-from pmcbandit.identification.base import Identifier, Selection
-from pmcbandit.identification.kernels import LIL
+from pmcbandit.identification._lucb import lil_lucb_identifier, sample_fewer, split_confidence
+from pmcbandit.identification.base import Identifier
 
 __all__ = ["lil_rand_lucb"]
 
@@ -40,17 +39,4 @@ def lil_rand_lucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str
     epsilon : float, optional
         The LIL's :math:`\\epsilon` (faithful default 0.01; heuristic 0).
     """
-    owner = "lil_rand_lucb"
-    k, delta, sigma = check_common(k, delta, sigma, owner)
-    epsilon, algo_delta = lil_confidence(delta, mode, epsilon, "randlucb", owner)
-
-    def omegas(n_arms):
-        return algo_delta / (2 * (n_arms - k)), algo_delta / (2 * k)
-
-    def sample(rng, h, l, state):
-        nh, nl = state.n[h], state.n[l]
-        return Selection.one(h if rng.random() < nl / (nh + nl) else l)
-
-    params = (("mode", mode), ("epsilon", epsilon), ("algorithm_delta", algo_delta), ("sigma", sigma))
-    return lucb_identifier("lil_rand_lucb", k, delta, params, LIL, omegas, sigma, epsilon, algo_delta, sample,
-                           True, owner)
+    return lil_lucb_identifier("lil_rand_lucb", k, delta, sigma, mode, epsilon, split_confidence, sample_fewer)

@@ -12,8 +12,8 @@ There is no heuristic form: ``delta`` is used as given.
 
 from __future__ import annotations
 
-from pmcbandit.identification._lucb import check_common, lucb_identifier
-from pmcbandit.identification.base import Identifier, Selection
+from pmcbandit.identification._lucb import check_common, lucb_identifier, sample_both
+from pmcbandit.identification.base import Identifier
 from pmcbandit.identification.kernels import LUCB
 
 __all__ = ["lucb1"]
@@ -24,8 +24,5 @@ def lucb1(k: int = 1, delta: float = 0.05, sigma: float = 0.5) -> Identifier:
     :func:`~pmcbandit.identification.lil_rand_lucb`."""
     owner = "lucb1"
     k, delta, sigma = check_common(k, delta, sigma, owner)
-
-    def sample(rng, h, l, state):
-        return Selection((int(h), int(l)), (1, 1))
-
-    return lucb_identifier("lucb1", k, delta, (("sigma", sigma),), LUCB, None, sigma, 0.0, delta, sample, False, owner)
+    return lucb_identifier("lucb1", k, delta, (("sigma", sigma),), LUCB, None, sigma, 0.0, delta, sample_both, False,
+                           owner)

@@ -9,9 +9,8 @@ proof covers this radius (Jiang et al. 2017, Sec. 3, footnote 4).
 
 from __future__ import annotations
 
-from pmcbandit.identification._lucb import check_common, lil_confidence, lucb_identifier
-from pmcbandit.identification.base import Identifier, Selection
-from pmcbandit.identification.kernels import LIL
+from pmcbandit.identification._lucb import lil_lucb_identifier, sample_both, split_confidence
+from pmcbandit.identification.base import Identifier
 
 __all__ = ["lucb_pp"]
 
@@ -19,15 +18,4 @@ __all__ = ["lucb_pp"]
 def lucb_pp(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful",
             epsilon: float | None = None) -> Identifier:
     """LUCB++ for the top ``k`` arms (parameters as :func:`~pmcbandit.identification.lil_rand_lucb`)."""
-    owner = "lucb_pp"
-    k, delta, sigma = check_common(k, delta, sigma, owner)
-    epsilon, algo_delta = lil_confidence(delta, mode, epsilon, "randlucb", owner)
-
-    def omegas(n_arms):
-        return algo_delta / (2 * (n_arms - k)), algo_delta / (2 * k)
-
-    def sample(rng, h, l, state):
-        return Selection((int(h), int(l)), (1, 1))
-
-    params = (("mode", mode), ("epsilon", epsilon), ("algorithm_delta", algo_delta), ("sigma", sigma))
-    return lucb_identifier("lucb_pp", k, delta, params, LIL, omegas, sigma, epsilon, algo_delta, sample, False, owner)
+    return lil_lucb_identifier("lucb_pp", k, delta, sigma, mode, epsilon, split_confidence, sample_both)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
-
+from pmcbandit._validation import resolve_named
 from pmcbandit.policies.base import BanditState, Policy, add_pending
 
 __all__ = ["BanditState", "Policy", "add_pending", "get_policy", "POLICY_NAMES"]
@@ -27,15 +26,5 @@ def get_policy(policy, **params) -> Policy:
     ``params`` are passed to the module's ``policy(**params)`` factory
     (e.g. ``get_policy("oracle", arm=2)``, ``get_policy("ucb_v", zeta=1.2)``).
     """
-    if isinstance(policy, Policy):
-        if params:
-            raise ValueError(f"policy parameters {params} given with a ready Policy {policy.name!r}")
-        return policy
-    if not isinstance(policy, str):
-        raise TypeError(
-            f"The 'policy' parameter must be a str among {POLICY_NAMES} or a Policy. Got {policy!r} instead."
-        )
-    if policy not in _MODULES:
-        raise ValueError(f"The 'policy' parameter must be one of {POLICY_NAMES}. Got {policy!r} instead.")
-    module = importlib.import_module(f"pmcbandit.policies.{_MODULES[policy]}")
-    return module.policy(**params)
+    return resolve_named(policy, Policy, _MODULES, "pmcbandit.policies", "policy",
+                         lambda module, name: module.policy, params)

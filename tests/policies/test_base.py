@@ -246,7 +246,7 @@ def test_get_policy_rejects_bad_names():
         get_policy("ucb2")
     with pytest.raises(TypeError, match="The 'policy' parameter must be a str"):
         get_policy(3)
-    with pytest.raises(ValueError, match="policy parameters"):
+    with pytest.raises(ValueError, match="must be a name when parameters are given"):
         get_policy(ucb1.policy(), scale=1.0)
 
 
