@@ -29,6 +29,8 @@ rewards bounded in :math:`[a, b]` are :math:`(b-a)/2`-sub-Gaussian (Hoeffding's 
     :math:`\hat\mu_t - \mu \le U(t, \omega)` for all :math:`t \ge 1` at once with probability at
     least :math:`1 - c_\epsilon\omega^{1+\epsilon}`, :math:`c_\epsilon = \frac{2+\epsilon}{\epsilon}
     (1/\log(1+\epsilon))^{1+\epsilon}` (:func:`c_epsilon`); the "+2" only widens the radius.
+    ``lil_lemma`` is the radius exactly as Lemma 2.1 states it (infinite where it is undefined);
+    the algorithms use the "+2" form, as the paper's experiments do.
 
 Parameterisations (:func:`lil_delta`): *faithful* — :math:`\epsilon \in (0, 1)` and the
 algorithm's :math:`\delta` chosen so its theorem's error bound is at most the target :math:`\nu`
@@ -48,8 +50,8 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["hoeffding", "lucb_radius", "empirical_bernstein", "lil", "c_epsilon", "lil_delta", "check_lil",
-           "LUCB_K1"]
+__all__ = ["hoeffding", "lucb_radius", "empirical_bernstein", "lil", "lil_lemma", "c_epsilon", "lil_delta",
+           "check_lil", "LUCB_K1"]
 
 #: The constant of LUCB1's radius (Kalyanakrishnan et al. 2012, Sec. 3).
 LUCB_K1 = 1.25
@@ -87,6 +89,18 @@ def lil(t, omega, sigma, epsilon):
         return np.inf
     inner = math.log((1.0 + epsilon) * t + 2.0) / omega
     return (1.0 + math.sqrt(epsilon)) * math.sqrt(2.0 * sigma * sigma * (1.0 + epsilon) / t * math.log(inner))
+
+
+@numba.njit(cache=True)
+def lil_lemma(t, omega, sigma, epsilon):
+    """Lemma 2.1's radius as stated, :math:`\log\log((1+\epsilon)t)` without the "+2": ``inf`` where
+    the inner logarithm is not above ``omega`` (small ``t``), where the bound says nothing."""
+    if t <= 0:
+        return np.inf
+    outer = math.log((1.0 + epsilon) * t)
+    if outer <= omega:
+        return np.inf
+    return (1.0 + math.sqrt(epsilon)) * math.sqrt(2.0 * sigma * sigma * (1.0 + epsilon) / t * math.log(outer / omega))
 
 
 def c_epsilon(epsilon: float) -> float:

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from pmcbandit.identification.radii import (
-    LUCB_K1, c_epsilon, check_lil, empirical_bernstein, hoeffding, lil, lil_delta, lucb_radius,
+    LUCB_K1, c_epsilon, check_lil, empirical_bernstein, hoeffding, lil, lil_delta, lil_lemma, lucb_radius,
 )
 
 
@@ -36,6 +36,14 @@ def test_lil_radius_by_hand_with_the_plus_two_form():
     assert lil(t, omega, sigma, eps) == pytest.approx(by_hand, rel=1e-14)
     # epsilon = 0 (heuristic) is defined from t = 1 on thanks to the +2
     assert lil(1, 0.01, 0.5, 0.0) == pytest.approx(0.5 * math.sqrt(2 * math.log(math.log(3) / 0.01)))
+
+
+def test_lemma_form_by_hand_and_the_plus_two_form_is_wider():
+    t, omega, sigma, eps = 25, 1e-3, 0.5, 0.01
+    by_hand = (1 + math.sqrt(eps)) * math.sqrt(2 * sigma**2 * (1 + eps) / t * math.log(math.log((1 + eps) * t) / omega))
+    assert lil_lemma(t, omega, sigma, eps) == pytest.approx(by_hand, rel=1e-14)
+    assert lil_lemma(1, 0.5, sigma, 0.0) == math.inf  # log log(1) is undefined: the bound says nothing
+    assert all(lil(t, omega, sigma, eps) > lil_lemma(t, omega, sigma, eps) for t in (3, 10, 1000, 10**6))
 
 
 def test_c_epsilon_and_the_faithful_deltas():
