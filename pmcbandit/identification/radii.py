@@ -93,7 +93,7 @@ def lil(t, omega, sigma, epsilon):
 
 @numba.njit(cache=True)
 def lil_lemma(t, omega, sigma, epsilon):
-    """Lemma 2.1's radius as stated, :math:`\log\log((1+\epsilon)t)` without the "+2": ``inf`` where
+    """Lemma 2.1's radius as stated, :math:`\\log\\log((1+\\epsilon)t)` without the "+2": ``inf`` where
     the inner logarithm is not above ``omega`` (small ``t``), where the bound says nothing."""
     if t <= 0:
         return np.inf
