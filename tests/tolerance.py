@@ -8,6 +8,11 @@ deterministic, and the budget below bounds how often a correct implementation wo
 drawn a failing seed: at most :data:`MAX_CHECKS` such checks in the whole suite keep the
 family-wise chance of a false failure under ``MAX_CHECKS * 6.3e-5`` (1.3 % for 200).
 Never re-run with another seed to make a check pass.
+
+Error *rates* (how often an identification algorithm is wrong) are judged by exact one-sided
+95 % Clopper–Pearson bounds (:func:`error_rate_upper`, :func:`error_rate_lower`): a guarantee
+"wrong with probability at most delta" passes when the upper bound is at most delta, and a
+mutation shows the check can fail when its lower bound is above delta.
 """
 
 from __future__ import annotations
@@ -35,3 +40,13 @@ def assert_within_se(estimate: float, truth: float, se: float, *context, k: floa
     assert within_se(estimate, truth, se, k), (
         f"|estimate - truth| = {abs(estimate - truth):.4g} > {k} se (se = {se:.4g}, z = {z:.2f})", *context
     )
+
+
+def error_rate_upper(errors: int, runs: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper–Pearson upper bound on an error rate from ``errors`` in ``runs``."""
+    return float(stats.beta.ppf(confidence, errors + 1, runs - errors)) if errors < runs else 1.0
+
+
+def error_rate_lower(errors: int, runs: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper–Pearson lower bound on an error rate from ``errors`` in ``runs``."""
+    return float(stats.beta.ppf(1.0 - confidence, errors, runs - errors + 1)) if errors > 0 else 0.0

@@ -24,7 +24,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Selection", "ArmStats", "Identifier", "KernelSpec", "init_stats", "observe", "empirical_means"]
+__all__ = ["Selection", "ArmStats", "Identifier", "KernelSpec", "MachineSpec", "init_stats", "observe",
+           "empirical_means"]
 
 
 class Selection(NamedTuple):
@@ -58,16 +59,21 @@ class ArmStats(NamedTuple):
 
 
 class Identifier(NamedTuple):
-    """A best-K identification algorithm: its name, settings and pure functions.
+    r"""A best-K identification algorithm: its name, settings and pure functions.
 
     ``init(n_arms) -> ArmStats``; ``select(rng, state) -> Selection``;
     ``update(state, arm, reward) -> ArmStats``; ``stop(state) -> bool``;
     ``recommend(state) -> ndarray`` (the ``k`` arm indices, best first);
     ``confidence(state) -> (lower, upper)`` per-arm confidence bounds the stopping rule uses.
     ``randomised`` declares that ``select`` draws from its ``rng``; ``params`` are the settings
-    a run records (``delta``, ``epsilon``, ``sigma``, ...). ``kernel(n_arms) -> KernelSpec`` gives the
-    stopping-time simulator the same rule as numbers (:mod:`pmcbandit.identification.simulate`;
-    ``None``: the algorithm cannot be simulated there).
+    a run records (``delta``, ``epsilon``, ``sigma``, ...). ``kernel(n_arms)`` gives the
+    stopping-time simulator the same rule as numbers: a :class:`KernelSpec` (the LUCB family) or a
+    :class:`MachineSpec` (the EXPLORE-m state machines) (:mod:`pmcbandit.identification.simulate`;
+    ``None``: the algorithm cannot be simulated there). ``tolerance`` is the :math:`\epsilon` of
+    the answer's guarantee: every returned arm has a mean at least :math:`\mu_{(k)} - \epsilon`
+    (Kalyanakrishnan & Stone 2010's :math:`(\epsilon, m)`-optimality; 0: exactly the top ``k``).
+    ``report(state) -> dict`` (optional) gives the algorithm's own progress figures (e.g.
+    ``delta_hat``) and, under ``"guarantee"``, whether its guarantee holds at a stop.
     """
 
     name: str
@@ -82,6 +88,8 @@ class Identifier(NamedTuple):
     params: tuple = ()
     randomised: bool = False
     kernel: Callable | None = None
+    tolerance: float = 0.0
+    report: Callable | None = None
 
 
 class KernelSpec(NamedTuple):
@@ -102,6 +110,14 @@ class KernelSpec(NamedTuple):
     lucb_delta: float = 0.0
     beta: float = 0.0
     lam: float = 0.0
+
+
+class MachineSpec(NamedTuple):
+    """An EXPLORE-m algorithm as numbers (:mod:`pmcbandit.identification.explore_kernels`): ``spec``, its
+    settings at the ``SP_*`` positions, and ``schedule``, the pulls per arm of each round."""
+
+    spec: np.ndarray
+    schedule: np.ndarray
 
 
 def init_stats(n_arms: int) -> ArmStats:

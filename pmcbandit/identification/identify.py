@@ -28,7 +28,7 @@ from pmcbandit.checkpoint import run_streams
 from pmcbandit.config import RunConfig
 from pmcbandit.engine import Engine
 from pmcbandit.executors import make_executor
-from pmcbandit.identification import Identifier, get_identifier
+from pmcbandit.identification import SETTINGS, Identifier, get_identifier
 from pmcbandit.identification.result import IdentificationResult
 from pmcbandit.learners import IdentifierLearner
 from pmcbandit.loop import drive
@@ -60,17 +60,18 @@ def identify(
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float = 30.0,
 ) -> IdentificationResult:
-    """Identify the ``k`` arms with the largest means; wrong with probability at most ``delta``.
+    r"""Identify the ``k`` arms with the largest means; wrong with probability at most ``delta``.
 
     Parameters
     ----------
     arms : sequence of Arm
         Linear-scale arms (unique names); each pull's observation is its batch mean.
     algorithm : str or Identifier
-        One of :data:`pmcbandit.identification.IDENTIFIER_NAMES` (built with ``k``, ``delta``,
-        ``sigma``, ``mode``, ``epsilon`` where it takes them, and ``algorithm_kwargs``), or a ready
+        One of :data:`pmcbandit.identification.IDENTIFIER_NAMES`, built with the settings it
+        declares (:data:`pmcbandit.identification.SETTINGS`: ``k``, ``delta``, ``sigma``, ``mode``,
+        ``epsilon``, the width of ``bounds``) and ``algorithm_kwargs``; or a ready
         :class:`~pmcbandit.identification.Identifier`, which carries its own ``k``, ``delta`` and
-        ``sigma`` (the arguments here are then not used).
+        scale (the arguments here are then not used).
     k : int
         How many arms to identify (``1 <= k < len(arms)``; lil'UCB: 1).
     delta : float
@@ -80,15 +81,19 @@ def identify(
     random_seed : int, Generator or None
         As in :func:`pmcbandit.run` (the algorithm's draws and every pull get their own streams).
     bounds : (a, b), optional
-        Known range of the observations (rewards outside are faults); sets ``sigma = (b - a) / 2``
-        when ``sigma`` is not given.
+        Known range of the observations (rewards outside are faults). The EXPLORE-m algorithms
+        (``direct``, ``incremental``, ``halving``, ``adapt``, ``ocba_m``, ``racing``) require it
+        (their bounds use the width ``b - a``); for the others it sets ``sigma = (b - a) / 2`` when
+        ``sigma`` is not given.
     sigma : float, optional
-        Sub-Gaussian scale of the observations. One of ``bounds`` and ``sigma`` is required when
-        ``algorithm`` is a name.
+        Sub-Gaussian scale of the observations (the LUCB family and lil'UCB). One of ``bounds``
+        and ``sigma`` is required for them.
     mode : {"faithful", "heuristic"}
         The LIL algorithms' parameterisation (:mod:`pmcbandit.identification.radii`).
     epsilon : float, optional
-        The LIL's epsilon (faithful only).
+        The LIL's epsilon for Jiang et al.'s algorithms (faithful only); the tolerance of
+        :math:`(\epsilon, k)`-optimality for the EXPLORE-m algorithms (required by ``direct``,
+        ``incremental`` and ``halving``; 0 by default for ``adapt`` and ``ocba_m``).
     algorithm_kwargs : dict, optional
         More parameters of the algorithm's factory (e.g. ``{"oracle": ...}`` for lil'CLUCB).
     max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
@@ -117,14 +122,7 @@ def identify(
         )
     budget = as_budget(budget, owner)
     bounds = _check_bounds(bounds, owner)
-    if not isinstance(algorithm, Identifier):  # a ready Identifier carries its own scale
-        if sigma is None:
-            if bounds is None:
-                raise ValueError(
-                    f"The 'sigma' parameter of {owner} must be given (the rewards' sub-Gaussian scale) when "
-                    "'bounds' is not. Got sigma=None and bounds=None instead."
-                )
-            sigma = (bounds[1] - bounds[0]) / 2.0
+    if sigma is not None:
         check_positive(sigma, "sigma", owner)
     check_positive(max_faults, "max_faults", owner, integer=True)
     check_positive(max_in_flight, "max_in_flight", owner, integer=True)
@@ -135,7 +133,7 @@ def identify(
         raise TypeError(f"The 'progressbar' parameter of {owner} must be a bool. Got {progressbar!r} instead.")
     if callback is not None and not callable(callback):
         raise TypeError(f"The 'callback' parameter of {owner} must be callable or None. Got {callback!r} instead.")
-    algo = _build(algorithm, k, delta, sigma, mode, epsilon, algorithm_kwargs or {})
+    algo = _build(algorithm, k, delta, sigma, bounds, mode, epsilon, algorithm_kwargs or {})
     learner = IdentifierLearner(algo, len(arms))
     streams = run_streams(random_seed, checkpoint)
     engine = Engine(arms, learner, streams, max_faults, bounds)
@@ -149,8 +147,10 @@ def identify(
     stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, progressbar=progressbar,
                        callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
     lower, upper = algo.confidence(learner.state)
+    report = algo.report(learner.state) if algo.report is not None else {}
     result = IdentificationResult(
-        arm_names=list(config.arm_names), history=engine.history, settings=dict(settings, stopped_by=stopped_by),
+        arm_names=list(config.arm_names), history=engine.history,
+        settings=dict(settings, stopped_by=stopped_by, algorithm_report=report),
         selected_indices=algo.recommend(learner.state), lower=lower, upper=upper,
         quarantined=engine.quarantined.copy(), state=learner.state,
     )
@@ -173,21 +173,35 @@ def _check_bounds(bounds, owner: str):
     return (lo, hi)
 
 
-def _build(algorithm, k, delta, sigma, mode, epsilon, extra) -> Identifier:
-    if isinstance(algorithm, Identifier):
+def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra) -> Identifier:
+    """The named algorithm built with the settings it declares (:data:`~pmcbandit.identification.SETTINGS`)."""
+    if isinstance(algorithm, Identifier):  # a ready Identifier carries its own k, delta and scale
         if extra:
             raise ValueError(f"The 'algorithm_kwargs' parameter of identify must be empty for a ready Identifier. "
                              f"Got {extra!r} instead.")
         return algorithm
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise ValueError(f"The 'k' parameter of identify must be an int >= 1. Got {k!r} instead.")
-    params = dict(delta=delta, sigma=sigma)
-    if algorithm != "lucb1":
-        params.update(mode=mode, epsilon=epsilon)
-    if algorithm == "lil_ucb":
-        if k != 1:
-            raise ValueError(f"The 'k' parameter of identify must be 1 for lil_ucb (best arm only). Got {k!r} instead.")
-    else:
-        params["k"] = k
-    params.update(extra)
-    return get_identifier(algorithm, **params)
+    if isinstance(algorithm, str) and algorithm in SETTINGS:
+        wanted = SETTINGS[algorithm]
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise ValueError(f"The 'k' parameter of identify must be an int >= 1. Got {k!r} instead.")
+        if "k" not in wanted and k != 1:
+            raise ValueError(f"The 'k' parameter of identify must be 1 for {algorithm} (best arm only). "
+                             f"Got {k!r} instead.")
+        if "reward_range" in wanted and bounds is None:
+            raise ValueError(f"The 'bounds' parameter of identify must be given for {algorithm!r}: its bounds use the "
+                             "width of the rewards' range. Got bounds=None instead.")
+        if "sigma" in wanted:
+            if sigma is None:
+                if bounds is None:
+                    raise ValueError(
+                        "The 'sigma' parameter of identify must be given (the rewards' sub-Gaussian scale) when "
+                        "'bounds' is not. Got sigma=None and bounds=None instead."
+                    )
+                sigma = (bounds[1] - bounds[0]) / 2.0
+            check_positive(sigma, "sigma", "identify")
+        available = dict(k=k, delta=delta, sigma=sigma, mode=mode, epsilon=epsilon,
+                         reward_range=None if bounds is None else bounds[1] - bounds[0])
+        params = {name: available[name] for name in wanted if not (name == "epsilon" and epsilon is None)}
+        params.update(extra)
+        return get_identifier(algorithm, **params)
+    return get_identifier(algorithm, **extra)  # an unknown name or type: the lookup's error names it

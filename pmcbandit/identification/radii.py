@@ -17,6 +17,13 @@ rewards bounded in :math:`[a, b]` are :math:`(b-a)/2`-sub-Gaussian (Hoeffding's 
     :math:`\sqrt{2\hat V_t\log(3/\delta)/t} + 3 R\log(3/\delta)/t` for rewards in a range of width
     :math:`R` with sample variance :math:`\hat V_t` (Audibert, Munos & Szepesvári 2009, Thm 1;
     the bound behind Mnih, Szepesvári & Audibert's 2008 EBStop), at one fixed :math:`t`.
+``hoeffding_level(d, t, width)``, ``empirical_bernstein_level(d, t, variance, width)``
+    the inverses: the probability :math:`\delta` at which the one-sided Hoeffding bound
+    :math:`R\sqrt{\log(1/\delta)/2t}` (rewards in a range of width :math:`R`), or the empirical
+    Bernstein bound above, equals a deviation :math:`d`: :math:`e^{-2td^2/R^2}`, and
+    :math:`3e^{-x^2}` with :math:`x = \sqrt{\log(3/\delta)}` the positive root of
+    :math:`(3R/t)x^2 + \sqrt{2\hat V/t}\,x - d = 0`; 1 when :math:`d \le 0`. Kalyanakrishnan &
+    Stone (2010, Sec. 4) invert them to get each arm's :math:`\delta^c_{(i)}`.
 ``lil(t, omega, sigma, epsilon)``
     the finite law of the iterated logarithm (Jiang, Li & Qiao 2017, Lemma 2.1, from Jamieson,
     Malloy, Nowak & Bubeck 2014, Lemma 3), in the experiments' form (Jiang et al. Sec. 5) that adds
@@ -50,7 +57,8 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["hoeffding", "lucb_radius", "empirical_bernstein", "lil", "lil_lemma", "c_epsilon", "lil_delta",
+__all__ = ["hoeffding", "lucb_radius", "empirical_bernstein", "hoeffding_level", "empirical_bernstein_level", "lil",
+           "lil_lemma", "c_epsilon", "lil_delta",
            "check_lil", "LUCB_K1"]
 
 #: The constant of LUCB1's radius (Kalyanakrishnan et al. 2012, Sec. 3).
@@ -80,6 +88,26 @@ def empirical_bernstein(t, delta, variance, width):
         return np.inf
     log_term = math.log(3.0 / delta)
     return math.sqrt(2.0 * max(variance, 0.0) * log_term / t) + 3.0 * width * log_term / t
+
+
+@numba.njit(cache=True)
+def hoeffding_level(d, t, width):
+    """:math:`e^{-2td^2/R^2}` for ``d > 0``, else 1: the inverse of the one-sided Hoeffding radius (module docstring)."""
+    if d <= 0.0 or t <= 0:
+        return 1.0
+    return math.exp(-2.0 * t * d * d / (width * width))
+
+
+@numba.njit(cache=True)
+def empirical_bernstein_level(d, t, variance, width):
+    r""":math:`\min(1, 3e^{-x^2})`, :math:`x` the root of :math:`(3R/t)x^2 + \sqrt{2\hat V/t}\,x = d`
+    (module docstring); the stable form :math:`x = 2d/(b + \sqrt{b^2 + 4ad})` of the quadratic formula."""
+    if d <= 0.0 or t <= 0:
+        return 1.0
+    a = 3.0 * width / t
+    b = math.sqrt(2.0 * max(variance, 0.0) / t)
+    x = 2.0 * d / (b + math.sqrt(b * b + 4.0 * a * d))
+    return min(1.0, 3.0 * math.exp(-x * x))
 
 
 @numba.njit(cache=True)

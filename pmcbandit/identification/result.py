@@ -57,9 +57,15 @@ class IdentificationResult:
         return str(self.settings.get("stopped_by"))
 
     @property
+    def report(self) -> dict:
+        """The algorithm's own figures at the stop (e.g. ADAPT's ``delta_hat``, RACING's ``rounds``)."""
+        return dict(self.settings.get("algorithm_report") or {})
+
+    @property
     def confident(self) -> bool:
-        """Whether the algorithm's stopping rule held (its 1 - delta guarantee applies)."""
-        return self.stopped_by == "confidence"
+        """Whether the algorithm's stopping rule held and its 1 - delta guarantee applies (RACING's
+        only when the race ended within its rounds)."""
+        return self.stopped_by == "confidence" and bool(self.report.get("guarantee", True))
 
     @cached_property
     def _valid(self) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +101,12 @@ class IdentificationResult:
     def warnings(self) -> list[str]:
         """What the user must know (the run issues each as a PmcBanditWarning)."""
         out = []
-        if not self.confident:
+        if self.stopped_by == "confidence" and not self.confident:
+            out.append(
+                f"the algorithm stopped, but outside the conditions of its guarantee ({self.report}): the "
+                f"selection {self.selected} is its answer without the 1 - delta guarantee"
+            )
+        elif not self.confident:
             out.append(
                 f"the run ended by {self.stopped_by!r} before the algorithm's stopping rule held: the selection "
                 f"{self.selected} is its best guess, without the 1 - delta guarantee"
@@ -110,6 +121,9 @@ class IdentificationResult:
         s = self.settings
         head = (f"selected (top {s.get('k')}, delta={s.get('delta')}): {self.selected}; stopped by "
                 f"{self.stopped_by} after {self.samples} samples; algorithm {s.get('policy')!r}")
+        if self.report:
+            head += "; " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                                     for k, v in self.report.items())
         t = self.arm_table()
         lines = [head, f"{'arm':>14} {'pulls':>8} {'mean':>10} {'lower':>10} {'upper':>10}  selected"]
         for i in range(len(self.arm_names)):

@@ -16,15 +16,11 @@ beside a mutation that must make it fail, so the test can fail.
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from pmcbandit.identification import get_identifier
 from pmcbandit.identification.radii import c_epsilon, lil
 from pmcbandit.identification.simulate import simulate_stopping
-
-
-def _upper(errors: int, runs: int) -> float:
-    return float(stats.beta.ppf(0.95, errors + 1, runs - errors)) if errors < runs else 1.0
+from tests.tolerance import error_rate_upper as _upper
 
 
 def _crossing_rate(scale: float, omega: float, eps: float, paths: int = 2000, horizon: int = 4000, seed: int = 0):

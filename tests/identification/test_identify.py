@@ -7,7 +7,7 @@ import pytest
 
 import pmcbandit as pb
 from pmcbandit.diagnostics.arviz_io import identification_to_inference_data
-from pmcbandit.identification import IDENTIFIER_NAMES
+from pmcbandit.identification import IDENTIFIER_NAMES, SETTINGS
 from pmcbandit.run import PmcBanditWarning
 
 
@@ -28,10 +28,17 @@ def _identify(arms, algorithm, **kw):
 
 @pytest.mark.parametrize("algorithm", IDENTIFIER_NAMES)
 def test_every_algorithm_stops_with_confidence_on_the_right_arms(algorithm):
-    k = 1 if algorithm == "lil_ucb" else 2
+    k = 1 if "k" not in SETTINGS[algorithm] else 2
     means = [0.5, 0.0, 0.0, 0.0, 0.0, 0.0] if k == 1 else SPARSE
-    mode = "faithful" if algorithm == "lucb1" else "heuristic"
-    res = _identify(_arms(means), algorithm, k=k, delta=0.05, mode=mode, random_seed=7)
+    if "reward_range" in SETTINGS[algorithm]:  # bounded rewards: uniform on [m - 1/2, m + 1/2]
+        arms = [pb.CallableArm(lambda rng, m=m: rng.uniform(m - 0.5, m + 0.5), name=f"arm{i}", cost=1.0)
+                for i, m in enumerate(means)]
+        extra = {"rounds": 1000} if algorithm == "racing" else {}  # RACING's guarantee holds for its rounds
+        res = _identify(arms, algorithm, k=k, delta=0.05, epsilon=0.2, bounds=(-0.5, 1.0), random_seed=7,
+                        algorithm_kwargs=extra)
+    else:
+        mode = "faithful" if algorithm == "lucb1" else "heuristic"
+        res = _identify(_arms(means), algorithm, k=k, delta=0.05, mode=mode, random_seed=7)
     assert res.stopped_by == "confidence" and res.confident
     assert sorted(res.selected) == sorted(f"arm{i}" for i in range(k))
     assert res.samples == len(res.history) and res.counts.sum() == res.samples
