@@ -151,12 +151,7 @@ def select(spec, schedule, ints, reals, scal, u, out, work):
                 count += 1
         return count
     if scal[SC_READY] == 0:
-        first = spec[SP_INIT]
-        for i in range(n_arms):
-            if ints[I_N, i] < first:
-                out[count] = i
-                count += 1
-        return count
+        return _short_of(ints, spec[SP_INIT], out)
     if rule == OCBA_M:
         out[0] = _ocba_pick(ints, reals, scal, u, work)
         return 1
@@ -188,17 +183,23 @@ def _proportional(weights, total, u):
 
 
 @numba.njit(cache=True)
+def _short_of(ints, pulls, out):
+    """The arms pulled fewer than ``pulls`` times, written to ``out``; returns how many."""
+    count = 0
+    for i in range(ints.shape[1]):
+        if ints[I_N, i] < pulls:
+            out[count] = i
+            count += 1
+    return count
+
+
+@numba.njit(cache=True)
 def _uniform_candidates(spec, ints, reals, policy, out):
     """The arms pi_1 (fewer pulls than DIRECT's) or pi_2 (colliding bounds at delta/n) may pull, written to ``out``."""
+    if policy == 1:
+        return _short_of(ints, spec[SP_CAP], out)
     n_arms = ints.shape[1]
     count = 0
-    if policy == 1:
-        cap = spec[SP_CAP]
-        for i in range(n_arms):
-            if ints[I_N, i] < cap:
-                out[count] = i
-                count += 1
-        return count
     m = int(spec[SP_M])
     eps = spec[SP_EPS]
     lowest_high = np.inf  # min over High of LB + epsilon

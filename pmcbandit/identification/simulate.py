@@ -276,6 +276,24 @@ def _simulate_machine(spec, schedule, means, family, scale, seeds, u_seeds, max_
             chosen[r, j] = ranked[j]
 
 
+def _machine_runs(spec: MachineSpec, k, means, family, scale, seeds, u_seeds, max_samples, grid, honour_stop):
+    """Replications of an EXPLORE-m machine: ``(samples, stop_samples, chosen, counts, guaranteed, delta_hat,
+    nss)``, the last two recorded at ``grid``."""
+    reps = seeds.shape[0]
+    samples = np.zeros(reps, dtype=np.int64)
+    stop_samples = np.zeros(reps, dtype=np.int64)
+    chosen = np.zeros((reps, k), dtype=np.int64)
+    counts = np.zeros((reps, means.size), dtype=np.int64)
+    guaranteed = np.ones(reps, dtype=np.bool_)
+    dhat = np.zeros((reps, grid.size))
+    nss = np.zeros((reps, grid.size))
+    low, high = _nss_bounds(means, k)
+    _simulate_machine(spec.spec, spec.schedule, means, FAMILIES.index(family), float(scale), seeds, u_seeds,
+                      max_samples, grid, honour_stop, low, high, samples, stop_samples, chosen, counts, guaranteed,
+                      dhat, nss)
+    return samples, stop_samples, chosen, counts, guaranteed, dhat, nss
+
+
 def _spec(algorithm: Identifier, n_arms: int, owner: str = "simulate_stopping"):
     """The algorithm's rule as numbers: a float array (the LUCB family's KernelSpec) or a MachineSpec."""
     if not isinstance(algorithm, Identifier):
@@ -359,15 +377,10 @@ def simulate_stopping(algorithm: Identifier, means, reps: int = 1000, *, family:
     counts = np.zeros((reps, means.size), dtype=np.int64)
     guaranteed = np.ones(reps, dtype=np.bool_)
     if isinstance(spec, MachineSpec):
-        stop_samples = np.zeros(reps, dtype=np.int64)
-        low, high = _nss_bounds(means, k)
-        empty = np.zeros((reps, 0))
-        _simulate_machine(spec.spec, spec.schedule, means, FAMILIES.index(family), float(scale), seeds, u_seeds,
-                          max_samples, np.zeros(0, dtype=np.int64), True, low, high, samples, stop_samples, chosen,
-                          counts, guaranteed, empty, empty)
-        stopped = stop_samples >= 0
-        return StoppingTimes(samples, stopped, _correct(means, chosen, k, algorithm.tolerance), chosen, counts,
-                             guaranteed)
+        samples, stop_samples, chosen, counts, guaranteed, _, _ = _machine_runs(
+            spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True)
+        return StoppingTimes(samples, stop_samples >= 0, _correct(means, chosen, k, algorithm.tolerance), chosen,
+                             counts, guaranteed)
     _simulate(spec, means, FAMILIES.index(family), float(scale), seeds, u_seeds, max_samples, samples, stopped,
               chosen, counts)
     if spec[0] == LIL_UCB:
@@ -410,19 +423,9 @@ def simulate_trace(algorithm: Identifier, means, grid, reps: int = 1000, *, fami
     if not isinstance(spec, MachineSpec):
         raise ValueError(f"The 'algorithm' parameter of {owner} must be an EXPLORE-m algorithm (direct, incremental, "
                          f"halving, adapt, ocba_m, racing). Got {algorithm.name!r} instead.")
-    k = algorithm.k
     seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
-    samples = np.zeros(reps, dtype=np.int64)
-    stop_samples = np.zeros(reps, dtype=np.int64)
-    chosen = np.zeros((reps, k), dtype=np.int64)
-    counts = np.zeros((reps, means.size), dtype=np.int64)
-    guaranteed = np.ones(reps, dtype=np.bool_)
-    dhat = np.zeros((reps, grid.size))
-    nss = np.zeros((reps, grid.size))
-    low, high = _nss_bounds(means, k)
-    _simulate_machine(spec.spec, spec.schedule, means, FAMILIES.index(family), float(scale), seeds, u_seeds,
-                      int(grid[-1]), grid, not past_stop, low, high, samples, stop_samples, chosen, counts, guaranteed,
-                      dhat, nss)
+    _, stop_samples, _, counts, _, dhat, nss = _machine_runs(spec, algorithm.k, means, family, scale, seeds, u_seeds,
+                                                             int(grid[-1]), grid, not past_stop)
     return Trace(grid, dhat, nss, stop_samples, counts)
 
 
