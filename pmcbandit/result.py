@@ -9,7 +9,11 @@ What is reported (``interval_status``)
 --------------------------------------
 1. Arms flagged *unreliable* (Pareto :math:`\\hat k` of their importance weights above the
    sample-size-dependent threshold, :mod:`pmcbandit.psis`) get no weight: their variance estimate
-   cannot be trusted.
+   cannot be trusted. Nor do *unchecked* importance-weight arms (fewer weights than the
+   diagnostic needs, so :math:`\\hat k` is not yet defined: an AIS arm with a few dozen pulls)
+   while an importance-weight arm whose :math:`\\hat k` passed has observations: a variance from a
+   few heavy-tailed weights is the confidently wrong case the diagnostic exists for, and it must
+   not outweigh a checked arm. With no checked arm they are combined as before.
 2. The other arms are combined (``combine=``; :mod:`pmcbandit.combine`), and their agreement is
    tested (:mod:`pmcbandit.consistency`): Cochran's Q with Welch's F reference (the arms'
    variances are estimated, with their degrees of freedom) over the arms whose variance estimate
@@ -61,6 +65,18 @@ class ArmReliability(NamedTuple):
     threshold: np.ndarray
     n_weights: np.ndarray
     unreliable: np.ndarray
+
+    @property
+    def unchecked(self) -> np.ndarray:
+        """Arms with importance weights but too few of them for a k-hat (NaN)."""
+        return (self.n_weights > 0) & np.isnan(self.khat)
+
+    @property
+    def excluded(self) -> np.ndarray:
+        """Arms the combination gives no weight (module docstring, rule 1): the unreliable ones, and
+        the unchecked ones while a checked importance-weight arm passed."""
+        passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
+        return self.unreliable | (self.unchecked if passed.any() else False)
 
     @classmethod
     def empty(cls, n_arms: int) -> "ArmReliability":
@@ -149,7 +165,7 @@ class RunResult:
     def combined_with(self, method: str) -> Combined:
         """The same observations combined with another method (for comparisons)."""
         obs, arms, within, size = self.working_values()
-        return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.unreliable)
+        return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded)
 
     @cached_property
     def consistency(self) -> Heterogeneity:
@@ -274,9 +290,12 @@ class RunResult:
         ]
 
     def arm_status(self) -> np.ndarray:
-        """Per arm: ``"ok"``, ``"quarantined"`` (faults) or ``"unreliable"`` (Pareto k-hat)."""
+        """Per arm: ``"ok"``, ``"quarantined"`` (faults), ``"unreliable"`` (Pareto k-hat) or
+        ``"unchecked"`` (too few importance weights for a k-hat while a checked arm passed: no weight)."""
         status = np.full(len(self.arm_names), "ok", dtype=object)
-        status[self.reliability.unreliable] = "unreliable"
+        rel = self.reliability
+        status[rel.excluded & rel.unchecked] = "unchecked"
+        status[rel.unreliable] = "unreliable"
         status[self.quarantined] = "quarantined"
         return status.astype(str)
 
@@ -321,6 +340,11 @@ class RunResult:
             )
             out.append(f"arms whose importance weights fail the Pareto k-hat check were given no weight and "
                        f"not chosen again: {detail}")
+        unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
+        if unchecked.size:
+            detail = ", ".join(f"{self.arm_names[k]} (S = {rel.n_weights[k]})" for k in unchecked)
+            out.append(f"arms with too few importance weights for a Pareto k-hat were given no weight, as arms whose "
+                       f"k-hat passed are combined: {detail}")
         status = self.interval_status
         h = self.consistency
         if status == "random_effects":

@@ -64,6 +64,25 @@ def test_heavy_tailed_weights_are_flagged_blocked_and_get_no_weight():
     assert "unreliable" in res.summary()
 
 
+def test_an_arm_too_short_for_a_khat_gets_no_weight_beside_a_checked_arm():
+    """One weight per pull (as AIS): 20 pulls are too few for a k-hat; the checked arm carries the estimate."""
+    arms = [_WeightArm("checked", "lognormal"), _WeightArm("short", 0.45, size=1)]
+    res, messages = _run(arms, random_seed=8, budget=pb.Pulls(40), policy="uniform")
+    rel = res.reliability
+    assert rel.n_weights[1] == 20 and np.isnan(rel.khat[1]) and not rel.khat[0] != rel.khat[0]
+    assert rel.excluded.tolist() == [False, True] and not rel.unreliable.any()
+    assert res.combined.weights.tolist() == [1.0, 0.0]
+    assert res.arm_table()["status"].tolist() == ["ok", "unchecked"]
+    assert any("too few importance weights" in m and "short (S = 20)" in m for m in messages)
+    # alone, the short arm is combined: there is no checked arm to prefer
+    alone, _ = _run([arms[1]], random_seed=8, budget=pb.Pulls(20))
+    assert not alone.reliability.excluded.any() and alone.combined.weights.tolist() == [1.0]
+    # with enough pulls its k-hat exists and, passing, it carries weight again
+    long, _ = _run(arms, random_seed=8, budget=pb.Pulls(400), policy="uniform")
+    assert long.reliability.n_weights[1] == 200 and not long.reliability.excluded.any()
+    assert long.combined.weights[1] > 0.0
+
+
 def test_the_run_khat_equals_the_khat_of_every_weight_the_arm_returned():
     arm = _WeightArm("solo", 0.3, size=150)
     res, _ = _run([arm], random_seed=2, budget=pb.Pulls(30))
@@ -118,7 +137,7 @@ def test_reliability_survives_inference_data_and_checkpoints(tmp_path):
     np.testing.assert_allclose(back.reliability.khat, res.reliability.khat)
     assert back.log_estimate == res.log_estimate and back.interval_status == res.interval_status
     idata = res.to_inference_data()
-    assert idata.arm_summary["status"].attrs["flag_meanings"] == "ok quarantined unreliable"
+    assert idata.arm_summary["status"].attrs["flag_meanings"] == "ok quarantined unreliable unchecked"
     assert idata.attrs["interval_status"] == res.interval_status
     # an interrupted run resumes with the same flags and the same allocation
     path = tmp_path / "run.npz"

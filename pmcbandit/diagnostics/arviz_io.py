@@ -66,7 +66,7 @@ __all__ = ["to_inference_data", "from_inference_data", "read_run", "identificati
 
 #: History column -> sample_stats variable, where the names differ.
 _RENAMED = {"obs": "value", "wall": "time"}
-_ARM_STATUS = ("ok", "quarantined", "unreliable")
+_ARM_STATUS = ("ok", "quarantined", "unreliable", "unchecked")
 _RESERVED = {"pull", "arm_name", *(_RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}
 
 _DESCRIPTIONS = {
