@@ -93,7 +93,8 @@ def identify(
     epsilon : float, optional
         The LIL's epsilon for Jiang et al.'s algorithms (faithful only); the tolerance of
         :math:`(\epsilon, k)`-optimality for the EXPLORE-m algorithms (required by ``direct``,
-        ``incremental`` and ``halving``; 0 by default for ``adapt`` and ``ocba_m``).
+        ``incremental`` and ``halving``; 0 by default for ``adapt`` and ``ocba_m``). An algorithm
+        without one (LUCB1, RACING) refuses it.
     algorithm_kwargs : dict, optional
         More parameters of the algorithm's factory (e.g. ``{"oracle": ...}`` for lil'CLUCB).
     max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
@@ -187,6 +188,9 @@ def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra) -> Identifi
         if "k" not in wanted and k != 1:
             raise ValueError(f"The 'k' parameter of identify must be 1 for {algorithm} (best arm only). "
                              f"Got {k!r} instead.")
+        if epsilon is not None and "epsilon" not in wanted:
+            raise ValueError(f"The 'epsilon' parameter of identify must be None for {algorithm!r}, which has no "
+                             f"tolerance. Got {epsilon!r} instead.")
         if "reward_range" in wanted and bounds is None:
             raise ValueError(f"The 'bounds' parameter of identify must be given for {algorithm!r}: its bounds use the "
                              "width of the rewards' range. Got bounds=None instead.")

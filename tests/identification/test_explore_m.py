@@ -275,7 +275,10 @@ def test_bad_settings_of_the_individual_algorithms():
 
 def test_identify_needs_bounds_for_the_bounded_algorithms():
     for name in ("direct", "incremental", "halving", "adapt", "ocba_m", "racing"):
+        tolerance = None if name == "racing" else 0.1
         with pytest.raises(ValueError, match="'bounds'"):
-            pb.identify(_uniform_arms(), name, k=2, delta=0.1, epsilon=0.1, sigma=1.0, progressbar=False)
+            pb.identify(_uniform_arms(), name, k=2, delta=0.1, epsilon=tolerance, sigma=1.0, progressbar=False)
     with pytest.raises(ValueError, match="'k'"):
         pb.identify(_uniform_arms(), "adapt", k=6, delta=0.1, bounds=BOUNDS, progressbar=False)
+    with pytest.raises(ValueError, match="'epsilon'.*no tolerance"):
+        pb.identify(_uniform_arms(), "racing", k=2, delta=0.1, epsilon=0.1, bounds=BOUNDS, progressbar=False)

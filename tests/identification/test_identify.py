@@ -34,7 +34,8 @@ def test_every_algorithm_stops_with_confidence_on_the_right_arms(algorithm):
         arms = [pb.CallableArm(lambda rng, m=m: rng.uniform(m - 0.5, m + 0.5), name=f"arm{i}", cost=1.0)
                 for i, m in enumerate(means)]
         extra = {"rounds": 1000} if algorithm == "racing" else {}  # RACING's guarantee holds for its rounds
-        res = _identify(arms, algorithm, k=k, delta=0.05, epsilon=0.2, bounds=(-0.5, 1.0), random_seed=7,
+        tolerance = 0.2 if "epsilon" in SETTINGS[algorithm] else None
+        res = _identify(arms, algorithm, k=k, delta=0.05, epsilon=tolerance, bounds=(-0.5, 1.0), random_seed=7,
                         algorithm_kwargs=extra)
     else:
         mode = "faithful" if algorithm == "lucb1" else "heuristic"
