@@ -19,7 +19,8 @@ HERE = Path(__file__).resolve().parent
 QUICK = ["bench_policies", "bench_run_loop", "bench_simulator", "bench_ais", "bench_laplace_smc", "bench_cir",
          "bench_psis"]
 FULL = ["fig1_two_estimators", "fig2_cir", "check_fig2_variances", "exp_reward_centre", "fig3_evidence",
-        "bench_evidence_vs_smc", "reference_evidence", "bench_evidence_suite", "bench_identification"]
+        "bench_evidence_vs_smc", "reference_evidence", "bench_evidence_suite", "bench_identification",
+        "bench_explore_m"]
 
 HEADER = """# Benchmark results
 
@@ -29,20 +30,12 @@ measured side by side in the same run. Rebuild this file with
 `.venv/bin/python -m benchmarks.run_all --assemble`; rerun everything with `make bench`
 (quick) or `.venv/bin/python -m benchmarks.run_all --full`.
 
-**Read with care.** All runs were on 2026-11-22, on a 2-core VM. Its speed varies between runs by up
-to ~1.8x even when idle (sections that were run twice say so).
-- 21:55-22:02 UTC, idle: the policy, run-loop and simulator benchmarks again (the running centre
-  touches the live loop and the simulator kernel; Thompson's counts became float64).
-- 21:26-22:05 UTC, after the running-mean centre of the squared loss became the default: Fig. 2, its
-  variance check and the reward-centre experiment (statistical results, no timings); evidence vs SMC
-  re-scored from its stored runs (the time-budget runs use the paired reward, which has no centre).
-- Idle, 19:14-20:52 UTC: evidence vs SMC (after per-arm loss ranges, App. B, became Thompson
-  sampling's default).
-- Idle, 16:51-18:30 UTC: the other quick benchmarks (AIS, Laplace/SMC, CIR) and the earlier
-  evidence sections.
-- 22:10-22:46 UTC, idle: Fig. 3 at the script's full scale (20 runs, full horizons).
-- Shared with other jobs (1-minute load average 3 to 13), earlier that day: Fig. 1, at reduced
-  scale as it says.
+**Read with care.** Sections ran on two 2-core VMs, each named in its section: an Intel Xeon VM
+(2026-11-22; its speed varied between runs by up to ~1.8x even when idle) and an AMD EPYC VM
+(2026-11-23). The evidence suite, evidence vs SMC, identification and EXPLORE-m sections of
+2026-11-23 ran one after another on the otherwise idle EPYC VM; the suite's two worker processes
+ran side by side, each held to one core. Timings from different sections (and machines) are not
+comparable.
 
 Ratios of variants measured side by side in the same run are the figures to trust.
 """
