@@ -1,0 +1,324 @@
+"""EXPLORE-m: Kalyanakrishnan & Stone (2010) Figs. 2–3 at scale, pulls to stop, and the simulator's speed.
+
+Run as ``.venv/bin/python -m benchmarks.bench_explore_m`` (``--quick`` for a smoke run; ``--trials``
+(default 1000), ``--workers`` (default 2) to choose). Everything runs in the stopping-time
+simulator (:mod:`pmcbandit.identification.simulate`), which shares the algorithms' state machines
+with the live loop and replays it pull for pull (``tests/identification/test_explore_m.py``).
+
+Instances (K&S Sec. 5): arms uniform with standard deviation 1 (support width :math:`\\sqrt{12}`,
+which every bound uses), means drawn once from U[0, 1] (``numpy.random.default_rng(2010)``);
+instance A: n = 50, m = 15, epsilon = 0.1, delta = 0.15; instance B: n = 10, m = 3, epsilon = 0,
+delta = 0.15. Each trial has its own reward and decision streams.
+
+1. **Closed forms**: DIRECT, HALVING and INCREMENTAL pulls on instance A with range² = 12 and 1.
+2. **Fig. 2**: mean :math:`\\delta^{\\hat c}` and NSS every 1,000 pulls up to 30,000 for
+   :math:`\\pi_1`–:math:`\\pi_4` (runs continue past their stop, as K&S's curves do), the pulls
+   per arm at 30,000 (arms in decreasing order of true mean), and the paper's claims.
+3. **Fig. 3**: NSS of OCBA-m with n0 in {20, 100, 500} and RACING with R in {1, 10, 100, 500}
+   against UNIFORM (:math:`\\pi_1`, which pulls uniformly at random until an arm reaches DIRECT's
+   count, far beyond 30,000 pulls here); instance B with RACING (R = 1), ADAPT and UNIFORM.
+4. **Pulls to stop** on both instances (capped; the share that stopped is given): mean with a 95 %
+   t interval and median over the trials that stopped; their error rate against
+   :math:`(\\epsilon, m)`-optimality (OCBA-m has no guarantee: its rate is reported, not judged).
+   DIRECT and HALVING are deterministic: their closed forms, checked by a few simulated trials.
+5. **Why ADAPT needs more than ~22,000 pulls here**: an oracle that knows the true means and
+   variances, picks the best cutoff and spends pulls greedily where they lower
+   :math:`\\delta^{c}` most, with the same bounds; its pulls to :math:`\\delta^c \\le 0.15` bound
+   what any sampling policy with these bounds can reach, at widths :math:`\\sqrt{12}`, 2 and 1.
+6. **Throughput** at n = 50: simulated samples per CPU second of each algorithm (goal >= 5 M).
+
+Writes ``benchmarks/results/bench_explore_m.md``, ``bench_explore_m.json`` and
+``bench_explore_m.png`` (the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+from scipy import stats
+
+from benchmarks._common import RESULTS, machine, utc_now, write_section
+
+WIDTH = math.sqrt(12.0)
+GRID = np.arange(1000, 30001, 1000)
+INSTANCES = {"A": dict(n=50, m=15, epsilon=0.1, delta=0.15), "B": dict(n=10, m=3, epsilon=0.0, delta=0.15)}
+STOP_CAP = 500_000
+
+
+def instance_means(n: int) -> np.ndarray:
+    return np.random.default_rng(2010).uniform(0.0, 1.0, n)
+
+
+def build(name: str, inst: dict, **kw):
+    from pmcbandit.identification import get_identifier
+
+    settings = dict(k=inst["m"], delta=inst["delta"], reward_range=WIDTH)
+    if name != "racing":
+        settings["epsilon"] = inst["epsilon"]
+    return get_identifier(name, **settings, **kw)
+
+
+# configurations: label -> (algorithm, its extra settings)
+POLICIES = {f"pi{p}": ("adapt", {"policy": p}) for p in (1, 2, 3, 4)}
+OCBA = {f"OCBA-m n0={n0}": ("ocba_m", {"n0": n0}) for n0 in (20, 100, 500)}
+RACING = {f"RACING R={r}": ("racing", {"rounds": r}) for r in (1, 10, 100, 500)}
+
+
+def _trace_task(args):
+    from pmcbandit.identification.simulate import simulate_trace
+
+    inst_name, label, name, kw, reps, seed = args
+    inst = INSTANCES[inst_name]
+    tr = simulate_trace(build(name, inst, **kw), instance_means(inst["n"]), GRID, reps=reps, random_seed=seed)
+    return inst_name, label, tr.delta_hat, tr.nss, tr.stop_samples, tr.counts
+
+
+def _stop_task(args):
+    from pmcbandit.identification.simulate import simulate_stopping
+
+    inst_name, label, name, kw, reps, seed, cap = args
+    inst = INSTANCES[inst_name]
+    t0 = time.process_time()
+    res = simulate_stopping(build(name, inst, **kw), instance_means(inst["n"]), reps=reps, family="uniform",
+                            scale=1.0, random_seed=seed, max_samples=cap)
+    cpu = time.process_time() - t0
+    return inst_name, label, res.samples, res.stopped, res.correct, res.guaranteed, cpu
+
+
+def _chunks(trials, workers):
+    size = -(-trials // (2 * workers))
+    return [min(size, trials - i) for i in range(0, trials, size)]
+
+
+def run_pool(fn, tasks, workers):
+    if workers == 1:
+        return [fn(t) for t in tasks]
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(fn, tasks))
+
+
+def merge(results):
+    out = {}
+    for res in results:
+        key = tuple(res[:2])
+        parts = res[2:]
+        if key not in out:
+            out[key] = [[p] for p in parts]
+        else:
+            for acc, p in zip(out[key], parts):
+                acc.append(p)
+    return {k: [np.concatenate(v) if isinstance(v[0], np.ndarray) else sum(v) for v in vals]
+            for k, vals in out.items()}
+
+
+def mean_ci(x):
+    x = np.asarray(x, dtype=float)
+    if x.size < 2:
+        return float(x.mean()) if x.size else math.nan, math.nan
+    return float(x.mean()), float(stats.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+
+
+def first_below(grid, curve, level):
+    hit = np.nonzero(curve <= level)[0]
+    return int(grid[hit[0]]) if hit.size else None
+
+
+# --- the oracle of item 5 --------------------------------------------------------------------------
+def _oracle_levels(d, n, width):
+    e = 2 * n * d * d / width**2
+    b = np.sqrt(2.0 / n)  # variance 1
+    x = 2 * d / (b + np.sqrt(b * b + 12 * width / n * d))
+    e = np.maximum(e, x * x - math.log(3.0))
+    return np.where(d <= 0, 1.0, np.where(e > 0, np.exp(-np.maximum(e, 0.0)), 1.0))
+
+
+def oracle_pulls(means, m, eps, width, target=0.15, chunk=10):
+    order = np.argsort(-means)
+    high = np.isin(np.arange(means.size), order[:m])
+    lo, hi = means[order[m]], means[order[m - 1]] + eps
+    best = math.inf
+    for c in np.linspace(lo, hi, 12)[1:-1]:
+        d = np.where(high, means + eps - c, c - means)
+        n = np.full(means.size, 2.0)
+        level = _oracle_levels(d, n, width)
+        while 1 - np.prod(1 - level) > target:
+            gain = level - _oracle_levels(d, n + chunk, width)
+            n[int(np.argmax(gain))] += chunk
+            level = _oracle_levels(d, n, width)
+        best = min(best, n.sum())
+    return int(best)
+
+
+# --- the report -------------------------------------------------------------------------------------
+def figure(traces, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(2, 3, figsize=(15, 8))
+    for label in POLICIES:
+        dh, nss, _, counts = traces[("A", label)]
+        ax[0, 0].plot(GRID, dh.mean(axis=0), label=label)
+        ax[0, 1].plot(GRID, nss.mean(axis=0), label=label)
+        order = np.argsort(-instance_means(50))
+        ax[0, 2].plot(np.arange(1, 51), counts.mean(axis=0)[order], drawstyle="steps-mid", label=label)
+    ax[0, 0].axhline(0.15, color="k", lw=0.5)
+    ax[0, 0].set(title="Fig. 2(a): mean delta-hat, instance A", xlabel="pulls", yscale="log")
+    ax[0, 1].set(title="Fig. 2(b): mean NSS", xlabel="pulls")
+    ax[0, 2].set(title="Fig. 2(c): pulls per arm at 30,000", xlabel="arm (decreasing true mean)")
+    for label in ["pi1", "pi4", *OCBA]:
+        ax[1, 0].plot(GRID, traces[("A", label)][1].mean(axis=0), label="UNIFORM (pi1)" if label == "pi1" else label)
+    for label in ["pi1", "pi4", *RACING]:
+        ax[1, 1].plot(GRID, traces[("A", label)][1].mean(axis=0), label="UNIFORM (pi1)" if label == "pi1" else label)
+    for label in ["pi4", "OCBA-m n0=20", "RACING R=1"]:
+        order = np.argsort(-instance_means(50))
+        ax[1, 2].plot(np.arange(1, 51), traces[("A", label)][3].mean(axis=0)[order], drawstyle="steps-mid", label=label)
+    ax[1, 0].set(title="Fig. 3(a): NSS, OCBA-m", xlabel="pulls")
+    ax[1, 1].set(title="Fig. 3(b): NSS, RACING", xlabel="pulls")
+    ax[1, 2].set(title="Fig. 3(c): pulls per arm at 30,000", xlabel="arm (decreasing true mean)")
+    for a in ax.flat:
+        a.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="40 trials, pulls to stop capped at 100,000")
+    args = parser.parse_args(argv)
+    from pmcbandit.identification.schedules import direct_total, halving_total, incremental_total
+
+    trials, cap = (40, 100_000) if args.quick else (args.trials, STOP_CAP)
+    command = " ".join([".venv/bin/python -m benchmarks.bench_explore_m", *(argv if argv is not None else sys.argv[1:])])
+    start = time.perf_counter()
+    lines = ["## bench_explore_m: Kalyanakrishnan & Stone (2010) Figs. 2–3, pulls to stop, throughput", "",
+             f"- machine: {machine()}; {utc_now()}; {args.workers} worker process(es)",
+             f"- command: `{command}`",
+             f"- {trials} trials per configuration; arms uniform, sd 1, bounds of width sqrt(12); means from "
+             "`default_rng(2010).uniform(0, 1, n)`", ""]
+    lines += ["### Closed forms (instance A: n = 50, m = 15, epsilon = 0.1, delta = 0.15)", "",
+              "| range² | DIRECT | HALVING | INCREMENTAL |", "|---|---|---|---|"]
+    for r2 in (12.0, 1.0):
+        w = math.sqrt(r2)
+        lines.append(f"| {r2:g} | {direct_total(50, 0.1, 0.15, w):,} | {halving_total(50, 15, 0.1, 0.15, w):,} | "
+                     f"{incremental_total(50, 15, 0.1, 0.15, w):,} |")
+    lines.append("")
+
+    # --- traces (Figs. 2-3 and instance B) ---
+    configs = [("A", label, *spec) for label, spec in {**POLICIES, **OCBA, **RACING}.items()]
+    configs += [("B", label, *POLICIES[label]) for label in ("pi1", "pi4")] + [("B", "RACING R=1", *RACING["RACING R=1"])]
+    configs += [("B", "OCBA-m n0=20", *OCBA["OCBA-m n0=20"])]
+    tasks = []
+    for ci, (inst, label, name, kw) in enumerate(configs):
+        for j, reps in enumerate(_chunks(trials, args.workers)):
+            tasks.append((inst, label, name, kw, reps, 10_000 * ci + j))
+    traces = merge(run_pool(_trace_task, tasks, args.workers))
+    at = {x: int(np.nonzero(GRID == x)[0][0]) for x in (10_000, 20_000, 30_000)}
+    lines += ["### Fig. 2–3: instance A, means over trials (runs continue past their stop)", "",
+              "| configuration | mean delta-hat at 10k / 20k / 30k | first grid point with mean delta-hat <= 0.15 | "
+              "share stopped by 30k | median stop (of those) | NSS at 10k / 20k / 30k (± 95 %) |", "|---|---|---|---|---|---|"]
+    for label in {**POLICIES, **OCBA, **RACING}:
+        dh, nss, stop, _ = traces[("A", label)]
+        md = dh.mean(axis=0)
+        hit = first_below(GRID, md, 0.15) if not np.isnan(md).all() else None
+        stopped = (stop > 0) & (stop <= 30_000)
+        nss_txt = " / ".join(f"{nss[:, i].mean():.4f}" for i in at.values()) + f" (± {mean_ci(nss[:, at[30_000]])[1]:.4f})"
+        dh_txt = "—" if np.isnan(md).all() else " / ".join(f"{md[i]:.3g}" for i in at.values())
+        lines.append(f"| {label} | {dh_txt} | {'—' if np.isnan(md).all() else (f'{hit:,}' if hit else '> 30,000')} | "
+                     f"{stopped.mean():.1%} | {('%d' % np.median(stop[stopped])) if stopped.any() else '—'} | {nss_txt} |")
+    lines.append("")
+    nss30 = {label: traces[("A", label)][1][:, at[30_000]] for label in {**POLICIES, **OCBA, **RACING}}
+    p34 = max(stats.mannwhitneyu(nss30[x], nss30[y], alternative="greater").pvalue for x in ("pi3", "pi4")
+              for y in ("pi1", "pi2"))
+    plateau = {label: float(traces[("A", label)][1][:, at[30_000]].mean() - traces[("A", label)][1][:, at[10_000]].mean())
+               for label in OCBA}
+    lines += [f"- pi3 and pi4 above pi1 and pi2 in NSS at 30,000 pulls: largest one-sided Mann–Whitney p over the "
+              f"four pairs = {p34:.2g}",
+              "- NSS gained from 10,000 to 30,000 pulls: " + ", ".join(f"{k} {v:+.4f}" for k, v in plateau.items()) +
+              f", pi4 {traces[('A', 'pi4')][1][:, at[30_000]].mean() - traces[('A', 'pi4')][1][:, at[10_000]].mean():+.4f}",
+              "- RACING NSS at 30,000: " + ", ".join(f"{k.split()[-1]} {nss30[k].mean():.4f}" for k in RACING), ""]
+    lines += ["### Instance B (n = 10, m = 3, epsilon = 0, delta = 0.15)", "",
+              "| configuration | mean NSS at 1k / 2k / 5k / 10k / 30k | share stopped by 30k |", "|---|---|---|"]
+    points = [int(np.nonzero(GRID == x)[0][0]) for x in (1000, 2000, 5000, 10_000, 30_000)]
+    for label in ("pi1", "pi4", "RACING R=1", "OCBA-m n0=20"):
+        _, nss, stop, _ = traces[("B", label)]
+        lines.append(f"| {'UNIFORM (pi1)' if label == 'pi1' else label} | "
+                     + " / ".join(f"{nss[:, i].mean():.4f}" for i in points)
+                     + f" | {((stop > 0) & (stop <= 30_000)).mean():.1%} |")
+    lines.append("")
+    for x, i in zip((1000, 2000, 5000), points):
+        b_nss = {label: traces[("B", label)][1][:, i] for label in ("pi1", "pi4", "RACING R=1")}
+        lines.append(f"- at {x:,} pulls: RACING R=1 above UNIFORM (one-sided Mann–Whitney) p = "
+                     f"{stats.mannwhitneyu(b_nss['RACING R=1'], b_nss['pi1'], alternative='greater').pvalue:.2g}; "
+                     f"RACING R=1 vs ADAPT (two-sided) p = "
+                     f"{stats.mannwhitneyu(b_nss['RACING R=1'], b_nss['pi4'], alternative='two-sided').pvalue:.2g}")
+    lines.append("")
+
+    # --- pulls to stop ---
+    stop_cfgs = [(inst, label, *spec) for inst in ("A", "B")
+                 for label, spec in {**POLICIES, "OCBA-m n0=20": OCBA["OCBA-m n0=20"],
+                                     "RACING R=1": RACING["RACING R=1"]}.items()]
+    tasks = []
+    for ci, (inst, label, name, kw) in enumerate(stop_cfgs):
+        for j, reps in enumerate(_chunks(trials, args.workers)):
+            tasks.append((inst, label, name, kw, reps, 20_000 + 10_000 * ci + j, cap))
+    for ci, (inst, name) in enumerate([("A", "direct"), ("A", "halving")]):  # deterministic: a few trials
+        tasks.append((inst, name.upper(), name, {}, 3, 90_000 + ci, 10**8))
+    stops = merge(run_pool(_stop_task, tasks, args.workers))
+    lines += [f"### Pulls to stop (cap {cap:,}; mean ± 95 % t interval and median over the trials that stopped)", "",
+              "| instance | algorithm | stopped | mean ± 95 % | median | errors (epsilon, m) | no guarantee at the stop |",
+              "|---|---|---|---|---|---|---|"]
+    throughput = {}
+    for (inst, label), (samples, stopped, correct, guaranteed, cpu) in stops.items():
+        mean, half = mean_ci(samples[stopped])
+        interval = f"{mean:,.0f} ± {half:,.0f}" if stopped.sum() > 1 else "—"
+        lines.append(f"| {inst} | {label} | {stopped.mean():.1%} | {interval} | "
+                     f"{f'{np.median(samples[stopped]):,.0f}' if stopped.any() else '—'} | "
+                     f"{int((~correct[stopped]).sum())}/{int(stopped.sum())} | {int((stopped & ~guaranteed).sum())} |")
+        if inst == "A":
+            throughput[label] = samples.sum() / cpu
+    lines += ["", f"- closed forms for comparison: DIRECT {direct_total(50, 0.1, 0.15, WIDTH):,}, HALVING "
+              f"{halving_total(50, 15, 0.1, 0.15, WIDTH):,} (instance B has epsilon = 0, which DIRECT, HALVING "
+              "and INCREMENTAL cannot take)", ""]
+
+    # --- oracle ---
+    rng = np.random.default_rng(7)
+    lines += ["### The oracle of item 5 (instance A's bounds; pulls to delta^c <= 0.15)", "",
+              "| bound width | this instance | 8 other instances (median, range) |", "|---|---|---|"]
+    others = [rng.uniform(0, 1, 50) for _ in range(2 if args.quick else 8)]
+    for width in (WIDTH, 2.0, 1.0):
+        here = oracle_pulls(instance_means(50), 15, 0.1, width)
+        rest = [oracle_pulls(mm, 15, 0.1, width) for mm in others]
+        lines.append(f"| {width:.3g} | {here:,} | {np.median(rest):,.0f} ({min(rest):,}–{max(rest):,}) |")
+    lines.append("")
+
+    # --- throughput ---
+    lines += ["### Throughput at n = 50 (instance A, pulls-to-stop runs; samples per CPU second)", "",
+              "| algorithm | M samples / CPU s |", "|---|---|"]
+    for label, rate in throughput.items():
+        lines.append(f"| {label} | {rate / 1e6:.2f} |")
+    lines += ["", f"Total wall time {time.perf_counter() - start:,.0f} s."]
+    text = "\n".join(lines)
+    if not args.quick:
+        write_section("bench_explore_m", text)
+        figure(traces, RESULTS / "bench_explore_m.png")
+        summary = {f"{k[0]}|{k[1]}": dict(mean_delta_hat=np.nan_to_num(v[0].mean(axis=0)).tolist(),
+                                          mean_nss=v[1].mean(axis=0).tolist()) for k, v in traces.items()}
+        summary["grid"] = GRID.tolist()
+        (RESULTS / "bench_explore_m.json").write_text(json.dumps(summary, indent=1))
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
