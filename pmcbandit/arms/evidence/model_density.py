@@ -44,6 +44,7 @@ import time
 import warnings
 
 import numpy as np
+from numba.core.errors import NumbaWarning
 
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 
@@ -224,7 +225,11 @@ class ModelDensity:
         from pmcbandit.arms.evidence._kernels import eval_rows
 
         x = self.sample_prior(np.random.default_rng(20140621), n)
-        lp, ll = self.logp_terms_batch(x)  # also compiles the row loop for this jit_fn
+        with warnings.catch_warnings():
+            # PyTensor's NUMBA mode asks numba to cache the model's function on disk; with data held
+            # as constant arrays numba cannot and warns. Only the on-disk cache is lost.
+            warnings.filterwarnings("ignore", message="Cannot cache compiled function", category=NumbaWarning)
+            lp, ll = self.logp_terms_batch(x)  # compiles jit_fn and the row loop for it
         passes = []
         for _ in range(3):
             start = time.perf_counter()
