@@ -32,10 +32,10 @@ measured side by side in the same run. Rebuild this file with
 
 **Read with care.** Sections ran on two 2-core VMs, each named in its section: an Intel Xeon VM
 (2026-11-22; its speed varied between runs by up to ~1.8x even when idle) and an AMD EPYC VM
-(2026-11-23). The evidence suite, evidence vs SMC, identification and EXPLORE-m sections of
-2026-11-23 ran one after another on the otherwise idle EPYC VM; the suite's two worker processes
-ran side by side, each held to one core. Timings from different sections (and machines) are not
-comparable.
+(2026-11-23). On 2026-11-23 the evidence suite's runs (two worker processes side by side, each held
+to one core), then evidence vs SMC beside the identification benchmark (one process per core), then
+EXPLORE-m (alone) ran one after another with nothing else on the machine. Timings from different
+sections (and machines) are not comparable.
 
 Ratios of variants measured side by side in the same run are the figures to trust.
 """
