@@ -285,4 +285,4 @@ def test_batched_terms_match_the_point_function(evidence_models, monkeypatch):
 
 def test_eval_seconds_is_measured(evidence_models):
     density, _ = evidence_models("linear_regression")
-    assert np.isfinite(density.eval_seconds) and 0.0 < density.eval_seconds < 1e-2
+    assert np.isfinite(density.eval_seconds) and density.eval_seconds > 0.0

@@ -290,7 +290,7 @@ def test_arm_capabilities_and_shared_search():
     a = arm("linear_regression")
     assert a.family == "importance" and a.importance_weights and a.log_scale
     assert a.modes is compiled("linear_regression")[2]
-    assert 0.0 < a.expected_seconds < 5.0
+    assert np.isfinite(a.expected_seconds) and a.expected_seconds > 0.0
     pull = a.pull(np.random.default_rng(0))
     assert set(pull.info) == set(a.diagnostics)
     assert 0.0 <= pull.info["defensive_weight_fraction"] < 0.5
