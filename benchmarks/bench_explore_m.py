@@ -131,6 +131,9 @@ def first_below(grid, curve, level):
 
 # --- the oracle of item 5 --------------------------------------------------------------------------
 def _oracle_levels(d, n, width):
+    """delta^c_(i) of every arm at once (NumPy over arms, variance 1): the bound of
+    :func:`pmcbandit.identification.radii.hoeffding_level` and ``empirical_bernstein_level``,
+    vectorised here because the greedy oracle evaluates it for all arms thousands of times."""
     e = 2 * n * d * d / width**2
     b = np.sqrt(2.0 / n)  # variance 1
     x = 2 * d / (b + np.sqrt(b * b + 12 * width / n * d))

@@ -219,14 +219,6 @@ def _uniform_candidates(spec, ints, reals, policy, out):
 
 
 @numba.njit(cache=True)
-def _sample_variance(ints, reals, i):
-    """Arm i's sample variance (divisor n - 1)."""
-    n = ints[I_N, i]
-    mean = reals[R_MEAN, i]
-    return max(reals[R_SQ, i] - n * mean * mean, 0.0) / (n - 1.0)
-
-
-@numba.njit(cache=True)
 def _ocba_pick(ints, reals, scal, u, work):
     """OCBA-m's next arm (module docstring): proportional to the shortfall from the allotment."""
     n_arms = ints.shape[1]
@@ -314,11 +306,12 @@ def _refresh(spec, ints, reals, i):
     n = ints[I_N, i]
     width = spec[SP_WIDTH]
     mean = reals[R_MEAN, i]
+    spread = max(reals[R_SQ, i] - n * mean * mean, 0.0)  # sum of squared deviations
     reals[R_HK, i] = 2.0 * n / (width * width)
-    reals[R_EBB, i] = math.sqrt(2.0 * max(reals[R_SQ, i] / n - mean * mean, 0.0) / n)
+    reals[R_EBB, i] = math.sqrt(2.0 * spread / n / n)  # EB's variance has divisor n
     reals[R_EBA, i] = 12.0 * width / n
     reals[R_RAD, i] = spec[SP_RADIUS] / math.sqrt(n)
-    reals[R_VAR, i] = _sample_variance(ints, reals, i) if n > 1 else 0.0
+    reals[R_VAR, i] = spread / (n - 1.0) if n > 1 else 0.0  # divisor n - 1 (the cutoff, OCBA-m)
 
 
 @numba.njit(cache=True)
@@ -387,8 +380,8 @@ def _cutoff(ints, reals, m, eps):
     """:math:`\\hat c` (module docstring); the midpoint when both standard errors are zero."""
     high = ints[I_ORDER, m - 1]
     low = ints[I_ORDER, m]
-    se_high = math.sqrt(_sample_variance(ints, reals, high) / ints[I_N, high])
-    se_low = math.sqrt(_sample_variance(ints, reals, low) / ints[I_N, low])
+    se_high = math.sqrt(reals[R_VAR, high] / ints[I_N, high])  # R_VAR: cached by _refresh
+    se_low = math.sqrt(reals[R_VAR, low] / ints[I_N, low])
     lo = reals[R_MEAN, low]
     hi = reals[R_MEAN, high] + eps
     if se_high + se_low > 0.0:

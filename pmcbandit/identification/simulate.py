@@ -371,16 +371,16 @@ def simulate_stopping(algorithm: Identifier, means, reps: int = 1000, *, family:
     spec = _spec(algorithm, means.size)
     k = algorithm.k
     seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
-    samples = np.zeros(reps, dtype=np.int64)
-    stopped = np.zeros(reps, dtype=np.bool_)
-    chosen = np.zeros((reps, k), dtype=np.int64)
-    counts = np.zeros((reps, means.size), dtype=np.int64)
-    guaranteed = np.ones(reps, dtype=np.bool_)
     if isinstance(spec, MachineSpec):
         samples, stop_samples, chosen, counts, guaranteed, _, _ = _machine_runs(
             spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True)
         return StoppingTimes(samples, stop_samples >= 0, _correct(means, chosen, k, algorithm.tolerance), chosen,
                              counts, guaranteed)
+    samples = np.zeros(reps, dtype=np.int64)
+    stopped = np.zeros(reps, dtype=np.bool_)
+    chosen = np.zeros((reps, k), dtype=np.int64)
+    counts = np.zeros((reps, means.size), dtype=np.int64)
+    guaranteed = np.ones(reps, dtype=np.bool_)  # the LUCB family's guarantee has no conditions beyond the stop
     _simulate(spec, means, FAMILIES.index(family), float(scale), seeds, u_seeds, max_samples, samples, stopped,
               chosen, counts)
     if spec[0] == LIL_UCB:
