@@ -2,7 +2,8 @@
 
 Public API: :func:`run` (allocate compute among arms and combine their
 estimates), :func:`estimate_evidence` and :func:`evidence_arms` (model evidence
-of any PyMC model), the arm classes, and :func:`get_policy`.
+of any PyMC model), :func:`identify` (best-K identification), :func:`compare_samplers` (the most
+efficient estimators, with confidence), the arm classes, and :func:`get_policy`.
 """
 
 from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
@@ -17,6 +18,7 @@ from pmcbandit.result import RunResult  # noqa: E402
 from pmcbandit.run import PmcBanditWarning, run  # noqa: E402
 from pmcbandit.identification.identify import identify  # noqa: E402
 from pmcbandit.identification.result import IdentificationResult  # noqa: E402
+from pmcbandit.compare import ComparisonResult, compare_samplers  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -30,6 +32,8 @@ __all__ = [
     "run",
     "identify",
     "IdentificationResult",
+    "compare_samplers",
+    "ComparisonResult",
     "estimate_evidence",
     "evidence_arms",
     "EvidenceResult",

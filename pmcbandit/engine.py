@@ -49,7 +49,8 @@ and the loss scale by :math:`f^2` and squared losses by :math:`f^4`; policies se
 ``loss/scale``, so decisions are unchanged (past losses that underflow to 0 were
 :math:`< 10^{-300}` of the new scale, i.e. 0 to double precision anyway). The value handed to
 a policy whose ``update`` takes ``value=`` is on this working scale. Identification runs take
-linear-scale arms only.
+linear-scale arms only; a comparison (:func:`pmcbandit.compare_samplers`) takes log observations as
+they are (its learner declares ``working_scale = False``).
 """
 
 from __future__ import annotations
@@ -283,7 +284,7 @@ class Engine:
         else:
             # Compute the working value before looking up decision.values: it may re-shift
             # (replace) the value lists of every open decision, this one included.
-            value = self._working_value(rec.obs) if self.log_scale else rec.obs
+            value = self._working_value(rec.obs) if self.log_scale and self.learner.working_scale else rec.obs
             decision.values.append(value)
             decision.value_arms.append(arm)
             decision.costs.append(rec.cost)

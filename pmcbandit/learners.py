@@ -13,7 +13,8 @@ learner, each holding its own immutable state:
     or more arms and how many pulls each (LUCB samples two arms); every observation goes to
     ``identifier.update``; the run ends when ``identifier.stop`` holds.
 
-Both offer ``choose(rng, eligible) -> Selection``, ``opened``/``close`` around each decision,
+A third, :class:`~pmcbandit.compare.learner.ComparisonLearner`, ranks arms by efficiency for
+:func:`pmcbandit.compare_samplers`. All offer ``choose(rng, eligible) -> Selection``, ``opened``/``close`` around each decision,
 ``done()``, ``mean_loss()`` (for the guards) and ``rescale(f)`` (log-scale working values).
 """
 
@@ -41,6 +42,7 @@ class PolicyLearner:
     """
 
     kind = "allocation"
+    working_scale = True  # log-scale observations reach the reward rule as exp(obs - shift)
 
     def __init__(self, policy, rule, n_arms: int):
         self.policy = policy
@@ -125,6 +127,7 @@ class IdentifierLearner:
     """A best-K identification algorithm (module docstring; :class:`~pmcbandit.identification.Identifier`)."""
 
     kind = "identification"
+    working_scale = True
     pinned = None
     info_replayable = True
 

@@ -48,8 +48,8 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
         As in :func:`pmcbandit.run`.
     """
     if checkpoint is not None and os.path.exists(checkpoint):
-        # Identification algorithms read no clock: their choices always replay exactly.
-        exact = budget.horizon is None or engine.learner.kind == "identification"
+        # Identification and comparison rules read no clock: their choices always replay exactly.
+        exact = budget.horizon is None or engine.learner.kind != "allocation"
         resume(engine, checkpoint, settings, executor, watch, exact=exact)
     arms, streams, learner = engine.arms, engine.streams, engine.learner
     need_cpu = budget.uses_cpu

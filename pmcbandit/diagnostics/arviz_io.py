@@ -62,7 +62,8 @@ import pmcbandit
 from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS, History
 from pmcbandit.result import ArmReliability, RunResult
 
-__all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data"]
+__all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",
+           "comparison_to_inference_data"]
 
 #: History column -> sample_stats variable, where the names differ.
 _RENAMED = {"obs": "value", "wall": "time"}
@@ -140,6 +141,69 @@ def identification_to_inference_data(result) -> az.InferenceData:
                          coords={"arm": np.asarray(result.arm_names, dtype=str)})
     with _custom_group_ok():
         return az.InferenceData(attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=summary)
+
+
+def comparison_to_inference_data(result) -> az.InferenceData:
+    """Convert a :class:`~pmcbandit.compare.ComparisonResult` to InferenceData.
+
+    ``sample_stats`` per pull as for an identification run (a decision's pulls share its
+    ``decision`` index; ``value`` holds the pulls' estimates, logs for log-scale arms);
+    ``arm_summary`` holds per arm the columns of ``result.arm_table()`` (pairs, variance and cost per
+    pull with their bounds, efficiency with its bounds, ``selected``, ``status`` as a CF flag, the
+    gate's ``z``); ``efficiency_ratio`` holds ``estimate``, ``lower`` and ``upper`` of every ratio
+    (dimensions ``numerator`` x ``denominator``, NaN on the diagonal); ``attrs`` the settings,
+    ``selected``, ``stopped_by``, ``guarantee``, ``unresolved``, ``excluded`` (name -> reason) and
+    ``warnings``.
+    """
+    t = result.arm_table()
+    settings = dict(result.settings)
+    raw = dict(settings)
+    raw.update(
+        settings_keys=list(settings), kind="comparison", selected=result.selected, unresolved=result.unresolved,
+        excluded=result.excluded, n_pulls=len(result.history), n_arms=len(result.arm_names),
+        warnings=result.warnings(), faults=_faults(result), pmcbandit_version=pmcbandit.__version__,
+        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), inference_library="pmcbandit",
+        inference_library_version=pmcbandit.__version__, arviz_version=az.__version__,
+    )
+    attrs = _encode_attrs(raw)
+    described = {
+        "pairs": "valid pairs of pulls (variance observations 0.5 (X - X')^2)",
+        "variance": "variance of one pull's estimate (mean of the pair observations)",
+        "variance_lower": "lower confidence-sequence bound of the variance",
+        "variance_upper": "upper confidence-sequence bound of the variance",
+        "cost": "cost per pull (declared, or mean of the reported costs)",
+        "cost_lower": "lower confidence-sequence bound of the cost per pull",
+        "cost_upper": "upper confidence-sequence bound of the cost per pull",
+        "efficiency": "1 / (variance x cost)",
+        "efficiency_lower": "lower bound, simultaneous over arms and time with probability 1 - delta",
+        "efficiency_upper": "upper bound, simultaneous over arms and time with probability 1 - delta",
+        "selected": "among the k most efficient arms",
+        "z": "standardised deviation of the arm's estimate in the validity gate (NaN: not tested)",
+    }
+    data_vars = {name: (("arm",), np.asarray(t[name]), {"description": d}) for name, d in described.items()}
+    statuses = ("ranked", "excluded", "unreliable", "quarantined")
+    data_vars["status"] = (("arm",), np.asarray([statuses.index(s) for s in t["status"]], dtype=np.int64),
+                           {"description": "ranked, or why not (validity gate, Pareto k-hat, faults)",
+                            "flag_values": np.arange(len(statuses), dtype=np.int64),
+                            "flag_meanings": " ".join(statuses)})
+    names = np.asarray(result.arm_names, dtype=str)
+    summary = xr.Dataset(data_vars, coords={"arm": names})
+    n = len(names)
+    ratio = {key: np.full((n, n), np.nan) for key in ("estimate", "lower", "upper")}
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                r = result.ratio(names[i], names[j])
+                ratio["estimate"][i, j], ratio["lower"][i, j], ratio["upper"][i, j] = r.estimate, r.lower, r.upper
+    ratios = xr.Dataset(
+        {key: (("numerator", "denominator"), v, {"description": f"{key} of efficiency(numerator) / "
+                                                                "efficiency(denominator)"})
+         for key, v in ratio.items()},
+        coords={"numerator": names, "denominator": names},
+    )
+    with _custom_group_ok():
+        return az.InferenceData(attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=summary,
+                                efficiency_ratio=ratios)
 
 
 def from_inference_data(idata) -> RunResult:

@@ -31,6 +31,7 @@ __all__ = [
     "plot_run",
     "save_run_plots",
     "running_estimate",
+    "plot_efficiency",
 ]
 
 _MAX_POINTS = 2000  # points per allocation line: more than a figure can show
@@ -266,6 +267,55 @@ def plot_variance_cost(result, ax=None) -> Axes:
     ax.set_xticks(np.arange(k), [_arm_label(result, i) for i in range(k)], rotation=30, ha="right")
     ax.set_ylabel("relative V·δ  (V/Ẑ² · cost)" if result.log_scale else "V·δ  (variance × cost per pull)")
     ax.set_title("Variance × cost per arm")
+    return ax
+
+
+def plot_efficiency(result, ax=None) -> Axes:
+    """Forest plot of a comparison: each arm's efficiency with its simultaneous interval (log axis).
+
+    Arms are sorted by point efficiency, the selected ones drawn filled; arms not ranked (validity
+    gate, Pareto k-hat, faults) are grey with their status. An infinite bound is drawn to the axis
+    edge with an arrow.
+
+    Parameters
+    ----------
+    result : ComparisonResult
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    Axes
+    """
+    from pmcbandit.compare import ComparisonResult
+
+    if not isinstance(result, ComparisonResult):
+        raise TypeError(f"The 'result' parameter of plot_efficiency must be a ComparisonResult. Got {result!r} instead.")
+    ax = _axes(ax, "plot_efficiency")
+    t = result.arm_table()
+    eff, lo, hi = (np.asarray(t[c], dtype=np.float64) for c in ("efficiency", "efficiency_lower", "efficiency_upper"))
+    finite = np.concatenate([v[np.isfinite(v) & (v > 0)] for v in (eff, lo, hi)])
+    if finite.size == 0:
+        ax.text(0.5, 0.5, "no arm has an efficiency estimate", transform=ax.transAxes, ha="center")
+        return ax
+    left, right = finite.min() / 3, finite.max() * 3
+    order = np.argsort(np.nan_to_num(eff, nan=-np.inf), kind="stable")
+    for row, i in enumerate(order):
+        ranked = t["status"][i] == "ranked"
+        colour = f"C{i}" if ranked else "0.6"
+        a = lo[i] if np.isfinite(lo[i]) and lo[i] > 0 else left
+        b = hi[i] if np.isfinite(hi[i]) else right
+        ax.plot([a, b], [row, row], color=colour, lw=2, solid_capstyle="butt")
+        if not np.isfinite(hi[i]):
+            ax.annotate("", xy=(right, row), xytext=(right / 1.5, row), arrowprops=dict(arrowstyle="->", color=colour))
+        if np.isfinite(eff[i]) and eff[i] > 0:
+            ax.plot([min(eff[i], right)], [row], "o", color=colour, mfc=colour if t["selected"][i] else "white")
+    labels = [t["arm"][i] + ("" if t["status"][i] == "ranked" else f" ({t['status'][i]})") for i in order]
+    ax.set_yticks(np.arange(order.size), labels)
+    ax.set_xscale("log")
+    ax.set_xlim(left, right)
+    ax.set_xlabel("efficiency 1 / (variance × cost per pull)")
+    s = result.settings
+    ax.set_title(f"Top {s.get('k')} at delta = {s.get('delta')} ({result.guarantee}), stopped by {result.stopped_by}")
     return ax
 
 

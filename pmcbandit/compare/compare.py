@@ -1,0 +1,243 @@
+r"""``pmcbandit.compare_samplers``: which estimators are the most efficient for my model, with confidence 1 - delta.
+
+The flow mirrors :func:`pmcbandit.identify`: validate and freeze the arguments
+(:class:`~pmcbandit.config.RunConfig`, ``kind="comparison"``), wrap the efficiency rule
+(:mod:`pmcbandit.compare.efficiency`) and the validity gate (:mod:`pmcbandit.compare.gate`) in a
+:class:`~pmcbandit.compare.learner.ComparisonLearner`, drive the one loop
+(:func:`pmcbandit.loop.drive`), then check the gate once more on everything the run saw.
+
+Assumptions and guarantee (stated in ``result.guarantee``):
+
+* pulls of an arm are i.i.d. (each pull its own stream, :mod:`pmcbandit.streams`);
+* ``bounds=(a, b)`` on every pull's estimate (an estimate outside is a fault) **and** declared
+  ``costs`` → the intervals are exact confidence sequences and the selection is wrong with
+  probability at most ``delta`` (``"delta-correct"``);
+* otherwise (unbounded or sub-Gaussian estimates, measured CPU costs) the intervals are asymptotic
+  confidence sequences: the same statement holds as the pair counts grow (``"asymptotic"``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+
+from pmcbandit._validation import check_open_unit, check_positive
+from pmcbandit.arms.base import Arm, check_arms
+from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
+from pmcbandit.checkpoint import run_streams
+from pmcbandit.compare.efficiency import EfficiencyRule
+from pmcbandit.compare.learner import ComparisonLearner
+from pmcbandit.compare.result import ComparisonResult
+from pmcbandit.config import RunConfig
+from pmcbandit.engine import Engine
+from pmcbandit.executors import make_executor
+from pmcbandit.identification.identify import _check_bounds
+from pmcbandit.loop import drive
+
+__all__ = ["compare_samplers"]
+
+#: Default cap on the pulls of a comparison.
+DEFAULT_BUDGET = Pulls(100_000)
+OWNER = "compare_samplers"
+
+
+def compare_samplers(
+    arms: Sequence[Arm],
+    k: int = 1,
+    delta: float = 0.05,
+    budget: float | Budget = DEFAULT_BUDGET,
+    random_seed=None,
+    *,
+    bounds: tuple[float, float] | None = None,
+    costs: Sequence[float] | Mapping[str, float] | None = None,
+    reference: float | None = None,
+    epsilon: float = 0.0,
+    min_pairs: int = 3,
+    gate_alpha: float = 0.01,
+    max_faults: int = 1,
+    max_in_flight: int = 1,
+    pull_timeout: float | None = None,
+    progressbar: bool = True,
+    callback: Callable | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: float = 30.0,
+) -> ComparisonResult:
+    r"""Find the ``k`` most efficient arms — efficiency :math:`1/(\mathrm{Var}(X)\,\bar c)` — with confidence 1 - delta.
+
+    Every arm estimates the same quantity; one pull is one independent replicate :math:`X` of its
+    estimator at cost :math:`c`. Pairs of pulls give unbiased variance observations
+    :math:`\tfrac12(X-X')^2`; confidence sequences for the variance and the cost give an interval for
+    each arm's log-efficiency valid at the data-dependent stop, and a LUCB rule pulls the two arms
+    whose intervals decide the ranking (:mod:`pmcbandit.compare.efficiency`). Arms whose estimates
+    disagree with the others (or with ``reference``) or whose importance weights fail the Pareto
+    :math:`\hat k` check are reported and not ranked (:mod:`pmcbandit.compare.gate`).
+
+    Parameters
+    ----------
+    arms : sequence of Arm
+        Two or more arms on one scale (all linear, or all log-scale like the evidence arms, whose
+        observations are compared as logs), unique names.
+    k : int
+        How many arms to select, ``1 <= k < len(arms)``.
+    delta : float
+        Error probability in (0, 1) of the selection and of the simultaneous intervals.
+    budget : float or Budget
+        A cap (wall seconds, :class:`~pmcbandit.Pulls`, :class:`~pmcbandit.CpuSeconds` or
+        :class:`~pmcbandit.WallSeconds`); the run stops earlier when the intervals separate.
+    random_seed : int, Generator or None
+        The rule's tie-breaks and every pull get their own streams; same seed, same result.
+    bounds : (a, b), optional
+        Known range of every pull's estimate (outside is a fault). With ``costs`` it makes the
+        guarantee exact.
+    costs : sequence of float or mapping name -> float, optional
+        Declared cost per pull of each arm (e.g. gradient evaluations), used instead of the pulls'
+        reported costs in the efficiency. ``None``: the reported costs, estimated with intervals.
+    reference : float, optional
+        The quantity's known value (on the arms' scale: log Z for evidence arms); the gate then
+        tests each arm against it instead of against the others.
+    epsilon : float
+        Tolerance: stop when the selected arms are each at least ``1/(1 + epsilon)`` times as efficient
+        as every other (0: exact; > 0 ends runs between arms of equal efficiency).
+    min_pairs : int
+        Pairs of every arm before the rule starts (>= 2).
+    gate_alpha : float
+        Level of the validity gate's tests, in (0, 1).
+    max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
+        As in :func:`pmcbandit.run`.
+
+    Returns
+    -------
+    ComparisonResult
+        ``selected``, per-arm ``efficiency`` with ``efficiency_lower``/``efficiency_upper``,
+        ``ratios()`` / ``ratio(a, b)``, ``stopped_by``, ``unresolved``, ``excluded``, ``guarantee``,
+        ``summary()``, ``to_inference_data()``, ``plot()``.
+
+    Examples
+    --------
+    >>> import pmcbandit as pb
+    >>> arms = [pb.CallableArm(lambda rng, s=s: rng.uniform(-s, s), name=f"spread{s}", cost=1.0) for s in (0.2, 1.0)]
+    >>> res = pb.compare_samplers(arms, bounds=(-1, 1), costs=[1.0, 1.0], random_seed=3, progressbar=False)
+    >>> res.selected, res.stopped_by, res.guarantee
+    (['spread0.2'], 'confidence', 'delta-correct')
+    """
+    arms = check_arms(arms, OWNER)
+    if len(arms) < 2:
+        raise ValueError(f"The 'arms' parameter of {OWNER} must hold at least two arms. Got {len(arms)} instead.")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k < len(arms):
+        raise ValueError(f"The 'k' parameter of {OWNER} must be an int with 1 <= k < {len(arms)} (the number of "
+                         f"arms). Got {k!r} instead.")
+    delta = check_open_unit(delta, "delta", OWNER)
+    budget = as_budget(budget, OWNER)
+    if isinstance(budget, TargetSE):
+        raise ValueError(f"The 'budget' parameter of {OWNER} must be Pulls, CpuSeconds or WallSeconds (a comparison "
+                         f"has no combined standard error to target). Got {budget!r} instead.")
+    bounds = _check_bounds(bounds, OWNER)
+    declared = _check_costs(costs, arms)
+    if reference is not None:
+        if isinstance(reference, bool) or not isinstance(reference, numbers.Real) or reference != reference \
+                or abs(reference) == float("inf"):
+            raise ValueError(f"The 'reference' parameter of {OWNER} must be a finite number or None. "
+                             f"Got {reference!r} instead.")
+        reference = float(reference)
+    check_positive(epsilon, "epsilon", OWNER, allow_zero=True)
+    check_positive(min_pairs, "min_pairs", OWNER, integer=True)
+    if min_pairs < 2:
+        raise ValueError(f"The 'min_pairs' parameter of {OWNER} must be >= 2. Got {min_pairs!r} instead.")
+    gate_alpha = check_open_unit(gate_alpha, "gate_alpha", OWNER)
+    check_positive(max_faults, "max_faults", OWNER, integer=True)
+    check_positive(max_in_flight, "max_in_flight", OWNER, integer=True)
+    check_positive(checkpoint_every, "checkpoint_every", OWNER)
+    if pull_timeout is not None:
+        check_positive(pull_timeout, "pull_timeout", OWNER)
+    if not isinstance(progressbar, bool):
+        raise TypeError(f"The 'progressbar' parameter of {OWNER} must be a bool. Got {progressbar!r} instead.")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"The 'callback' parameter of {OWNER} must be callable or None. Got {callback!r} instead.")
+
+    rule = EfficiencyRule(k=int(k), delta=delta, n_arms=len(arms),
+                          variance_bound=None if bounds is None else (bounds[1] - bounds[0]) ** 2 / 2.0,
+                          costs=declared, epsilon=float(epsilon), min_pairs=int(min_pairs))
+    log_scale = bool(arms[0].log_scale)
+    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha)
+    streams = run_streams(random_seed, checkpoint)
+    engine = Engine(arms, learner, streams, max_faults, bounds)
+    learner.attach(engine.blocked)
+    guarantee = "delta-correct" if rule.exact else "asymptotic"
+    config = RunConfig(
+        kind="comparison", policy="efficiency_lucb",
+        policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
+                       ("reference", reference), ("gate_alpha", gate_alpha)),
+        budget=repr(budget), arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms),
+        log_scale=log_scale, streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight,
+        pull_timeout=pull_timeout, bounds=bounds, k=rule.k, delta=delta,
+    )
+    settings = config.settings()
+    stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, progressbar=progressbar,
+                       callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    engine.reliability(final=True)  # an arm whose final k-hat fails is not ranked either
+    learner.check_gate()
+    in_play = learner.in_play()
+    if in_play.sum() <= rule.k and stopped_by in ("confidence", "budget"):
+        stopped_by = "no_arm"
+    result = ComparisonResult(
+        arm_names=config.arm_names, history=engine.history,
+        settings=dict(settings, stopped_by=stopped_by, guarantee=guarantee, gate_checks=learner.gate_checks),
+        rule=rule, state=learner.state, in_play=in_play, status=_status(engine, learner),
+        reasons=_reasons(engine, learner), z=learner.z,
+    )
+    from pmcbandit.run import PmcBanditWarning
+
+    for message in result.warnings():
+        warnings.warn(message, PmcBanditWarning, stacklevel=2)
+    return result
+
+
+def _check_costs(costs, arms) -> tuple | None:
+    if costs is None:
+        return None
+    names = [a.name for a in arms]
+    if isinstance(costs, Mapping):
+        missing = [n for n in names if n not in costs]
+        if missing or len(costs) != len(names):
+            raise ValueError(f"The 'costs' parameter of {OWNER} must name every arm exactly ({names!r}). "
+                             f"Got {sorted(costs)!r} instead.")
+        values = [costs[n] for n in names]
+    else:
+        values = list(costs)
+        if len(values) != len(names):
+            raise ValueError(f"The 'costs' parameter of {OWNER} must hold one cost per arm ({len(names)}). "
+                             f"Got {costs!r} instead.")
+    for v in values:
+        check_positive(v, "costs", OWNER)
+    return tuple(float(v) for v in values)
+
+
+def _status(engine, learner) -> list[str]:
+    out = []
+    for i in range(engine.n_arms):
+        if engine.quarantined[i]:
+            out.append("quarantined")
+        elif engine.unreliable[i] or engine.unreliable_since[i] >= 0:
+            out.append("unreliable")
+        elif learner.excluded[i]:
+            out.append("excluded")
+        else:
+            out.append("ranked")
+    return out
+
+
+def _reasons(engine, learner) -> list[str]:
+    rel = engine.reliability()
+    out = []
+    for i, status in enumerate(_status(engine, learner)):
+        if status == "quarantined":
+            out.append(f"quarantined after {int(engine.faults[i])} faulty pulls")
+        elif status == "unreliable":
+            out.append(f"khat: the Pareto k-hat of its importance weights exceeded the reliability threshold "
+                       f"(final k-hat {rel.khat[i]:.2f}, threshold {rel.threshold[i]:.2f} at {int(rel.n_weights[i])} "
+                       f"weights)")
+        else:
+            out.append(learner.reasons[i])
+    return out

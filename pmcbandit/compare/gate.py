@@ -1,0 +1,123 @@
+r"""The validity gate: a biased estimator's "efficiency" means nothing, so it is reported and not ranked.
+
+Every arm of a comparison estimates the same quantity. An arm is *excluded* from the ranking when
+
+1. its importance weights fail the reliability diagnostic (Pareto :math:`\hat k` above the threshold
+   of Vehtari et al. 2024, eq. 13; :mod:`pmcbandit.psis`) — the run's engine flags it and stops
+   pulling it (``reason="khat"``);
+2. its estimate disagrees with a ``reference`` value: :math:`|z_k| = |\hat\theta_k - \theta_{ref}| /
+   se_k` beyond the two-sided Bonferroni threshold :math:`z_{1-\alpha/(2K)}` over the :math:`K` arms
+   tested (``reason="reference"``); or, without a reference,
+3. its estimate disagrees with most of the others (``reason="disagrees"``): arms :math:`j, k`
+   *disagree* when :math:`|\hat\theta_j - \hat\theta_k| / \sqrt{se_j^2 + se_k^2}` exceeds the
+   two-sided Bonferroni threshold :math:`z_{1-\alpha/(K(K-1))}` over the :math:`K(K-1)/2` pairs, so
+   that under agreement no pair is flagged with probability at least :math:`1-\alpha`; an arm that
+   disagrees with more than half of the other tested arms is excluded. Pairs, not a pooled
+   reference: one precise biased arm would dominate any pooled (fixed-effect) reference and make
+   the honest arms look outlying, and a random-effects reference is widened by chance
+   disagreements among a few noisy arms until the biased one passes. With two arms that disagree,
+   both leave the ranking (two arms cannot say which is wrong); when biased arms are the majority,
+   only a ``reference`` can tell.
+
+:math:`\hat\theta_k` is the arm's mean estimate (linear arms) or :math:`\log` of the mean of
+:math:`e^{x}` (log-scale arms, with the delta-method :math:`se_k = SE(\bar{e^x})/\bar{e^x}`): the
+quantity the arms agree on, unlike the mean of :math:`\log\hat Z`, which Jensen's inequality
+biases by an amount that differs between arms of different variance.
+
+The gate runs when the ranking rule is about to stop and at the end of the run; each run makes few
+such checks, so false exclusions (rate at most :math:`\alpha` per check) stay rare, and an
+excluded arm is named with its reason and :math:`z` in the result.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+
+__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "arm_estimates", "gate"]
+
+#: Pulls an arm needs before its estimate takes part in the gate (its variance must be estimable).
+MIN_PULLS = 6
+
+
+class ArmEstimates(NamedTuple):
+    """Per arm: the common quantity's estimate, its standard error and the pulls behind them."""
+
+    estimate: np.ndarray
+    se: np.ndarray
+    n: np.ndarray
+
+
+def arm_estimates(values, arms, n_arms: int, log_scale: bool) -> ArmEstimates:
+    """Each arm's estimate of the common quantity (module docstring) from its pulls' observations."""
+    values = np.asarray(values, dtype=np.float64)
+    arms = np.asarray(arms, dtype=np.int64)
+    est = np.full(n_arms, np.nan)
+    se = np.full(n_arms, np.nan)
+    n = np.bincount(arms, minlength=n_arms)
+    for k in np.flatnonzero(n > 1):
+        x = values[arms == k]
+        if log_scale:
+            top = x.max()
+            w = np.exp(x - top)
+            mean = w.mean()
+            est[k] = top + math.log(mean)
+            se[k] = w.std(ddof=1) / math.sqrt(x.size) / mean
+        else:
+            est[k] = x.mean()
+            se[k] = x.std(ddof=1) / math.sqrt(x.size)
+    return ArmEstimates(est, se, n)
+
+
+class GateResult(NamedTuple):
+    """Arms the gate excludes (``reasons[k]`` is ``""`` for an arm it keeps) and each tested arm's z."""
+
+    excluded: np.ndarray
+    reasons: tuple
+    z: np.ndarray
+
+
+def gate(estimates: ArmEstimates, candidates: np.ndarray, reference: float | None, alpha: float) -> GateResult:
+    """Apply rules 2–3 of the module docstring to the ``candidates`` (bool mask) with enough pulls."""
+    k = estimates.estimate.size
+    tested = candidates & (estimates.n >= MIN_PULLS) & np.isfinite(estimates.estimate)
+    excluded = np.zeros(k, dtype=bool)
+    reasons = [""] * k
+    z = np.full(k, np.nan)
+    idx = np.flatnonzero(tested)
+    if reference is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z[idx] = (estimates.estimate[idx] - reference) / estimates.se[idx]
+        # A zero se (a constant arm) makes any miss infinitely significant and a hit 0/0: exact.
+        z[idx] = np.where(np.isnan(z[idx]), 0.0, z[idx])
+        limit = stats.norm.isf(alpha / (2 * max(idx.size, 1)))
+        for i in idx[np.abs(z[idx]) > limit]:
+            excluded[i] = True
+            reasons[i] = f"reference: estimate {estimates.estimate[i]:.6g} is {z[i]:+.1f} se from {reference:.6g}"
+        return GateResult(excluded, tuple(reasons), z)
+    if idx.size < 2:
+        return GateResult(excluded, tuple(reasons), z)
+    y, se = estimates.estimate[idx], estimates.se[idx]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pair_z = (y[:, None] - y[None, :]) / np.sqrt(se[:, None] ** 2 + se[None, :] ** 2)
+    pair_z = np.where(np.isnan(pair_z), 0.0, pair_z)  # two exact constants that agree
+    limit = stats.norm.isf(alpha / (idx.size * (idx.size - 1)))
+    disagree = np.abs(pair_z) > limit
+    np.fill_diagonal(disagree, False)
+    votes = disagree.sum(axis=1)
+    # The arm's deviation from the others' inverse-variance mean, reported with the verdict.
+    for n, i in enumerate(idx):
+        others = np.arange(idx.size) != n
+        w = 1.0 / se[others] ** 2
+        if np.all(np.isfinite(w)):
+            ref = float(np.sum(w * y[others]) / w.sum())
+            z[i] = (y[n] - ref) / math.sqrt(se[n] ** 2 + 1.0 / w.sum())
+        if 2 * votes[n] > idx.size - 1:
+            excluded[i] = True
+            reasons[i] = (f"disagrees: estimate {y[n]:.6g} disagrees with {votes[n]} of the {idx.size - 1} other arms "
+                          f"(|z| > {limit:.2f} for each)")
+    return GateResult(excluded, tuple(reasons), z)

@@ -1,0 +1,120 @@
+"""The learner of a comparison run: pairs of pulls, the efficiency rule, the validity gate.
+
+It plugs into the one run loop (:mod:`pmcbandit.loop`) like the learners of
+:mod:`pmcbandit.learners`: a decision is a pair of pulls of one arm (two LUCB arms once the
+initial round is over, :mod:`pmcbandit.compare.efficiency`); a closed decision gives every arm
+whose two pulls came back valid one variance observation; ``done`` holds when the rule stops on
+the arms still in play, after the validity gate (:mod:`pmcbandit.compare.gate`) had its say.
+Observations of log-scale arms are taken as they are (logs), not on the allocation runs'
+working scale (``working_scale = False``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pmcbandit.compare import efficiency
+from pmcbandit.compare.gate import GateResult, arm_estimates, gate
+from pmcbandit.identification.base import Selection
+
+__all__ = ["ComparisonLearner"]
+
+
+class ComparisonLearner:
+    """See the module docstring.
+
+    Parameters
+    ----------
+    rule : EfficiencyRule
+    log_scale : bool
+        Whether the arms' observations are logs (the gate compares log-mean-exp estimates).
+    reference : float or None
+        Known value of the common quantity (same scale as the observations), for the gate.
+    gate_alpha : float
+        Level of the gate's tests.
+    """
+
+    kind = "comparison"
+    pinned = None
+    info_replayable = True
+    pulls_per_decision = 2
+    working_scale = False
+
+    def __init__(self, rule: efficiency.EfficiencyRule, log_scale: bool, reference: float | None, gate_alpha: float):
+        self.rule = rule
+        self.n_arms = rule.n_arms
+        self.log_scale = log_scale
+        self.reference = reference
+        self.gate_alpha = gate_alpha
+        self.state = efficiency.init(rule)
+        self.excluded = np.zeros(self.n_arms, dtype=bool)
+        self.reasons = [""] * self.n_arms
+        self.z = np.full(self.n_arms, np.nan)
+        self.gate_checks = 0
+        self._values: list[float] = []
+        self._arms: list[int] = []
+        self._blocked = lambda: np.zeros(self.n_arms, dtype=bool)
+        self._gated_at = -1  # observations at the last gate check (same data, same verdict)
+
+    def attach(self, blocked) -> None:
+        """Read the engine's out-of-play arms (quarantined, unreliable) through ``blocked()``."""
+        self._blocked = blocked
+
+    def in_play(self) -> np.ndarray:
+        """Arms still ranked: not blocked by the engine, not excluded by the gate."""
+        return ~(self._blocked() | self.excluded)
+
+    def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
+        return efficiency.select(self.rule, rng, self.state, eligible & ~self.excluded)
+
+    def forced(self, arm: int) -> Selection:
+        return Selection.one(arm, 2)
+
+    def opened(self, selection: Selection) -> None:
+        pass
+
+    def reward(self, decision) -> float:
+        return math.nan
+
+    def close(self, decision, reward: float, diagnostics: tuple, raw_info, names: tuple, rng) -> None:
+        """One variance observation per arm of the decision whose two pulls are both valid."""
+        self._values += decision.values
+        self._arms += decision.value_arms
+        got = np.asarray(decision.value_arms, dtype=np.int64)
+        state = self.state
+        for arm in decision.arms:
+            mine = np.flatnonzero(got == arm)
+            if mine.size == 2:
+                (i, j) = mine
+                state = efficiency.update(self.rule, state, arm, decision.values[i], decision.values[j],
+                                          decision.costs[i], decision.costs[j])
+        self.state = state
+
+    def check_gate(self) -> GateResult:
+        """Run the validity gate on the arms in play (once per new data) and exclude what it rejects."""
+        if self._gated_at != len(self._values):
+            self._gated_at = len(self._values)
+            self.gate_checks += 1
+            est = arm_estimates(self._values, self._arms, self.n_arms, self.log_scale)
+            verdict = gate(est, self.in_play(), self.reference, self.gate_alpha)
+            tested = np.isfinite(verdict.z)
+            self.z[tested] = verdict.z[tested]
+            for i in np.flatnonzero(verdict.excluded):
+                self.excluded[i] = True
+                self.reasons[i] = verdict.reasons[i]
+        return GateResult(self.excluded.copy(), tuple(self.reasons), self.z.copy())
+
+    def done(self) -> bool:
+        """The rule stops on the arms in play, and still does after the gate checked them."""
+        if not efficiency.stop(self.rule, self.state, self.in_play()):
+            return False
+        self.check_gate()
+        return efficiency.stop(self.rule, self.state, self.in_play())
+
+    def mean_loss(self) -> np.ndarray:
+        return np.full(self.n_arms, np.nan)
+
+    def rescale(self, f: float) -> None:
+        raise RuntimeError("comparison runs take log observations as they are, not on a working scale")

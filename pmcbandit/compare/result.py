@@ -1,0 +1,212 @@
+"""The result of :func:`pmcbandit.compare_samplers`: the ranking, its intervals, the excluded arms."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+
+from pmcbandit.compare import efficiency
+from pmcbandit.history import History
+
+__all__ = ["ComparisonResult", "EfficiencyRatio"]
+
+
+class EfficiencyRatio(NamedTuple):
+    """``numerator`` is ``estimate`` times as efficient as ``denominator``, within [``lower``, ``upper``]
+    (simultaneous with every other interval of the result)."""
+
+    numerator: str
+    denominator: str
+    estimate: float
+    lower: float
+    upper: float
+
+
+class ComparisonResult:
+    """What :func:`pmcbandit.compare_samplers` returns.
+
+    Efficiency is :math:`1/(\\sigma^2 \\bar c)`: the inverse variance of one pull's estimate per unit
+    of cost (:mod:`pmcbandit.compare.efficiency`). Every interval of the result (per arm, and every
+    pairwise ratio) holds simultaneously, at every time, with probability at least ``1 - delta``
+    — exactly when ``guarantee == "delta-correct"`` (bounded estimates, declared costs),
+    approximately for large pair counts when ``"asymptotic"``. ``selected`` carries that guarantee
+    only when ``stopped_by == "confidence"``.
+
+    Parameters
+    ----------
+    arm_names : list of str
+    history : History
+    settings : dict
+        The run's settings with ``stopped_by`` and ``guarantee``.
+    rule : EfficiencyRule
+    state : EfficiencyState
+    in_play : ndarray of bool
+        Arms ranked at the end (not quarantined, unreliable or excluded by the gate).
+    status : ndarray of str
+        Per arm: ``"ranked"``, ``"excluded"`` (validity gate), ``"unreliable"`` (Pareto k-hat) or
+        ``"quarantined"`` (faults).
+    reasons : sequence of str
+        Why each arm is not ranked (``""`` for ranked arms).
+    z : ndarray
+        Each arm's standardised deviation in the gate's last test (NaN if not tested).
+    """
+
+    log_scale = False  # the history's observations are shown as they are (log estimates for log-scale arms)
+
+    def __init__(self, arm_names, history: History, settings: dict, rule, state, in_play, status, reasons, z):
+        self.arm_names = list(arm_names)
+        self.history = history
+        self.settings = dict(settings)
+        self.rule = rule
+        self.state = state
+        self.in_play = np.asarray(in_play, dtype=bool)
+        self.status = np.asarray(status, dtype=str)
+        self.reasons = list(reasons)
+        self.z = np.asarray(z, dtype=np.float64)
+
+    # --- the answer ------------------------------------------------------------------
+    @cached_property
+    def selected_indices(self) -> np.ndarray:
+        return efficiency.recommend(self.rule, self.state, self.in_play)
+
+    @property
+    def selected(self) -> list[str]:
+        """Names of the ``k`` most efficient arms among those ranked, best first."""
+        return [self.arm_names[i] for i in self.selected_indices]
+
+    @property
+    def stopped_by(self) -> str:
+        """``"confidence"`` (the intervals separated the top ``k``), ``"budget"``, ``"callback"`` or
+        ``"no_arm"`` (at most ``k`` arms were left to rank)."""
+        return str(self.settings.get("stopped_by"))
+
+    @property
+    def guarantee(self) -> str:
+        """``"delta-correct"`` or ``"asymptotic"`` (class docstring)."""
+        return str(self.settings.get("guarantee"))
+
+    @property
+    def confident(self) -> bool:
+        return self.stopped_by == "confidence"
+
+    @property
+    def unresolved(self) -> list[str]:
+        """Ranked arms whose interval still straddles the boundary of the top ``k`` (empty after a
+        confident stop): the arms the run could not separate."""
+        return [self.arm_names[i] for i in efficiency.unresolved(self.rule, self.state, self.in_play)]
+
+    @property
+    def excluded(self) -> dict[str, str]:
+        """Arms not ranked, with the reason."""
+        return {self.arm_names[i]: self.reasons[i] for i in np.flatnonzero(~self.in_play)}
+
+    # --- per-arm figures -----------------------------------------------------------
+    @cached_property
+    def _log_eff(self):
+        return efficiency.log_efficiency(self.rule, self.state)
+
+    @property
+    def efficiency(self) -> np.ndarray:
+        """Point estimate :math:`1/(\\bar V \\bar c)` per arm (NaN before its first pair)."""
+        return np.exp(self._log_eff[0])
+
+    @property
+    def efficiency_lower(self) -> np.ndarray:
+        return np.exp(self._log_eff[1])
+
+    @property
+    def efficiency_upper(self) -> np.ndarray:
+        return np.exp(self._log_eff[2])
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """Valid pairs (variance observations) per arm."""
+        return self.state.pairs.copy()
+
+    @property
+    def samples(self) -> int:
+        """Valid pulls that entered the efficiency statistics (twice the pairs)."""
+        return int(2 * self.state.pairs.sum())
+
+    def ratio(self, numerator: str, denominator: str) -> EfficiencyRatio:
+        """How many times as efficient ``numerator`` is as ``denominator``, with its interval."""
+        i, j = self._index(numerator, "numerator"), self._index(denominator, "denominator")
+        p, lo, hi = self._log_eff
+        return EfficiencyRatio(numerator, denominator, float(np.exp(p[i] - p[j])), float(np.exp(lo[i] - hi[j])),
+                               float(np.exp(hi[i] - lo[j])))
+
+    def ratios(self) -> list[EfficiencyRatio]:
+        """Every ordered pair of ranked arms, the more efficient (by point estimate) as numerator."""
+        p = self._log_eff[0]
+        idx = [i for i in np.argsort(-np.where(np.isnan(p), -np.inf, p), kind="stable") if self.in_play[i]]
+        return [self.ratio(self.arm_names[a], self.arm_names[b]) for n, a in enumerate(idx) for b in idx[n + 1:]]
+
+    def _index(self, name: str, parameter: str) -> int:
+        if name not in self.arm_names:
+            raise ValueError(f"The '{parameter}' parameter of ratio must be one of {self.arm_names!r}. "
+                             f"Got {name!r} instead.")
+        return self.arm_names.index(name)
+
+    def arm_table(self) -> dict[str, np.ndarray]:
+        """Per arm: pairs, variance per pull and cost per pull (point and bounds), efficiency and its
+        bounds, selected, status."""
+        v, v_lo, v_hi = efficiency.variance_bounds(self.rule, self.state)
+        c, c_lo, c_hi = efficiency.cost_bounds(self.rule, self.state)
+        chosen = np.zeros(len(self.arm_names), dtype=bool)
+        chosen[self.selected_indices] = True
+        return dict(arm=np.asarray(self.arm_names), pairs=self.pairs, variance=v, variance_lower=v_lo,
+                    variance_upper=v_hi, cost=c, cost_lower=c_lo, cost_upper=c_hi, efficiency=self.efficiency,
+                    efficiency_lower=self.efficiency_lower, efficiency_upper=self.efficiency_upper,
+                    selected=chosen, status=self.status, z=self.z)
+
+    # --- reporting -------------------------------------------------------------------
+    def warnings(self) -> list[str]:
+        out = []
+        if not self.confident:
+            out.append(f"the run ended by {self.stopped_by!r} before the intervals separated the top "
+                       f"{self.settings.get('k')}: {self.selected} is a best guess without the 1 - delta guarantee; "
+                       f"not separated: {self.unresolved}")
+        for name, why in self.excluded.items():
+            out.append(f"arm {name!r} not ranked: {why}")
+        if self.guarantee == "asymptotic":
+            out.append("the intervals are asymptotic confidence sequences (no bounds on the estimates or no "
+                       "declared costs): their coverage holds as the pair counts grow")
+        return out
+
+    def summary(self) -> str:
+        s = self.settings
+        head = (f"most efficient (top {s.get('k')}, delta={s.get('delta')}, {self.guarantee}): {self.selected}; "
+                f"stopped by {self.stopped_by} after {len(self.history)} pulls")
+        t = self.arm_table()
+        lines = [head, f"{'arm':>18} {'pairs':>6} {'variance':>10} {'cost':>10} {'efficiency':>10} "
+                       f"{'[lower':>10} {'upper]':>10}  status"]
+        for i in np.argsort(-np.nan_to_num(t["efficiency"], nan=-1.0), kind="stable"):
+            mark = " *" if t["selected"][i] else ""
+            lines.append(f"{t['arm'][i]:>18} {t['pairs'][i]:>6d} {t['variance'][i]:>10.3g} {t['cost'][i]:>10.3g} "
+                         f"{t['efficiency'][i]:>10.3g} {t['efficiency_lower'][i]:>10.3g} "
+                         f"{t['efficiency_upper'][i]:>10.3g}  {t['status'][i]}{mark}")
+        ratios = self.ratios()
+        if ratios:
+            lines.append("pairwise efficiency ratios (simultaneous intervals):")
+            lines += [f"  {r.numerator} / {r.denominator}: {r.estimate:.3g} [{r.lower:.3g}, {r.upper:.3g}]"
+                      for r in ratios]
+        lines += [f"warning: {m}" for m in self.warnings()]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<ComparisonResult: {len(self.arm_names)} arms>\n{self.summary()}"
+
+    def to_inference_data(self):
+        """``arviz.InferenceData``: ``sample_stats`` per pull, ``arm_summary`` per arm (the table of
+        :meth:`arm_table`), ``efficiency_ratio`` (arm x arm), settings in attrs."""
+        from pmcbandit.diagnostics.arviz_io import comparison_to_inference_data
+
+        return comparison_to_inference_data(self)
+
+    def plot(self, ax=None):
+        """Forest plot of the efficiencies and their intervals (log axis), excluded arms marked."""
+        from pmcbandit.diagnostics.plots import plot_efficiency
+
+        return plot_efficiency(self, ax=ax)

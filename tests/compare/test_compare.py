@@ -1,0 +1,181 @@
+"""compare_samplers through the run loop: the answer, its intervals, the gate, the record, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+import pmcbandit as pb
+from pmcbandit import CallableArm, Pulls, TargetSE
+from tests.compare.helpers import UniformArm
+
+QUIET = dict(progressbar=False)
+
+
+def _run(arms, **kw):
+    with pytest.warns(pb.PmcBanditWarning) if kw.pop("warns", False) else _nothing():
+        return pb.compare_samplers(arms, **{**QUIET, **kw})
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _declared(arms):
+    return dict(bounds=(-1.0, 1.0), costs=[a.cost for a in arms])
+
+
+def test_selects_the_most_efficient_arm_cost_included_with_the_exact_guarantee():
+    # Low variance but 10x the cost loses: efficiencies 3/(0.04*10) = 7.5 vs 3/(0.09*1) = 33.
+    arms = [UniformArm(0.2, cost=10.0), UniformArm(0.3, cost=1.0), UniformArm(0.8, cost=1.0)]
+    res = _run(arms, random_seed=1, **_declared(arms))
+    assert res.stopped_by == "confidence" and res.guarantee == "delta-correct" and res.confident
+    assert res.selected == [arms[1].name]
+    assert res.unresolved == [] and res.excluded == {}
+    truth = np.array([a.efficiency() for a in arms])
+    assert np.all(res.efficiency_lower <= truth) and np.all(truth <= res.efficiency_upper)
+    r = res.ratio(arms[1].name, arms[0].name)
+    assert r.lower <= truth[1] / truth[0] <= r.upper and r.lower > 1
+    assert len(res.ratios()) == 3 and all(x.estimate >= 1 for x in res.ratios())
+    assert res.samples == 2 * res.pairs.sum() == len(res.history)
+
+
+def test_top_k_and_the_same_seed_gives_the_same_run():
+    arms = [UniformArm(s) for s in (0.1, 0.15, 0.5, 0.9)]
+    a = _run(arms, k=2, random_seed=7, **_declared(arms))
+    b = _run(arms, k=2, random_seed=7, **_declared(arms))
+    assert a.selected == b.selected == [arms[0].name, arms[1].name]
+    np.testing.assert_array_equal(a.history.column("obs"), b.history.column("obs"))
+    np.testing.assert_array_equal(a.history.column("arm"), b.history.column("arm"))
+    c = _run(arms, k=2, random_seed=8, **_declared(arms))
+    assert not np.array_equal(a.history.column("obs")[:50], c.history.column("obs")[:50])
+
+
+def test_measured_costs_give_an_asymptotic_guarantee_and_a_warning():
+    arms = [CallableArm(lambda rng, s=s: rng.uniform(-s, s), name=f"u{s}") for s in (0.1, 0.6)]
+    res = _run(arms, random_seed=2, warns=True)
+    assert res.guarantee == "asymptotic" and res.selected == ["u0.1"]
+    assert any("asymptotic" in w for w in res.warnings())
+
+
+def test_a_budget_stop_reports_the_arms_it_could_not_separate():
+    arms = [UniformArm(0.30), UniformArm(0.31), UniformArm(0.9)]
+    res = _run(arms, random_seed=3, budget=Pulls(60), warns=True, **_declared(arms))
+    assert res.stopped_by == "budget" and not res.confident
+    assert set(res.unresolved) >= {arms[0].name, arms[1].name}
+    assert "not separated" in res.summary()
+
+
+def test_the_gate_excludes_a_biased_arm_that_disagrees_with_a_reference():
+    arms = [UniformArm(0.3, name="honest"), UniformArm(0.05, centre=0.2, name="biased-but-precise"),
+            UniformArm(0.5, name="noisy")]
+    res = _run(arms, random_seed=4, reference=0.0, warns=True, **_declared(arms))
+    assert "biased-but-precise" in res.excluded and res.excluded["biased-but-precise"].startswith("reference")
+    assert res.selected == ["honest"] and list(res.status) == ["ranked", "excluded", "ranked"]
+    assert res.stopped_by == "confidence"
+
+
+def test_without_a_reference_the_gate_excludes_the_arm_that_disagrees_with_the_others():
+    arms = [UniformArm(0.3, name="a"), UniformArm(0.4, name="b"), UniformArm(0.05, centre=0.2, name="biased"),
+            UniformArm(0.5, name="c")]
+    res = _run(arms, random_seed=5, warns=True, **_declared(arms))
+    assert list(res.excluded) == ["biased"] and res.excluded["biased"].startswith("disagrees")
+    assert res.selected == ["a"]
+    assert res.settings["gate_checks"] >= 1
+
+
+def test_a_faulty_arm_is_quarantined_and_the_run_still_ranks_the_others():
+    def broken(rng):
+        return math.nan
+
+    arms = [UniformArm(0.2), UniformArm(0.6), CallableArm(broken, name="broken", cost=1.0)]
+    res = _run(arms, random_seed=6, bounds=(-1, 1), costs=[1, 1, 1], warns=True)
+    assert res.status[2] == "quarantined" and "broken" in res.excluded
+    assert res.selected == [arms[0].name] and res.stopped_by == "confidence"
+
+
+def test_when_at_most_k_arms_are_left_the_run_says_no_arm():
+    arms = [UniformArm(0.2), CallableArm(lambda rng: math.nan, name="broken", cost=1.0)]
+    res = _run(arms, random_seed=6, bounds=(-1, 1), costs=[1, 1], warns=True)
+    assert res.stopped_by == "no_arm" and res.selected == [arms[0].name]
+
+
+def test_log_scale_arms_are_compared_on_their_log_estimates():
+    # log-normal weights with sigma s: Var(log Z-hat of a batch of m) shrinks with m; equal cost.
+    def arm(m, s=1.0):
+        def fn(rng):
+            return rng.normal(-0.5 * s * s, s, m)
+        return CallableArm(fn, name=f"batch{m}", log_scale=True, cost=1.0)
+
+    res = _run([arm(400), arm(25)], random_seed=8, costs=[1.0, 1.0], warns=True, reference=0.0)
+    assert res.selected == ["batch400"] and res.excluded == {}
+    assert res.history.column("obs").max() < 2.0  # logs as they came, not a working scale
+
+
+def test_inference_data_holds_the_table_ratios_and_settings(tmp_path):
+    az = pytest.importorskip("arviz")
+    arms = [UniformArm(0.2), UniformArm(0.5)]
+    res = _run(arms, random_seed=9, **_declared(arms))
+    idata = res.to_inference_data()
+    path = tmp_path / "comparison.nc"
+    idata.to_netcdf(str(path))
+    back = az.from_netcdf(str(path))
+    np.testing.assert_allclose(back.arm_summary["efficiency"].values, res.efficiency)
+    est = back.efficiency_ratio["estimate"].sel(numerator=arms[0].name, denominator=arms[1].name).item()
+    assert est == pytest.approx(res.ratio(arms[0].name, arms[1].name).estimate)
+    assert back.attrs["stopped_by"] == "confidence" and back.attrs["guarantee"] == "delta-correct"
+    assert back.sample_stats.sizes["pull"] == len(res.history)
+
+
+def test_plot_draws_one_interval_per_arm():
+    import matplotlib.pyplot as plt
+
+    arms = [UniformArm(0.2), UniformArm(0.5), UniformArm(0.05, centre=0.3, name="biased")]
+    res = _run(arms, random_seed=10, reference=0.0, warns=True, **_declared(arms))
+    ax = res.plot()
+    assert len(ax.get_yticklabels()) == 3 and any("excluded" in t.get_text() for t in ax.get_yticklabels())
+    plt.close(ax.figure)
+
+
+def test_a_callback_stop_resumes_from_its_checkpoint_to_the_uninterrupted_result(tmp_path):
+    arms = [UniformArm(0.2), UniformArm(0.3), UniformArm(0.6)]
+    full = _run(arms, random_seed=11, **_declared(arms))
+    path = tmp_path / "cmp.ckpt"
+    part = _run(arms, random_seed=11, checkpoint=path, callback=lambda p, h: len(h) >= 40, warns=True,
+                **_declared(arms))
+    assert part.stopped_by == "callback"
+    done = _run(arms, random_seed=11, checkpoint=path, **_declared(arms))
+    assert done.selected == full.selected
+    np.testing.assert_array_equal(done.history.column("obs"), full.history.column("obs"))
+
+
+@pytest.mark.parametrize(
+    "kw, param",
+    [
+        (dict(k=0), "'k'"),
+        (dict(k=3), "'k'"),
+        (dict(delta=1.0), "'delta'"),
+        (dict(costs=[1.0]), "'costs'"),
+        (dict(costs={"x": 1.0, "y": 1.0, "z": 1.0}), "'costs'"),
+        (dict(costs=[1.0, -1.0, 1.0]), "'costs'"),
+        (dict(budget=TargetSE(0.1)), "'budget'"),
+        (dict(reference=float("nan")), "'reference'"),
+        (dict(min_pairs=1), "'min_pairs'"),
+        (dict(gate_alpha=0.0), "'gate_alpha'"),
+        (dict(bounds=(1.0, 0.0)), "'bounds'"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(kw, param):
+    arms = [UniformArm(0.1), UniformArm(0.2), UniformArm(0.3)]
+    with pytest.raises(ValueError, match=param):
+        pb.compare_samplers(arms, **QUIET, **kw)
+
+
+def test_arms_of_mixed_scales_are_refused():
+    arms = [UniformArm(0.1), CallableArm(lambda rng: rng.normal(size=3), name="logs", log_scale=True)]
+    with pytest.raises(ValueError, match="'arms'.*mix log-scale"):
+        pb.compare_samplers(arms, **QUIET)

@@ -1,0 +1,76 @@
+"""Confidence sequences: coverage uniformly in time, widths that shrink, the documented edge cases."""
+
+import numpy as np
+
+from pmcbandit.compare.confidence import asymptotic_radius, betting_init, betting_update
+from tests.tolerance import error_rate_upper
+
+
+def _paths_missed(update_interval, paths: int, horizon: int, truth: float, draw, seed: int) -> int:
+    rng = np.random.default_rng(seed)
+    missed = 0
+    for _ in range(paths):
+        x = draw(rng, horizon)
+        if not all(lo <= truth <= hi for lo, hi in update_interval(x)):
+            missed += 1
+    return missed
+
+
+def _betting_intervals(alpha):
+    def run(x):
+        cs = betting_init([alpha])
+        for v in x:
+            cs = betting_update(cs, 0, v)
+            yield cs.lower[0], cs.upper[0]
+    return run
+
+
+def _chi2_pairs(rng, n):  # V = (X - X')^2 / 2 of uniform(-0.2, 0.2) estimates, scaled into [0, 1] by 0.08
+    x = rng.uniform(-0.2, 0.2, (n, 2))
+    return 0.5 * (x[:, 0] - x[:, 1]) ** 2 / 0.08
+
+
+def test_betting_cs_covers_uniformly_in_time_at_its_level():
+    truth = (0.2**2 / 3) / 0.08
+    missed = _paths_missed(_betting_intervals(0.1), 300, 300, truth, _chi2_pairs, seed=1)
+    assert error_rate_upper(missed, 300) <= 0.1
+
+
+def test_betting_cs_with_a_wrong_truth_is_rejected_and_widths_shrink():
+    rng = np.random.default_rng(2)
+    cs = betting_init([0.05, 0.05])
+    widths = []
+    for t, v in enumerate(_chi2_pairs(rng, 400)):
+        cs = betting_update(cs, 0, v)
+        if t in (49, 399):
+            widths.append(cs.upper[0] - cs.lower[0])
+    truth = (0.2**2 / 3) / 0.08
+    assert cs.lower[0] <= truth <= cs.upper[0]
+    assert widths[1] < 0.6 * widths[0]
+    assert not cs.lower[0] <= 2 * truth <= cs.upper[0]
+    assert (cs.n[1], cs.lower[1], cs.upper[1]) == (0, 0.0, 1.0)  # the other sequence is untouched
+
+
+def test_betting_cs_clips_observations_into_the_unit_interval():
+    cs = betting_update(betting_init([0.05]), 0, 7.0)
+    assert cs.total[0] == 1.0
+
+
+def test_asymptotic_radius_is_scale_free_zero_without_spread_and_infinite_before_two_points():
+    r = asymptotic_radius(np.array([1, 50, 50, 50]), np.array([1.0, 1.0, 100.0, 0.0]), 0.05)
+    assert np.isinf(r[0])
+    assert np.isclose(r[2], 10 * r[1])
+    assert r[3] == 0.0
+
+
+def test_asymptotic_cs_covers_gaussian_means_uniformly_at_large_times():
+    rng = np.random.default_rng(3)
+    alpha, horizon, paths = 0.1, 2000, 1000
+    x = rng.standard_normal((paths, horizon)) * 3.0 + 1.0
+    t = np.arange(1, horizon + 1)
+    mean = np.cumsum(x, axis=1) / t
+    var = (np.cumsum(x * x, axis=1) - t * mean**2) / np.maximum(t - 1, 1)
+    r = asymptotic_radius(np.broadcast_to(t, x.shape), var, alpha)
+    late = t >= 100  # an asymptotic guarantee: judged where the CLT has taken hold
+    missed = int((np.abs(mean - 1.0) > r)[:, late].any(axis=1).sum())
+    assert error_rate_upper(missed, paths) <= alpha

@@ -1,0 +1,107 @@
+"""The efficiency rule on simulated arms: intervals, the LUCB choice, stopping, and the fixed protocol."""
+
+import numpy as np
+import pytest
+
+from pmcbandit.compare import efficiency as eff
+from pmcbandit.compare.simulate import simulate_comparison
+from tests.compare.helpers import uniform_pair
+
+
+def _rule(n=3, **kw):
+    base = dict(k=1, delta=0.1, n_arms=n, variance_bound=0.32, costs=(1.0,) * n)
+    base.update(kw)
+    return eff.EfficiencyRule(**base)
+
+
+def test_intervals_contain_the_point_and_log_efficiency_is_minus_log_variance_times_cost():
+    rule = _rule(2, costs=(2.0, 0.5))
+    state = eff.init(rule)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        for arm in (0, 1):
+            x = rng.uniform(-0.3, 0.3, 2)
+            state = eff.update(rule, state, arm, x[0], x[1], 9.0, 9.0)  # declared costs win over reported
+    point, lo, hi = eff.log_efficiency(rule, state)
+    v = state.v_sum / state.pairs
+    np.testing.assert_allclose(point, -np.log(v) - np.log([2.0, 0.5]))
+    assert np.all(lo <= point) and np.all(point <= hi)
+
+
+def test_measured_costs_get_intervals_and_an_arm_without_pairs_is_unbounded():
+    rule = _rule(2, costs=None, variance_bound=None)
+    state = eff.init(rule)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        x = rng.normal(size=2)
+        state = eff.update(rule, state, 0, x[0], x[1], *rng.uniform(0.9, 1.1, 2))
+    c, c_lo, c_hi = eff.cost_bounds(rule, state)
+    assert c_lo[0] < c[0] < c_hi[0]
+    point, lo, hi = eff.log_efficiency(rule, state)
+    assert np.isnan(point[1]) and lo[1] == -np.inf and hi[1] == np.inf
+    assert not rule.exact and _rule().exact
+
+
+def test_select_fills_min_pairs_then_pulls_the_two_critical_arms():
+    rule = _rule(3, min_pairs=2)
+    state = eff.init(rule)
+    rng = np.random.default_rng(2)
+    every = np.ones(3, dtype=bool)
+    draw = uniform_pair([0.1, 0.2, 0.4])
+    seen = []
+    for _ in range(6):
+        sel = eff.select(rule, rng, state, every)
+        assert len(sel.arms) == 1 and sel.pulls == (2,)
+        seen.append(sel.arms[0])
+        state = eff.update(rule, state, sel.arms[0], *draw(rng, sel.arms[0]))
+    assert sorted(seen) == [0, 0, 1, 1, 2, 2]
+    for _ in range(30):
+        for arm in range(3):
+            state = eff.update(rule, state, arm, *draw(rng, arm))
+    sel = eff.select(rule, rng, state, every)
+    assert sel.pulls == (2, 2) and sel.arms[0] == 0 and sel.arms[1] != 0
+    restricted = eff.select(rule, rng, state, np.array([False, True, True]))
+    assert 0 not in restricted.arms
+
+
+def test_a_zero_variance_arm_ranks_first_on_its_bounds():
+    rule = _rule(2)
+    state = eff.init(rule)
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        state = eff.update(rule, state, 0, 0.5, 0.5, 1.0, 1.0)
+        state = eff.update(rule, state, 1, *uniform_pair([0.3, 0.3])(rng, 1))
+    point, lo, hi = eff.log_efficiency(rule, state)
+    assert point[0] == np.inf and hi[0] == np.inf and np.isfinite(lo[0])
+    assert list(eff.recommend(rule, state, np.ones(2, dtype=bool))) == [0]
+
+
+@pytest.mark.parametrize("protocol", ["lucb", "fixed"])
+def test_both_protocols_stop_on_the_most_efficient_arm_and_lucb_needs_fewer_pulls(protocol):
+    rule = _rule(4, variance_bound=None)
+    draw = uniform_pair([0.2, 0.3, 0.5, 0.6])
+    res = [simulate_comparison(rule, draw, np.random.default_rng(s), protocol=protocol) for s in range(5)]
+    assert all(r.stopped and r.recommended[0] == 0 for r in res)
+    if protocol == "fixed":
+        lucb = [simulate_comparison(rule, draw, np.random.default_rng(s)).pulls for s in range(5)]
+        assert np.median(lucb) < np.median([r.pulls for r in res])
+
+
+def test_unresolved_names_the_arms_straddling_the_boundary_and_epsilon_ends_ties():
+    rule = _rule(3, variance_bound=None, min_pairs=2)
+    draw = uniform_pair([0.2, 0.2, 0.6])
+    capped = simulate_comparison(rule, draw, np.random.default_rng(4), max_pairs=200)
+    assert not capped.stopped
+    tolerant = simulate_comparison(rule._replace(epsilon=1.0), draw, np.random.default_rng(4), max_pairs=20000)
+    assert tolerant.stopped and tolerant.recommended[0] in (0, 1)
+    state = eff.init(rule)
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        for arm in range(3):
+            state = eff.update(rule, state, arm, *draw(rng, arm))
+    assert set(eff.unresolved(rule, state, np.ones(3, dtype=bool))) == {0, 1}
+
+
+def test_simulate_rejects_an_unknown_protocol():
+    with pytest.raises(ValueError, match="'protocol'"):
+        simulate_comparison(_rule(), uniform_pair([0.1, 0.2, 0.3]), np.random.default_rng(0), protocol="adaptive")
