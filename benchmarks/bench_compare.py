@@ -8,7 +8,7 @@ of every arm per round until every two arms' intervals are disjoint. Arms are un
 betting sequences) or not (asymptotic sequences). Each cell is ``runs`` seeded runs of both
 protocols on the same seeds; the ratio is of mean pulls, with a 95 % bootstrap interval over runs.
 
-    .venv/bin/python -m benchmarks.bench_compare            # 60 runs per cell
+    .venv/bin/python -m benchmarks.bench_compare            # 100 runs per cell
     .venv/bin/python -m benchmarks.bench_compare --quick    # 10 runs per cell
 """
 
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from benchmarks._common import machine, utc_now, write_section
-from pmcbandit.compare.efficiency import EfficiencyRule
+from pmcbandit.compare.efficiency import EfficiencyRule, default_min_pairs
 from pmcbandit.compare.simulate import simulate_comparison
 
 #: (label, spreads, k): efficiencies 3/s^2; the first k are the answer.
@@ -43,9 +43,10 @@ def _draw(spreads):
     return draw
 
 
-def _cell(spreads, k, exact: bool, runs: int):
+def _cell(spreads, k, exact: bool, runs: int, min_pairs: int):
     n = len(spreads)
-    rule = EfficiencyRule(k=k, delta=DELTA, n_arms=n, variance_bound=2.0 if exact else None, costs=(1.0,) * n)
+    rule = EfficiencyRule(k=k, delta=DELTA, n_arms=n, variance_bound=2.0 if exact else None, costs=(1.0,) * n,
+                          min_pairs=min_pairs)
     draw = _draw(spreads)
     out = {}
     for protocol in ("lucb", "fixed"):
@@ -71,16 +72,18 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    runs = 10 if args.quick else 60
+    runs = 10 if args.quick else 100
     rng = np.random.default_rng(0)
     rows = []
+    cells = [(exact, default_min_pairs(exact)) for exact in (True, False)] + [(False, 3)]
     for label, spreads, k in INSTANCES:
-        for exact in (True, False):
-            cell = _cell(spreads, k, exact, runs)
+        for exact, min_pairs in cells:
+            cell = _cell(spreads, k, exact, runs, min_pairs)
             lu, fx = cell["lucb"], cell["fixed"]
             r, lo, hi = _ratio_ci(lu["pulls"], fx["pulls"], rng)
             rows.append(
-                f"| {label} | {k} | {'exact (betting)' if exact else 'asymptotic'} | {lu['pulls'].mean():,.0f} | "
+                f"| {label} | {k} | {'exact (betting)' if exact else 'asymptotic'} | {min_pairs} | "
+                f"{lu['pulls'].mean():,.0f} | "
                 f"{fx['pulls'].mean():,.0f} | **{r:.2f}** [{lo:.2f}, {hi:.2f}] | {lu['wrong']} / {fx['wrong']} | "
                 f"{lu['capped']} / {fx['capped']} |"
             )
@@ -93,11 +96,13 @@ def main(argv=None) -> int:
         "",
         f"{runs} seeded runs per cell (the same seeds for both protocols), delta = {DELTA}; arms U(-s, s) with unit "
         "declared costs; 'exact' bounds the estimates in [-1, 1] (betting confidence sequences), 'asymptotic' does "
-        "not. Ratio = mean pulls of compare_samplers' LUCB rule / mean pulls of the fixed protocol (a pair of every "
+        "not; 'min pairs' is the pairs of every arm before either protocol may stop (the default of "
+        "compare_samplers, and 3 with asymptotic sequences to show why the default is 10). Ratio = mean pulls of compare_samplers' LUCB rule / mean pulls of the fixed protocol (a pair of every "
         "arm per round until every two intervals are disjoint), 95 % bootstrap interval over runs. Goal: ratio <= 0.5.",
         "",
-        "| instance | k | sequences | LUCB pulls | fixed pulls | ratio [95 %] | wrong (LUCB / fixed) | not stopped |",
-        "|---|---|---|---|---|---|---|---|",
+        "| instance | k | sequences | min pairs | LUCB pulls | fixed pulls | ratio [95 %] | wrong (LUCB / fixed) | "
+        "not stopped |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
     ])
     write_section("bench_compare", markdown)

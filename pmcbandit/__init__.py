@@ -3,14 +3,14 @@
 Public API: :func:`run` (allocate compute among arms and combine their
 estimates), :func:`estimate_evidence` and :func:`evidence_arms` (model evidence
 of any PyMC model), :func:`identify` (best-K identification), :func:`compare_samplers` (the most
-efficient estimators, with confidence), the arm classes, and :func:`get_policy`.
+efficient estimators, with confidence) and :func:`sampler_arms` (PyMC samplers as arms), the arm classes, and :func:`get_policy`.
 """
 
 from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
 
 _configure_pytensor_blas()
 
-from pmcbandit.arms import Arm, CallableArm, Pull, PyTensorArm  # noqa: E402
+from pmcbandit.arms import Arm, CallableArm, Pull, PyTensorArm, sampler_arms  # noqa: E402
 from pmcbandit.evidence import EvidenceResult, estimate_evidence, evidence_arms  # noqa: E402
 from pmcbandit.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E402
 from pmcbandit.policies import POLICY_NAMES, get_policy  # noqa: E402
@@ -27,6 +27,7 @@ __all__ = [
     "CallableArm",
     "Pull",
     "PyTensorArm",
+    "sampler_arms",
     "POLICY_NAMES",
     "get_policy",
     "run",

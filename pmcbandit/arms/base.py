@@ -70,6 +70,11 @@ class Arm(abc.ABC):
         (importance sampling, AIS), so the Pareto :math:`\\hat k` of the arm's
         accumulated weights diagnoses whether their variance is finite
         (:mod:`pmcbandit.psis`). Requires ``log_scale``.
+    cost_unit : str
+        The unit of :attr:`Pull.cost`: ``"cpu_seconds"`` when measured (the default), else what
+        the arm declares (``"logp_evals"``, ``"gradient_evals"``, ``"declared"`` for a
+        :class:`CallableArm` given a ``cost``). Efficiencies of arms are comparable only in one
+        unit (:func:`pmcbandit.compare_samplers` refuses a mix).
     expected_seconds : float or None
         Predicted wall seconds of one pull before any was made (e.g. from the
         measured cost of one model evaluation), so a time-budgeted run can order
@@ -81,6 +86,7 @@ class Arm(abc.ABC):
     diagnostics: tuple[str, ...] = ()
     family: str | None = None
     importance_weights: bool = False
+    cost_unit: str = "cpu_seconds"
     expected_seconds: float | None = None
 
     @abc.abstractmethod
@@ -152,6 +158,8 @@ class CallableArm(Arm):
         self.log_scale = bool(log_scale)
         self.diagnostics = tuple(diagnostics)
         self.cost = cost
+        if cost is not None:
+            self.cost_unit = "declared"
 
     def draw(self, rng):
         out = self.fn(rng)

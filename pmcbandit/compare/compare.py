@@ -27,7 +27,7 @@ from pmcbandit._validation import check_open_unit, check_positive
 from pmcbandit.arms.base import Arm, check_arms
 from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
 from pmcbandit.checkpoint import run_streams
-from pmcbandit.compare.efficiency import EfficiencyRule
+from pmcbandit.compare.efficiency import EfficiencyRule, default_min_pairs
 from pmcbandit.compare.learner import ComparisonLearner
 from pmcbandit.compare.result import ComparisonResult
 from pmcbandit.config import RunConfig
@@ -54,7 +54,7 @@ def compare_samplers(
     costs: Sequence[float] | Mapping[str, float] | None = None,
     reference: float | None = None,
     epsilon: float = 0.0,
-    min_pairs: int = 3,
+    min_pairs: int | None = None,
     gate_alpha: float = 0.01,
     max_faults: int = 1,
     max_in_flight: int = 1,
@@ -100,8 +100,9 @@ def compare_samplers(
     epsilon : float
         Tolerance: stop when the selected arms are each at least ``1/(1 + epsilon)`` times as efficient
         as every other (0: exact; > 0 ends runs between arms of equal efficiency).
-    min_pairs : int
-        Pairs of every arm before the rule starts (>= 2).
+    min_pairs : int, optional
+        Pairs of every arm before the rule starts (>= 2); default 3 with the exact guarantee, 10
+        with the asymptotic one (:func:`~pmcbandit.compare.efficiency.default_min_pairs`).
     gate_alpha : float
         Level of the validity gate's tests, in (0, 1).
     max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
@@ -135,6 +136,10 @@ def compare_samplers(
                          f"has no combined standard error to target). Got {budget!r} instead.")
     bounds = _check_bounds(bounds, OWNER)
     declared = _check_costs(costs, arms)
+    units = {a.name: a.cost_unit for a in arms}
+    if declared is None and len(set(units.values())) > 1:
+        raise ValueError(f"The 'arms' parameter of {OWNER} must report costs in one unit (efficiencies in different "
+                         f"units cannot be ranked; or pass 'costs'). Got cost units {units!r} instead.")
     if reference is not None:
         if isinstance(reference, bool) or not isinstance(reference, numbers.Real) or reference != reference \
                 or abs(reference) == float("inf"):
@@ -142,6 +147,9 @@ def compare_samplers(
                              f"Got {reference!r} instead.")
         reference = float(reference)
     check_positive(epsilon, "epsilon", OWNER, allow_zero=True)
+    exact = bounds is not None and declared is not None
+    if min_pairs is None:
+        min_pairs = default_min_pairs(exact)
     check_positive(min_pairs, "min_pairs", OWNER, integer=True)
     if min_pairs < 2:
         raise ValueError(f"The 'min_pairs' parameter of {OWNER} must be >= 2. Got {min_pairs!r} instead.")

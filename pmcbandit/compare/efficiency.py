@@ -56,7 +56,7 @@ import numpy as np
 from pmcbandit.compare.confidence import BettingCS, asymptotic_radius, betting_init, betting_update
 from pmcbandit.identification.base import Selection
 
-__all__ = ["EfficiencyRule", "EfficiencyState", "init", "update", "log_efficiency", "select", "stop", "recommend",
+__all__ = ["EfficiencyRule", "EfficiencyState", "default_min_pairs", "init", "update", "log_efficiency", "select", "stop", "recommend",
            "unresolved", "all_separated"]
 
 
@@ -65,7 +65,8 @@ class EfficiencyRule(NamedTuple):
 
     ``variance_bound``: :math:`(b-a)^2/2` when the estimates are bounded (exact betting CS), else
     ``None`` (asymptotic CS). ``costs``: declared cost per pull of each arm, or ``None`` (measured).
-    ``width_scale`` multiplies every interval's half-width on the log scale (1 in use; tests
+    ``min_pairs``: pairs of every arm before the rule starts; :func:`default_min_pairs` gives the
+    defaults. ``width_scale`` multiplies every interval's half-width on the log scale (1 in use; tests
     shrink it to show that the error-rate check can fail).
     """
 
@@ -75,7 +76,7 @@ class EfficiencyRule(NamedTuple):
     variance_bound: float | None = None
     costs: tuple | None = None
     epsilon: float = 0.0
-    min_pairs: int = 3
+    min_pairs: int = 10
     t_star: float = 100.0
     width_scale: float = 1.0
 
@@ -100,6 +101,15 @@ class EfficiencyState(NamedTuple):
     c_sum: np.ndarray
     c_sq: np.ndarray
     betting: BettingCS | None
+
+
+def default_min_pairs(exact: bool) -> int:
+    """Pairs of every arm before the rule starts: 3 with exact (betting) sequences, whose coverage
+    holds from the first pair, and 10 with asymptotic ones, whose coverage needs the variance of
+    :math:`V` to be estimated from enough pairs — with fewer, an arm whose few pairs happen to
+    agree gets a narrow interval that can drop it from the top ``k`` for good
+    (``benchmarks/results/bench_compare.md`` measures both)."""
+    return 3 if exact else 10
 
 
 def init(rule: EfficiencyRule) -> EfficiencyState:

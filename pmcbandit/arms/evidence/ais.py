@@ -163,6 +163,7 @@ class AISArm(Arm):
         self.n_chains = int(check_positive(n_chains, "n_chains", owner, integer=True))
         self.transition = check_choice(transition, TRANSITIONS, "transition", owner)
         self.cost = check_choice(cost, COSTS, "cost", owner)
+        self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         self.max_stepout = int(check_positive(max_stepout, "max_stepout", owner, integer=True))
         if not isinstance(parallel, bool):
             raise TypeError(f"The 'parallel' parameter of {owner} must be a bool. Got {parallel!r} instead.")

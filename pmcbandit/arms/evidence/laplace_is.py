@@ -229,6 +229,7 @@ class LaplaceISArm(Arm):
         if self.defensive >= 1.0:
             raise ValueError(f"The 'defensive' parameter of {owner} must be in [0, 1). Got {defensive!r} instead.")
         self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", owner)
+        self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         if not isinstance(name, str) or not name:
             raise TypeError(f"The 'name' parameter of {owner} must be a non-empty str. Got {name!r} instead.")
         self.name = name

@@ -53,6 +53,7 @@ class PriorISArm(Arm):
     def __init__(self, model, batch_size: int = 1000, cost: str = "cpu", name: str = "prior-is"):
         self.batch_size = int(check_positive(batch_size, "batch_size", "PriorISArm", integer=True))
         self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", "PriorISArm")
+        self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
         self.name = str(name)
         # One untimed draw compiles everything; the next one, timed, predicts a pull's duration.

@@ -1,0 +1,131 @@
+"""Posterior-expectation arms: one pull is one independent short run of a PyMC sampler.
+
+:func:`sampler_arms` builds, for a PyMC model and a posterior expectation
+:math:`E_\\pi[f(\\theta)]`, one arm per sampler setting: NUTS, Metropolis and slice runs of
+``tune`` + ``draws`` iterations (:class:`~pmcbandit.arms.samplers.mcmc.MCMCArm`) and SMC runs of
+``draws`` particles (:class:`~pmcbandit.arms.samplers.smc.SMCSamplerArm`). Each pull returns one
+estimate of the expectation from its own seed, warm-up included, so replicates are i.i.d. and
+a bandit or :func:`pmcbandit.compare_samplers` can learn each sampler's variance per unit of
+cost (Neufeld et al. 2014, Sec. 2 and 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pmcbandit.arms.base import Arm
+from pmcbandit.arms.samplers._quantity import Quantity, check_sampler_model
+from pmcbandit.arms.samplers.mcmc import MCMC_SAMPLERS, MCMCArm
+from pmcbandit.arms.samplers.smc import SMCSamplerArm
+
+__all__ = ["sampler_arms", "MCMCArm", "SMCSamplerArm", "SAMPLERS", "SAMPLER_COSTS", "check_sampler_model"]
+
+SAMPLERS = (*MCMC_SAMPLERS, "smc")
+SAMPLER_COSTS = ("cpu", "gradients", "logp_evals")
+#: The cost unit each sampler can report besides CPU seconds.
+_UNIT = {"nuts": "gradients", "metropolis": "logp_evals", "slice": "logp_evals", "smc": "logp_evals"}
+
+
+#: Keywords the arms set themselves: one model, quantity and cost for the pool, a seed per pull.
+_RESERVED = frozenset({"model", "quantity", "sampler", "cost", "vars", "rng", "random_seed", "initial_point",
+                       "potential", "logp_dlogp_func", "start"})
+
+
+def _is_pair(spec) -> bool:
+    return (isinstance(spec, Sequence) and not isinstance(spec, str) and len(spec) == 2
+            and isinstance(spec[0], str) and isinstance(spec[1], Mapping))
+
+
+def _parse(samplers, cost: str) -> list[tuple[str, dict]]:
+    message = ("The 'samplers' parameter of sampler_arms must be a non-empty sequence of sampler names "
+               f"among {SAMPLERS} or (name, kwargs) pairs. Got {samplers!r} instead.")
+    if isinstance(samplers, str) or _is_pair(samplers):
+        samplers = [samplers]
+    if not isinstance(samplers, Sequence) or isinstance(samplers, str):
+        raise TypeError(message)
+    if not samplers:
+        raise ValueError(message)
+    specs = []
+    for spec in samplers:
+        if isinstance(spec, str):
+            name, kwargs = spec, {}
+        elif _is_pair(spec):
+            name, kwargs = spec[0], dict(spec[1])
+        else:
+            raise TypeError(message)
+        if name not in SAMPLERS:
+            raise ValueError(f"The 'samplers' parameter of sampler_arms must name samplers among {SAMPLERS}. "
+                             f"Got {name!r} in {samplers!r} instead.")
+        reserved = sorted(_RESERVED & set(kwargs))
+        if reserved:
+            raise ValueError(f"The 'samplers' parameter of sampler_arms must not set {reserved} in a setting (the "
+                             f"arm sets them; cost is sampler_arms' own parameter). Got {spec!r} instead.")
+        specs.append((name, kwargs))
+    units = {name: _UNIT[name] for name, _ in specs}
+    if cost != "cpu" and set(units.values()) != {cost}:
+        raise ValueError(
+            f"The 'cost' parameter of sampler_arms must be 'cpu' or a unit every sampler reports (a gradient "
+            f"and a log-density evaluation are not the same price; units: {units}). Got {cost!r} instead."
+        )
+    return specs
+
+
+def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"), *, cost: str = "cpu") -> list[Arm]:
+    """One posterior-expectation arm per sampler setting, for :func:`pmcbandit.compare_samplers`.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        A model with continuous free variables (SMC also needs a prior PyMC can forward-sample).
+        The arms compile against the model's data containers: do not ``pm.set_data`` while they run.
+    quantity : str or callable
+        The expectation :math:`E_\\pi[f(\\theta)]`: the name of a free or deterministic variable
+        (``"mu"``), of one element of an array variable (``"theta[2]"``, ``"L[0, 1]"``), or a callable
+        ``f(point) -> float`` of a dict ``{variable name: value}`` of the free variables (constrained
+        scale) and deterministics.
+    samplers : sequence of str or (str, dict)
+        Names among ``"nuts"``, ``"metropolis"``, ``"slice"``, ``"smc"``, or ``(name, kwargs)`` pairs
+        with per-arm settings: ``tune``, ``draws`` (defaults 500 / 500) and step-method keywords for
+        the MCMC samplers; ``draws`` (default 500), ``kernel`` and kernel keywords for SMC; ``name``
+        to override the arm's name. Names explain the setting: ``"nuts-t500-d500"``,
+        ``"nuts-t500-d500-target_accept0.95"``, ``"smc-d1000"``.
+    cost : {"cpu", "gradients", "logp_evals"}
+        CPU seconds of a pull (default, comparable across samplers), or a count that is exact and
+        reproducible: ``"gradients"`` (log-density-and-gradient evaluations; NUTS only) or
+        ``"logp_evals"`` (log-density evaluations; Metropolis, slice, SMC only). A count unit is
+        refused for a pool where some sampler does not report it: a gradient costs several
+        log-density evaluations, so the two counts cannot be compared. Every arm carries its unit
+        as ``arm.cost_unit`` (``"cpu_seconds"``, ``"gradient_evals"``, ``"logp_evals"``).
+
+    Returns
+    -------
+    list of Arm
+        Linear-scale arms (``log_scale = False``), one estimate per pull, in the order of
+        ``samplers``, sharing one compiled quantity.
+
+    Raises
+    ------
+    ValueError
+        A quantity the model lacks (the message lists the model's variables), an unknown sampler,
+        a cost unit a sampler does not report, two settings with the same name.
+    TypeError
+        A ``model`` that is not a ``pm.Model``, a ``samplers`` entry that is neither a name nor a pair.
+    """
+    from pmcbandit._validation import check_choice
+
+    owner = "sampler_arms"
+    model = check_sampler_model(model, owner)
+    cost = check_choice(cost, SAMPLER_COSTS, "cost", owner)
+    specs = _parse(samplers, cost)
+    shared_quantity = Quantity(model, quantity, owner)
+    arms: list[Arm] = []
+    for name, kwargs in specs:
+        if name == "smc":
+            arms.append(SMCSamplerArm(model, shared_quantity, cost=cost, **kwargs))
+        else:
+            arms.append(MCMCArm(model, shared_quantity, name, cost=cost, **kwargs))
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"The 'samplers' parameter of sampler_arms must give arms distinct names (pass 'name' "
+                         f"in a setting's kwargs). Got {names!r} instead.")
+    return arms
