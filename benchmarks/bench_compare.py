@@ -62,6 +62,19 @@ def _cell(spreads, k, exact: bool, runs: int, min_pairs: int):
     return out
 
 
+def _delta_checks(runs: int) -> list[str]:
+    from tests.compare.test_delta_correctness import RULE, _errors
+    from tests.tolerance import error_rate_lower, error_rate_upper
+
+    rows = []
+    for scale in (1.0, 0.3, 0.1, 0.05):
+        wrong = _errors(RULE._replace(width_scale=scale), runs)
+        upper, lower = error_rate_upper(wrong, runs), error_rate_lower(wrong, runs)
+        rows.append(f"| {scale:g} | {runs} | {wrong} | {upper:.4f} | {lower:.4f} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def _ratio_ci(a, b, rng, reps=2000):
     idx = rng.integers(0, a.size, (reps, a.size))
     boot = a[idx].mean(axis=1) / b[idx].mean(axis=1)
@@ -88,6 +101,7 @@ def main(argv=None) -> int:
                 f"{lu['capped']} / {fx['capped']} |"
             )
             print(rows[-1], flush=True)
+    checks = _delta_checks(1000 if not args.quick else 100)
     command = ".venv/bin/python -m benchmarks.bench_compare" + (" --quick" if args.quick else "")
     markdown = "\n".join([
         "## compare_samplers: pulls to a decision vs the fixed-allocation protocol",
@@ -104,6 +118,14 @@ def main(argv=None) -> int:
         "not stopped |",
         "|---|---|---|---|---|---|---|---|---|",
         *rows,
+        "",
+        "delta-correctness of the exact rule (the instance and rule of `tests/compare/test_delta_correctness.py`: "
+        "spreads 0.2, 0.25, 0.4, estimates in [-0.4, 0.4], unit declared costs, delta = 0.1), wrong selections "
+        "with the one-sided 95 % Clopper-Pearson bounds:",
+        "",
+        "| half-widths x | runs | wrong | upper bound | lower bound |",
+        "|---|---|---|---|---|",
+        *checks,
     ])
     write_section("bench_compare", markdown)
     return 0

@@ -164,7 +164,10 @@ class ComparisonResult:
     # --- reporting -------------------------------------------------------------------
     def warnings(self) -> list[str]:
         out = []
-        if not self.confident:
+        if self.stopped_by == "no_arm":
+            out.append(f"at most k = {self.settings.get('k')} arms were left to rank (the others are excluded, "
+                       f"unreliable or quarantined): {self.selected} is what is left, not a ranking")
+        elif not self.confident:
             out.append(f"the run ended by {self.stopped_by!r} before the intervals separated the top "
                        f"{self.settings.get('k')}: {self.selected} is a best guess without the 1 - delta guarantee; "
                        f"not separated: {self.unresolved}")

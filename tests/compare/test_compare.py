@@ -179,3 +179,12 @@ def test_arms_of_mixed_scales_are_refused():
     arms = [UniformArm(0.1), CallableArm(lambda rng: rng.normal(size=3), name="logs", log_scale=True)]
     with pytest.raises(ValueError, match="'arms'.*mix log-scale"):
         pb.compare_samplers(arms, **QUIET)
+
+
+def test_arms_whose_costs_are_in_different_units_are_refused_unless_costs_are_declared():
+    arms = [CallableArm(lambda rng: rng.normal(), name="timed"),
+            CallableArm(lambda rng: rng.normal(), name="counted", cost=3.0)]
+    with pytest.raises(ValueError, match="'arms'.*one unit"):
+        pb.compare_samplers(arms, **QUIET)
+    res = _run(arms, costs=[1.0, 3.0], budget=Pulls(40), random_seed=0, warns=True)
+    assert res.stopped_by == "budget" and list(res.arm_table()["cost"]) == [1.0, 3.0]

@@ -3,10 +3,10 @@
 1000 seeded comparisons at delta = 0.1 on three uniform arms (spreads 0.2, 0.25, 0.4; estimates
 bounded in [-0.4, 0.4]; declared unit costs: the exact, betting-CS guarantee) must err with a
 one-sided 95 % Clopper–Pearson upper bound <= delta. The mutation multiplies every interval's
-half-width on the log scale by 0.1 and must fail the same check (its lower bound above delta): the
-betting sequences are conservative by more than a factor 3 in width on this instance (at x 0.3 it
-errs 0 times in 50), as the LIL radii of the identification algorithms are
-(``tests/identification/test_delta_correctness.py``).
+half-width on the log scale by 0.05 and must fail the same check (its lower bound above delta, over 500
+runs): the betting sequences are conservative by a large factor in width on this instance (milder
+cuts leave the error rate near or below delta; ``benchmarks/bench_compare.py`` reports the counts), as
+the LIL radii of the identification algorithms are (``tests/identification/test_delta_correctness.py``).
 """
 
 import numpy as np
@@ -38,6 +38,6 @@ def test_the_exact_rule_errs_at_most_delta_over_1000_runs():
 
 
 @pytest.mark.slow
-def test_intervals_cut_to_a_tenth_fail_the_same_check():
-    wrong = _errors(RULE._replace(width_scale=0.1), 300)
-    assert error_rate_lower(wrong, 300) > RULE.delta, wrong
+def test_intervals_cut_to_a_twentieth_fail_the_same_check():
+    wrong = _errors(RULE._replace(width_scale=0.05), 500)
+    assert error_rate_lower(wrong, 500) > RULE.delta, wrong
