@@ -94,7 +94,10 @@ class WallSeconds(Budget):
 
 @dataclass(frozen=True)
 class CpuSeconds(Budget):
-    """Stop after ``seconds`` of CPU time of this process (all its threads: pulls and overhead).
+    """Stop after ``seconds`` of CPU time of this process (all its threads: pulls and overhead)
+    plus the CPU time remote workers reported for their pulls (process and Dask executors,
+    :attr:`pmcbandit.executors.Outcome.cpu`; a remote pull that timed out or was lost is charged
+    its wall seconds).
 
     Threads of pulls abandoned after a ``pull_timeout`` keep running and keep counting.
     """

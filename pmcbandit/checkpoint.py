@@ -26,8 +26,9 @@ from pmcbandit.streams import Streams
 
 __all__ = ["CHECKPOINT_VERSION", "save_checkpoint", "resume", "run_streams"]
 
-#: Layout version (2: the history's ``reason`` and ``seconds`` columns, reliability flags and weight tails).
-CHECKPOINT_VERSION = 2
+#: Layout version (2: the history's ``reason`` and ``seconds`` columns, reliability flags and weight tails;
+#: 3: status ``lost`` (5) for pulls lost with their worker, and ``cpu`` counting remote workers' CPU).
+CHECKPOINT_VERSION = 3
 
 
 def run_streams(random_seed, checkpoint) -> Streams:
@@ -64,6 +65,12 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
     reason.
     """
     with np.load(path, allow_pickle=False) as data:
+        version = int(data["version"]) if "version" in data else 1
+        if version > CHECKPOINT_VERSION:
+            raise ValueError(
+                f"The checkpoint {os.fspath(path)!r} has layout version {version}, newer than this pmcbandit reads "
+                f"({CHECKPOINT_VERSION}); resume it with the pmcbandit that wrote it."
+            )
         saved = json.loads(str(data["settings_json"]))
         history = History.from_npz_dict(data)
         selected = int(data["selected"])
@@ -125,4 +132,4 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
     if watch is not None and se_watch is not None:
         watch.next_n, watch.value = int(se_watch[0]), float(se_watch[1])
     for ticket in engine.pending_tickets():
-        executor.submit(ticket, engine.arms[ticket.arm], engine.streams.pull_rng(ticket.arm, ticket.pull_index))
+        executor.submit(ticket)

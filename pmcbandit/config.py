@@ -30,7 +30,10 @@ class RunConfig:
     ``"identification"`` (a best-K algorithm, :func:`pmcbandit.identify`); fields that do not
     apply to a kind are ``None``. ``policy`` names the policy or identification algorithm and
     ``policy_params`` its parameters; ``budget`` is the budget's ``repr``; ``streams`` the seed
-    streams' JSON form (:class:`pmcbandit.streams.Streams`).
+    streams' JSON form (:class:`pmcbandit.streams.Streams`). ``executor`` is the kind of executor
+    the pulls ran on (``"serial"``, ``"threads"``, ``"processes"``, ``"dask"`` or a custom
+    executor's ``kind``) and ``workers`` its worker count (threads, processes or Dask workers);
+    neither is in the fingerprint: a run stopped on a cluster may resume in-process.
     """
 
     kind: str
@@ -53,6 +56,8 @@ class RunConfig:
     max_decision_share: float | None = None
     k: int | None = None
     delta: float | None = None
+    executor: str = "serial"
+    workers: int = 1
 
     def settings(self, **extra) -> dict:
         """The settings as plain JSON-friendly values (tuples become lists), plus ``extra``."""

@@ -75,7 +75,9 @@ __all__ = ["Engine"]
 # 1e6 (a gap of 300 let squared losses overflow to inf and corrupt UCB-V's variance).
 _MAX_LOG_GAP = 50.0
 
-_STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4}
+_STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4, "lost": 5}
+# A pull lost with its worker (after the executor's retries) says nothing about its arm.
+_NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 
 
@@ -131,6 +133,7 @@ class Engine:
         self.shift: float | None = None
         self.wall_offset = 0.0
         self.cpu_offset = 0.0
+        self.remote_cpu = 0.0  # CPU seconds remote workers reported for this session's pulls
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
         self.guards = guards
@@ -152,6 +155,12 @@ class Engine:
     def restart_clock(self) -> None:
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
+        self.remote_cpu = 0.0
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds of the run: this process's (the driver, and pulls run in it) plus what remote
+        workers reported for the pulls that came back (:attr:`pmcbandit.executors.Outcome.cpu`)."""
+        return self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu
 
     def progress(self, se: float = float("nan"), cpu: bool = True) -> Progress:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
@@ -159,7 +168,7 @@ class Engine:
         return Progress(
             len(self.history),
             self.wall_offset + time.perf_counter() - self._t0,
-            self.cpu_offset + time.process_time() - self._c0 if cpu else math.nan,
+            self.cpu_seconds() if cpu else math.nan,
             se,
         )
 
@@ -240,8 +249,10 @@ class Engine:
                 message = f"observation {obs!r} outside bounds {self.bounds}"
             elif self.tails is not None and self.weighted[arm]:
                 self._add_weights(arm, pull.values)
+        if outcome.cpu == outcome.cpu:
+            self.remote_cpu += outcome.cpu
         wall = self.wall_offset + time.perf_counter() - self._t0
-        cpu = self.cpu_offset + time.process_time() - self._c0
+        cpu = self.cpu_seconds()
         rec = PullRecord(d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
                          cost, math.nan, wall, cpu, outcome.seconds)
         return rec, self.history.diagnostic_values(info), message, info
@@ -304,6 +315,8 @@ class Engine:
 
     def _fault(self, row: int, arm: int, status: int, message: str) -> None:
         self.history.add_fault(row, arm, _STATUS_NAME[status], message)
+        if status in _NOT_THE_ARMS_FAULT:
+            return
         self.faults[arm] += 1
         if self.faults[arm] >= self.max_faults and not self.quarantined[arm]:
             self.quarantined[arm] = True

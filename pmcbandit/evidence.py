@@ -265,7 +265,10 @@ def estimate_evidence(
         As in :func:`pmcbandit.run`; a float budget is seconds of wall time. The budget does not
         count building the arms (``result.settings["setup_seconds"]``).
     **run_kwargs
-        Passed to :func:`pmcbandit.run` (``reward``, ``checkpoint``, ``pull_timeout`` ...).
+        Passed to :func:`pmcbandit.run` (``reward``, ``checkpoint``, ``pull_timeout``,
+        ``executor`` ...). With ``executor="processes"`` or a Dask ``Client`` the arms are built
+        here and shipped to the workers as the ``pm.Model`` they estimate, each worker compiling
+        one density for all of them (``docs/scale_out.md``).
 
     Returns
     -------

@@ -1,10 +1,17 @@
-"""Where pulls run: inline, or in worker threads with a per-pull timeout.
+"""Where pulls run: inline, in worker threads, in worker processes or on a Dask cluster.
 
-The run loop talks to an executor through three calls — ``submit(ticket, arm, rng)``,
-``in_flight()`` and ``wait() -> list[Outcome]`` — so the policy can choose the next arm
-while earlier pulls are pending. A later executor (Dask) implements the same three calls.
-(For a :class:`SerialExecutor` the run loop inlines this protocol — dispatch one decision,
-pull, absorb — which is what the three calls amount to, without their per-pull cost.)
+The run loop talks to an executor through ``bind(arms, streams)`` (once, before the first
+pull), then ``submit(ticket)``, ``in_flight()`` and ``wait() -> list[Outcome]`` — so the policy
+can choose the next arm while earlier pulls are pending — and ``shutdown()`` on the way out.
+A ticket names the pull (arm ``k``, pull index ``j``); the executor makes its stream with
+``streams.pull_rng(k, j)``, in the driver for the in-process executors here and on the worker
+for :class:`~pmcbandit.process_pool.ProcessExecutor` and
+:class:`~pmcbandit.dask_executor.DaskExecutor` (which never ship an arm with a task:
+:mod:`pmcbandit._worker`). Every executor has ``capacity`` (pulls it runs at once), ``kind``
+and ``workers`` (recorded in the run's settings) and ``remote`` (whether its pulls' CPU is
+spent outside this process and reported in :attr:`Outcome.cpu`).
+
+:func:`make_executor` turns the ``executor=`` argument of :func:`pmcbandit.run` into one.
 
 Every pull goes through :func:`execute_pull`, the one place that turns a raising arm or
 non-finite values into a fault outcome instead of an exception that would lose the run.
@@ -13,6 +20,7 @@ non-finite values into a fault outcome instead of an exception that would lose t
 from __future__ import annotations
 
 import math
+import os
 import queue
 import threading
 import time
@@ -24,7 +32,10 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm, Pull
 
-__all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor"]
+__all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "EXECUTOR_KINDS"]
+
+#: The executor names ``executor=`` accepts (besides a Dask ``Client`` and an executor object).
+EXECUTOR_KINDS = ("threads", "processes")
 
 
 class Ticket(NamedTuple):
@@ -37,15 +48,19 @@ class Ticket(NamedTuple):
 
 
 class Outcome(NamedTuple):
-    """A pull that came back: its ticket, status, Pull (None when it raised or timed out), fault
-    message, and the wall seconds it took (the guards of :mod:`pmcbandit.guards` predict a
-    decision's duration from them, whatever unit the arm's ``cost`` is in)."""
+    """A pull that came back: its ticket, status, Pull (None when it raised, timed out or was
+    lost), fault message, the wall seconds it took (the guards of :mod:`pmcbandit.guards` predict
+    a decision's duration from them, whatever unit the arm's ``cost`` is in) and, from a remote
+    executor, the CPU seconds it spent on its worker (``time.thread_time`` of the pull's thread;
+    for a pull that timed out or was lost, its wall seconds: what a single-threaded worker slot
+    spent on it). ``cpu`` is NaN in-process, where the driver's process clock counts pulls."""
 
     ticket: Ticket
-    status: str  # "ok" | "nonfinite" | "error" | "timeout"
+    status: str  # "ok" | "nonfinite" | "error" | "timeout" | "lost"
     pull: Pull | None
     message: str
     seconds: float = math.nan
+    cpu: float = math.nan
 
 
 def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
@@ -89,16 +104,32 @@ def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
     return Outcome(ticket, "ok", pull, "", seconds)
 
 
-class SerialExecutor:
+class _Local:
+    """The part of the protocol every in-process executor shares: pulls see the driver's arms."""
+
+    remote = False
+    arms: list = []
+    streams = None
+
+    def bind(self, arms, streams) -> None:
+        self.arms, self.streams = arms, streams
+
+    def _pull_args(self, ticket) -> tuple:
+        return self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index)
+
+
+class SerialExecutor(_Local):
     """Pull inline, one at a time (the default; no timeout)."""
 
     capacity = 1
+    kind = "serial"
+    workers = 1
 
     def __init__(self):
         self._done: deque[Outcome] = deque()
 
-    def submit(self, ticket, arm: Arm, rng: np.random.Generator) -> None:
-        self._done.append(execute_pull(arm, rng, ticket))
+    def submit(self, ticket) -> None:
+        self._done.append(execute_pull(*self._pull_args(ticket), ticket))
 
     def in_flight(self) -> int:
         return len(self._done)
@@ -112,7 +143,7 @@ class SerialExecutor:
         pass
 
 
-class ThreadExecutor:
+class ThreadExecutor(_Local):
     """Pull in daemon threads, at most ``capacity`` at once, each with an optional timeout.
 
     A pull that exceeds ``timeout`` seconds is reported as a ``"timeout"`` fault; its thread
@@ -120,13 +151,27 @@ class ThreadExecutor:
     not keep the interpreter alive at exit.
     """
 
+    kind = "threads"
+
     def __init__(self, capacity: int = 1, timeout: float | None = None):
         self.capacity = int(capacity)
+        self.workers = self.capacity
         self.timeout = timeout
         self._results: queue.Queue = queue.Queue()
         self._started: dict[object, float] = {}
 
-    def submit(self, ticket, arm: Arm, rng: np.random.Generator) -> None:
+    def bind(self, arms, streams) -> None:
+        unsafe = [a.name for a in arms if not getattr(a, "thread_safe", True)]
+        if self.capacity > 1 and unsafe:
+            raise ValueError(
+                f"The 'arms' parameter of run must hold thread-safe arms for {self.capacity} pulls in flight in "
+                f"threads. Got arms {unsafe!r}, which are not (Arm.thread_safe), instead; use "
+                "executor='processes' (or a Dask client) to run them in parallel."
+            )
+        super().bind(arms, streams)
+
+    def submit(self, ticket) -> None:
+        arm, rng = self._pull_args(ticket)
         self._started[ticket] = time.monotonic()
         results = self._results
         thread = threading.Thread(
@@ -175,8 +220,60 @@ class ThreadExecutor:
         self._started.clear()
 
 
-def make_executor(max_in_flight: int, pull_timeout: float | None):
-    """:class:`SerialExecutor` for one pull at a time without timeout, else :class:`ThreadExecutor`."""
-    if max_in_flight == 1 and pull_timeout is None:
-        return SerialExecutor()
-    return ThreadExecutor(max_in_flight, pull_timeout)
+def make_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, owner: str = "run"):
+    """The executor of a run and whether the run owns it (creates and must close it).
+
+    Parameters
+    ----------
+    max_in_flight : int or None
+        Pulls at once; ``None``: 1 for ``executor=None``, else the executor's capacity (its
+        total worker threads, times ``pulls_per_task`` for a batching executor).
+    pull_timeout : float or None
+    executor : None, "threads", "processes", dask.distributed.Client or executor object
+        ``None``: :class:`SerialExecutor` for one pull at a time without timeout, else
+        :class:`ThreadExecutor`. ``"threads"``: a :class:`ThreadExecutor` of ``max_in_flight``
+        (default ``os.cpu_count()``) threads. ``"processes"``: a
+        :class:`~pmcbandit.process_pool.ProcessExecutor` of ``os.cpu_count()`` spawned worker
+        processes. A ``Client``: a :class:`~pmcbandit.dask_executor.DaskExecutor` on its
+        cluster. An object with ``bind``/``submit``/``in_flight``/``wait``/``shutdown`` and
+        ``capacity`` (e.g. a ``ProcessExecutor`` or ``DaskExecutor`` built with other options)
+        is used as it is: its ``timeout`` is set from ``pull_timeout`` when that is given.
+
+    Returns
+    -------
+    (executor, max_in_flight, owned)
+        ``max_in_flight`` resolved; ``owned``: the run built the executor and closes it.
+    """
+    if executor is None:
+        n = 1 if max_in_flight is None else int(max_in_flight)
+        if n == 1 and pull_timeout is None:
+            return SerialExecutor(), 1, True
+        return ThreadExecutor(n, pull_timeout), n, True
+    if isinstance(executor, str):
+        if executor == "threads":
+            n = int(max_in_flight or os.cpu_count() or 1)
+            return ThreadExecutor(n, pull_timeout), n, True
+        if executor == "processes":
+            from pmcbandit.process_pool import ProcessExecutor
+
+            pool = ProcessExecutor(timeout=pull_timeout)
+            return pool, int(max_in_flight or pool.capacity), True
+        raise ValueError(
+            f"The 'executor' parameter of {owner} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
+            f"or an executor object. Got {executor!r} instead."
+        )
+    if type(executor).__name__ == "Client" and type(executor).__module__.startswith("distributed"):
+        from pmcbandit.dask_executor import DaskExecutor
+
+        ex = DaskExecutor(executor, timeout=pull_timeout)
+        return ex, int(max_in_flight or ex.capacity), True
+    missing = [m for m in ("bind", "submit", "in_flight", "wait", "shutdown", "capacity") if not hasattr(executor, m)]
+    if missing:
+        raise TypeError(
+            f"The 'executor' parameter of {owner} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
+            f"or an object with bind, submit, in_flight, wait, shutdown and capacity (missing {missing}). "
+            f"Got {executor!r} instead."
+        )
+    if pull_timeout is not None:
+        executor.timeout = pull_timeout
+    return executor, int(max_in_flight or executor.capacity), False

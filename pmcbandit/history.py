@@ -5,14 +5,17 @@ One row per pull, in the order the pulls came back. Columns:
 ``decision``        index of the bandit decision the pull served (a paired-reward decision has two pulls)
 ``arm``             arm index
 ``pull_index``      the arm's own pull counter; pull ``j`` of arm ``k`` always draws from the same stream
-``status``          one of :data:`STATUS` (``ok``, ``nonfinite``, ``error``, ``timeout``, ``out_of_bounds``)
+``status``          one of :data:`STATUS` (``ok``, ``nonfinite``, ``error``, ``timeout``, ``out_of_bounds``,
+                    ``lost``: the pull's worker died and the executor's retries were spent; not
+                    counted towards the arm's quarantine)
 ``obs``             the observation: batch mean (log-mean-exp of the values for log-scale arms); NaN if not ok
 ``within_var``      variance of the batch mean estimated inside the batch (relative, i.e. divided by the
                     squared observation, for log-scale arms); NaN for batches of one
 ``batch_size``      number of values in the pull
 ``cost``            the pull's cost (CPU seconds or the arm's declared cost)
 ``reward``          reward fed to the policy when this pull completed its decision, else NaN
-``wall``, ``cpu``   wall and process CPU seconds since the run started, when the pull came back
+``wall``, ``cpu``   wall and CPU seconds since the run started, when the pull came back (CPU: this
+                    process's plus what remote workers reported for their pulls)
 ``seconds``         wall seconds the pull itself took (what the guards predict durations from)
 ``selected_before`` decisions dispatched when the pull came back (replays the exact order on resume)
 ``reason``          why the decision's arm was chosen, an index into :data:`REASONS`: ``policy`` (the bandit
@@ -36,7 +39,7 @@ import numpy as np
 
 __all__ = ["History", "PullRecord", "STATUS", "REASONS", "COLUMNS"]
 
-STATUS = ("ok", "nonfinite", "error", "timeout", "out_of_bounds")
+STATUS = ("ok", "nonfinite", "error", "timeout", "out_of_bounds", "lost")
 REASONS = ("policy", "initial", "cross_check")
 
 

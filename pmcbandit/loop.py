@@ -14,7 +14,8 @@
    ``"callback"`` or ``"no_arm"`` (every arm out of play).
 
 Every executor — :class:`~pmcbandit.executors.SerialExecutor` (pulls run inline at submit, the
-default) or a thread pool — is driven through the same three calls, so there is one loop.
+default), a thread pool, worker processes or a Dask cluster (:mod:`pmcbandit.executors`) — is
+driven through the same calls, so there is one loop.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ __all__ = ["drive"]
 
 
 def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: bool = True, callback=None,
-          checkpoint=None, checkpoint_every: float = 30.0) -> str:
+          checkpoint=None, checkpoint_every: float = 30.0, max_in_flight: int | None = None) -> str:
     """Run ``engine`` until the budget, its learner or ``callback`` ends it; return ``stopped_by``.
 
     Parameters
@@ -37,8 +38,9 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     engine : Engine
         With its streams set.
     budget : Budget
-    executor : SerialExecutor or ThreadExecutor
-        Shut down on the way out, whatever happens.
+    executor : executor object
+        Bound to the run's arms and streams here; shut down on the way out, whatever happens
+        (:mod:`pmcbandit.executors`).
     settings : dict
         The run's settings (:meth:`pmcbandit.config.RunConfig.settings`): a checkpoint stores them
         and checks their fingerprint on resume.
@@ -46,18 +48,25 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
         The standard error a ``TargetSE`` budget compares (``watch.se(engine)``).
     progressbar, callback, checkpoint, checkpoint_every
         As in :func:`pmcbandit.run`.
+    max_in_flight : int, optional
+        Pulls in flight at most (``None``: the executor's capacity).
     """
+    executor.bind(engine.arms, engine.streams)
+    if not len(engine.history):
+        # Starting workers and installing the arms on them (compilation included) is set-up, not the
+        # budget's, as building the arms is; a resumed run restarts its clock in resume().
+        engine.restart_clock()
     if checkpoint is not None and os.path.exists(checkpoint):
         # Identification and comparison rules read no clock: their choices always replay exactly.
         exact = budget.horizon is None or engine.learner.kind != "allocation"
         resume(engine, checkpoint, settings, executor, watch, exact=exact)
-    arms, streams, learner = engine.arms, engine.streams, engine.learner
+    learner = engine.learner
     need_cpu = budget.uses_cpu
     last_pull = learner.pulls_per_decision - 1
-    capacity = executor.capacity
+    capacity = executor.capacity if max_in_flight is None else max_in_flight
     saved_at = time.perf_counter()
     stopped_by = "budget"
-    bar = _progress_bar(progressbar, len(arms))
+    bar = _progress_bar(progressbar, len(engine.arms))
     try:
         while True:
             progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
@@ -71,14 +80,22 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
                 if plan is None:
                     break
                 for ticket in engine.dispatch(plan):
-                    executor.submit(ticket, arms[ticket.arm], streams.pull_rng(ticket.arm, ticket.pull_index))
+                    executor.submit(ticket)
             if executor.in_flight() == 0:  # nothing left to wait for
                 if learner.done():
                     stopped_by = "confidence"
                 elif engine.blocked().all() or (learner.kind == "identification" and engine.quarantined.any()):
                     stopped_by = "no_arm"
                 break
-            for outcome in executor.wait():
+            outcomes = executor.wait()
+            while capacity == 1 and executor.in_flight():
+                # One decision at a time: its pulls (two for a paired reward) are absorbed together
+                # before the budget and the callback look, as when they run inline, so that a run
+                # stops at the same pull on every executor (docs/scale_out.md, level 2).
+                outcomes += executor.wait()
+            if capacity == 1 and len(outcomes) > 1:  # in the order they were dispatched, as inline
+                outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
+            for outcome in outcomes:
                 engine.absorb(engine.record(outcome))
             if bar is not None:
                 _advance(bar, budget.fraction(progress))

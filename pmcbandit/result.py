@@ -141,6 +141,14 @@ class RunResult:
         return self.history.column("status") == 0
 
     @cached_property
+    def _combine_order(self) -> np.ndarray:
+        """The valid observations in (arm, pull index) order, not completion order: with pulls in
+        flight the order they came back in depends on timing, and floating-point sums depend on
+        their order, so the combination is a function of which pulls were made, not of when."""
+        h = self.history
+        return np.lexsort((h.column("pull_index")[self._valid], h.column("arm")[self._valid]))
+
+    @cached_property
     def shift(self) -> float:
         """Log of the working scale's unit (0 for linear runs)."""
         obs = self.history.column("obs")[self._valid]
@@ -164,7 +172,7 @@ class RunResult:
 
     def combined_with(self, method: str) -> Combined:
         """The same observations combined with another method (for comparisons)."""
-        obs, arms, within, size = self.working_values()
+        obs, arms, within, size = (a[self._combine_order] for a in self.working_values())
         return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded)
 
     @cached_property

@@ -59,8 +59,9 @@ def run(
     ranges: str = "auto",
     centre="auto",
     policy_kwargs: dict | None = None,
-    max_in_flight: int = 1,
+    max_in_flight: int | None = None,
     pull_timeout: float | None = None,
+    executor=None,
     max_faults: int = 1,
     cross_check_share: float = CROSS_CHECK_SHARE,
     max_decision_share: float = MAX_DECISION_SHARE,
@@ -115,13 +116,32 @@ def run(
         ``"first"`` for others. Ignored by the paired reward, whose losses are differences.
     policy_kwargs : dict, optional
         Parameters of the policy factory (e.g. ``{"zeta": 1.2}``, ``{"arm": 2}`` for oracle).
-    max_in_flight : int
-        Pulls that may run at once (in threads); the policy chooses while others are pending
-        (pending pulls count in the indices, :mod:`pmcbandit.policies.base`). Above 1, completion
-        order (hence allocation) depends on timing, so results are no longer bit-reproducible,
-        and an arm may be pulled from several threads at once: its ``draw`` must be thread-safe.
+    max_in_flight : int, optional
+        Pulls that may run at once; the policy chooses while others are pending (pending pulls
+        count in the indices, :mod:`pmcbandit.policies.base`). Default: 1 without ``executor``,
+        else the executor's capacity (its total worker threads). Above 1, completion order
+        (hence allocation) depends on timing: per-arm counts are no longer reproducible, but the
+        estimate is a function of the seed and the counts (observations are combined in (arm,
+        pull index) order; ``docs/scale_out.md``). With ``executor=None`` or ``"threads"`` an arm
+        may be pulled from several threads at once: its ``draw`` must be thread-safe (arms that
+        declare ``thread_safe = False``, as the evidence arms do, are refused).
     pull_timeout : float, optional
-        Seconds after which a pull counts as a fault (its thread is abandoned, not killed).
+        Seconds after which a pull counts as a fault (in-process its thread is abandoned, not
+        killed; a worker process or Dask worker running it is restarted, freeing its slot).
+    executor : None, "threads", "processes", dask.distributed.Client or executor object
+        Where pulls run (:func:`pmcbandit.executors.make_executor`). ``None``: in this process
+        (inline, or threads when ``max_in_flight > 1`` or ``pull_timeout`` is set).
+        ``"processes"``: spawned worker processes on this machine
+        (:class:`~pmcbandit.process_pool.ProcessExecutor`); a ``Client``: the workers of its Dask
+        cluster (:class:`~pmcbandit.dask_executor.DaskExecutor`). Out-of-process executors ship the
+        arms once (cloudpickled; evidence arms as their ``pm.Model``, compiled once per worker),
+        measure each pull's CPU on its worker thread (``CpuSeconds`` budgets count it), retry a
+        pull lost with its worker with the same stream (status ``"lost"`` after the retries,
+        not counted towards quarantine). ``settings["executor"]`` and ``settings["workers"]``
+        record the kind and worker count. Starting workers and installing the arms on them happen
+        before the budget's clock starts. An executor object passed in is not closed by the run
+        (reuse it); one the run built from a name is. See ``docs/scale_out.md`` for the
+        reproducibility levels.
     max_faults : int
         Faulty pulls (exception, NaN/+inf, every log-weight ``-inf``, timeout, out of bounds,
         bad cost) after which an arm is quarantined: never selected again; its earlier valid
@@ -189,7 +209,8 @@ def run(
     pol = get_policy(policy, **(policy_kwargs or {}))
     budget = as_budget(budget)
     check_choice(combine, COMBINE_METHODS, "combine", "run")
-    check_positive(max_in_flight, "max_in_flight", "run", integer=True)
+    if max_in_flight is not None:
+        check_positive(max_in_flight, "max_in_flight", "run", integer=True)
     check_positive(max_faults, "max_faults", "run", integer=True)
     if pull_timeout is not None:
         check_positive(pull_timeout, "pull_timeout", "run")
@@ -219,6 +240,7 @@ def run(
                     pinned=pol.pinned_arm is not None)
     streams = run_streams(random_seed, checkpoint)
     engine = Engine(arms, learner, streams, max_faults, rule.bounds, guards)
+    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, "run")
     config = RunConfig(
         kind="allocation", policy=pol.name, policy_params=tuple(pol.params), budget=repr(budget),
         arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=engine.log_scale,
@@ -226,12 +248,16 @@ def run(
         combine=combine, reward=rule.name, bounds=tuple(rule.bounds) if rule.bounds else None,
         ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
         cross_check_share=cross_check_share, max_decision_share=max_decision_share,
+        executor=str(getattr(pool, "kind", type(pool).__name__)), workers=int(getattr(pool, "workers", pool.capacity)),
     )
     settings = config.settings()
     watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
-    stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, watch=watch,
-                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-                       checkpoint_every=checkpoint_every)
+    try:
+        stopped_by = drive(engine, budget, pool, settings, watch=watch, progressbar=progressbar, callback=callback,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight)
+    finally:
+        if owned and hasattr(pool, "close"):
+            pool.close()
     result = RunResult(
         arm_names=list(config.arm_names), history=engine.history, combine=combine, log_scale=engine.log_scale,
         quarantined=engine.quarantined.copy(), settings=dict(settings, stopped_by=stopped_by),

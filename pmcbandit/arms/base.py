@@ -8,8 +8,9 @@ An arm compiles whatever it needs once (in ``__init__``) and then answers
     (for ``log_scale`` arms, the logarithms of unbiased estimates of a positive
     target, e.g. AIS weights of a model evidence Z, so that nothing underflows);
 ``cost``
-    the price of the pull: measured CPU seconds (:func:`time.process_time`) by
-    default, or a declared cost (e.g. a count of log-density evaluations, for
+    the price of the pull: measured CPU seconds (:func:`time.process_time` in the
+    driver; :func:`time.thread_time` of the pull's thread on a process or Dask worker,
+    :func:`thread_cpu_clock`) by default, or a declared cost (e.g. a count of log-density evaluations, for
     reproducible benchmarks);
 ``info``
     the diagnostic fields the arm declares in ``Arm.diagnostics`` (floats).
@@ -27,13 +28,34 @@ between-pull estimate (see :mod:`pmcbandit.combine`).
 from __future__ import annotations
 
 import abc
+import contextlib
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Arm", "Pull", "CallableArm", "check_arms"]
+__all__ = ["Arm", "Pull", "CallableArm", "check_arms", "thread_cpu_clock"]
+
+# The CPU clock Arm.pull reads, per thread: the process clock unless a worker set the thread clock.
+_CLOCK = threading.local()
+
+
+@contextlib.contextmanager
+def thread_cpu_clock():
+    """Within this block, :meth:`Arm.pull` in this thread measures :func:`time.thread_time`.
+
+    The out-of-process executors' workers pull inside it (:mod:`pmcbandit._worker`): a worker
+    process runs other threads (Dask's event loop, neighbouring pulls), whose CPU time is not
+    the pull's. Other threads of the process keep the process clock.
+    """
+    previous = getattr(_CLOCK, "fn", None)
+    _CLOCK.fn = time.thread_time
+    try:
+        yield
+    finally:
+        _CLOCK.fn = previous
 
 
 class Pull(NamedTuple):
@@ -79,6 +101,11 @@ class Arm(abc.ABC):
         Predicted wall seconds of one pull before any was made (e.g. from the
         measured cost of one model evaluation), so a time-budgeted run can order
         and cap its first decisions (:mod:`pmcbandit.guards`). ``None``: unknown.
+    thread_safe : bool
+        Whether :meth:`draw` may run in several threads of one process at once.
+        ``False`` (the evidence arms: their compiled prior sampler reseeds shared
+        random states on every call) makes a run with several threads in flight
+        refuse the arm (``executor="processes"`` runs it in worker processes).
     """
 
     name: str = "arm"
@@ -88,6 +115,7 @@ class Arm(abc.ABC):
     importance_weights: bool = False
     cost_unit: str = "cpu_seconds"
     expected_seconds: float | None = None
+    thread_safe: bool = True
 
     @abc.abstractmethod
     def draw(self, rng: np.random.Generator) -> Any:
@@ -98,9 +126,10 @@ class Arm(abc.ABC):
         """
 
     def pull(self, rng: np.random.Generator) -> Pull:
-        start = time.process_time()
+        clock = getattr(_CLOCK, "fn", None) or time.process_time
+        start = clock()
         out = self.draw(rng)
-        elapsed = time.process_time() - start
+        elapsed = clock() - start
         info: Mapping[str, float] = {}
         cost = None
         if isinstance(out, tuple):

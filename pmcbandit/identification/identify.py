@@ -53,8 +53,9 @@ def identify(
     epsilon: float | None = None,
     algorithm_kwargs: dict | None = None,
     max_faults: int = 1,
-    max_in_flight: int = 1,
+    max_in_flight: int | None = None,
     pull_timeout: float | None = None,
+    executor=None,
     progressbar: bool = True,
     callback: Callable | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -97,8 +98,9 @@ def identify(
         without one (LUCB1, RACING) refuses it.
     algorithm_kwargs : dict, optional
         More parameters of the algorithm's factory (e.g. ``{"oracle": ...}`` for lil'CLUCB).
-    max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
-        As in :func:`pmcbandit.run`.
+    max_faults, max_in_flight, pull_timeout, executor, progressbar, callback, checkpoint, checkpoint_every
+        As in :func:`pmcbandit.run` (``executor``: ``None``, ``"threads"``, ``"processes"``, a Dask
+        ``Client`` or an executor object; ``docs/scale_out.md``).
 
     Returns
     -------
@@ -126,7 +128,8 @@ def identify(
     if sigma is not None:
         check_positive(sigma, "sigma", owner)
     check_positive(max_faults, "max_faults", owner, integer=True)
-    check_positive(max_in_flight, "max_in_flight", owner, integer=True)
+    if max_in_flight is not None:
+        check_positive(max_in_flight, "max_in_flight", owner, integer=True)
     check_positive(checkpoint_every, "checkpoint_every", owner)
     if pull_timeout is not None:
         check_positive(pull_timeout, "pull_timeout", owner)
@@ -138,15 +141,21 @@ def identify(
     learner = IdentifierLearner(algo, len(arms))
     streams = run_streams(random_seed, checkpoint)
     engine = Engine(arms, learner, streams, max_faults, bounds)
+    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, owner)
     config = RunConfig(
         kind="identification", policy=algo.name, policy_params=tuple(algo.params), budget=repr(budget),
         arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=False,
         streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
         bounds=bounds, k=algo.k, delta=algo.delta,
+        executor=str(getattr(pool, "kind", type(pool).__name__)), workers=int(getattr(pool, "workers", pool.capacity)),
     )
     settings = config.settings()
-    stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, progressbar=progressbar,
-                       callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    try:
+        stopped_by = drive(engine, budget, pool, settings, progressbar=progressbar, callback=callback,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight)
+    finally:
+        if owned and hasattr(pool, "close"):
+            pool.close()
     lower, upper = algo.confidence(learner.state)
     report = algo.report(learner.state) if algo.report is not None else {}
     result = IdentificationResult(

@@ -142,6 +142,7 @@ class AISArm(Arm):
     diagnostics = ("logp_evals", "evals_per_update", "accept_rate", "log_w_var")
     family = "annealing"
     importance_weights = True
+    thread_safe = False  # the density's prior sampler reseeds shared random states per call
 
     def __init__(
         self,
@@ -192,6 +193,12 @@ class AISArm(Arm):
         self._warm_up()
         self.step_seconds = self._probe_step_seconds(schedule if isinstance(schedule, str) else "linear")
         self.expected_seconds = self.n_steps * self.step_seconds
+
+    def __setstate__(self, state):
+        # Unpickled on a worker (pmcbandit._worker): the density is rebuilt from its model;
+        # compile the kernel here so that no pull pays numba's compile time.
+        self.__dict__.update(state)
+        self._warm_up()
 
     def _fit_proposal(self):
         from pmcbandit.arms.evidence.imh_kernel import interpolated_laplace

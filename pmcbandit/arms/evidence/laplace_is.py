@@ -204,6 +204,7 @@ class LaplaceISArm(Arm):
     unbiased = True
     family = "importance"
     importance_weights = True
+    thread_safe = False  # the density's prior sampler reseeds shared random states per call
     diagnostics = ("ess_fraction", "max_weight_fraction", "defensive_weight_fraction")
 
     def __init__(
@@ -257,6 +258,7 @@ class LaplaceISArm(Arm):
         if not modes.interior:
             raise NoInteriorModeError(modes.reason)
         self.modes = modes
+        self._compile_mode = mode
         self._batch_terms = self.density.compile_logp_terms_batch(mode)
         self._components = [_t_component(m.precision, m.location, self.inflation) for m in modes.modes]
         log_z = np.array([m.log_laplace for m in modes.modes])
@@ -281,6 +283,21 @@ class LaplaceISArm(Arm):
             except FloatingPointError:
                 pass  # reported by the pulls themselves; the time spent is still the cost of one
         self.expected_seconds = time.perf_counter() - start
+
+    def __getstate__(self):
+        # The batched density is a compiled function: a worker compiles its own from the density
+        # (which itself pickles as its pm.Model, ModelDensity "Pickling").
+        state = dict(self.__dict__)
+        state.pop("_batch_terms", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._batch_terms = self.density.compile_logp_terms_batch(self._compile_mode)
+        try:
+            self._log_weights(np.random.default_rng(0), 2)  # first calls of the compiled functions
+        except FloatingPointError:
+            pass
 
     def _draw_points(self, rng: np.random.Generator, size: int):
         """``(x, labels, log q(x) or None)``: i.i.d. draws from q and their components."""

@@ -49,6 +49,7 @@ class PriorISArm(Arm):
     diagnostics = ("logp_evals", "log_w_var")
     family = "importance"
     importance_weights = True
+    thread_safe = False  # the density's prior sampler reseeds shared random states per call
 
     def __init__(self, model, batch_size: int = 1000, cost: str = "cpu", name: str = "prior-is"):
         self.batch_size = int(check_positive(batch_size, "batch_size", "PriorISArm", integer=True))

@@ -1,0 +1,278 @@
+"""Pulls on a Dask cluster: ``run(..., executor=client)`` with a ``dask.distributed.Client``.
+
+The same call runs on a ``LocalCluster`` or a cluster of many machines: the driver (the process
+that calls :func:`pmcbandit.run`) keeps the policy and submits one task per pull (or per
+``pulls_per_task`` pulls), each carrying only tickets — (decision, arm index ``k``, pull index
+``j``) — and the run's stream spec. The arms travel once: :meth:`DaskExecutor.bind` registers a
+worker plugin holding the cloudpickled arms, which Dask installs on every worker, present and
+future (a worker that replaces a dead one gets it too); evidence arms are rebuilt there from
+their ``pm.Model`` (:mod:`pmcbandit._worker`). Registering blocks until every worker has built
+the arms, so neither compilation nor start-up is charged to a pull or to a time budget.
+
+Worker loss. When a worker dies with pulls running, the scheduler runs them again elsewhere
+(Dask's ``distributed.scheduler.allowed-failures`` retries, 3 by default); a pull's stream is a
+function of ``(seed, k, j)`` only, so the retry returns the same values. A task that exhausts
+the retries (``KilledWorker``) is reported with status ``"lost"`` for its pulls, which does not
+count towards quarantine.
+
+Timeouts. Dask cannot interrupt a running task, so a task that has been processing on a worker
+for more than ``timeout`` seconds times its number of pulls (the driver asks the scheduler which
+tasks are processing, every quarter of the timeout; time queued for a free worker does not count)
+is reported ``"timeout"`` for all its pulls, its future cancelled, and the process of the worker
+running it ended (``os._exit`` sent to the worker's event loop, which works on any machine of the
+cluster); its nanny starts a fresh worker, as after any worker loss, which frees the slot while
+the run goes on with the other workers. A worker without a nanny (``processes=False``, whose
+workers live in the driver's process) is left alone, with a warning: its slot stays busy until
+the pull ends.
+
+Pulls still in flight when a run ends are cancelled; one already running finishes on its worker
+and its result is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+import traceback
+import warnings
+
+from pmcbandit._worker import arm_payload
+from pmcbandit.executors import Outcome
+
+__all__ = ["DaskExecutor", "ArmsPlugin"]
+
+
+def _plugin_base():
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    return WorkerPlugin
+
+
+class ArmsPlugin(_plugin_base()):
+    """A Dask worker plugin that installs the arms of one run on every worker it reaches."""
+
+    def __init__(self, token: str, blob: bytes):
+        self.token, self.blob = token, blob
+
+    def setup(self, worker=None):
+        from pmcbandit._worker import install
+
+        install(self.token, self.blob)
+
+    def teardown(self, worker=None):
+        from pmcbandit._worker import uninstall
+
+        uninstall(self.token)
+
+
+def _dask_pull(token: str, spec: str, tickets) -> list:
+    from pmcbandit._worker import run_tickets
+
+    return run_tickets(token, spec, tickets)
+
+
+async def _exit_worker() -> None:
+    """Run on a worker's event loop (beside the stuck task; a coroutine, so that the driver need not
+    wait for an answer that cannot come): end the process at once."""
+    import os
+
+    os._exit(75)
+
+
+def _processing_on(dask_scheduler=None, keys=()):
+    """``{key: address}`` of the tasks among ``keys`` that a worker is processing (run on the scheduler)."""
+    out = {}
+    for key in keys:
+        ts = dask_scheduler.tasks.get(key)
+        if ts is not None and ts.processing_on is not None:
+            out[key] = ts.processing_on.address
+    return out
+
+
+class DaskExecutor:
+    """Pull on the workers of a Dask ``Client`` (see the module docstring).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        Its cluster's workers at construction set the capacity (their total threads); a
+        cluster of single-threaded worker processes gives each pull a core and exact
+        per-pull CPU accounting. The client is not closed by the executor.
+    pulls_per_task : int
+        Pulls per Dask task: more than 1 amortises the scheduler round trip (a few ms) over
+        several short pulls; the capacity becomes ``threads * pulls_per_task``.
+    timeout : float, optional
+        Seconds one pull may take (see "Timeouts").
+    """
+
+    remote = True
+    kind = "dask"
+
+    def __init__(self, client, *, pulls_per_task: int = 1, timeout: float | None = None):
+        if int(pulls_per_task) != pulls_per_task or pulls_per_task < 1:
+            raise ValueError(
+                f"The 'pulls_per_task' parameter of DaskExecutor must be an int >= 1. Got {pulls_per_task!r} instead."
+            )
+        threads = client.nthreads()
+        if not threads:
+            raise ValueError(
+                f"The 'client' parameter of DaskExecutor must be connected to a cluster with workers. Got {client!r}, "
+                "whose cluster has none, instead."
+            )
+        self.client = client
+        self.pulls_per_task = int(pulls_per_task)
+        self.workers = len(threads)
+        self.capacity = sum(threads.values()) * self.pulls_per_task
+        self.timeout = timeout
+        self._plugin_name = None
+        self._token = self._spec = None
+        self._buffer: list = []
+        self._futures: dict = {}  # future -> [tickets, submitted at, processing since, worker address]
+        self._finished: queue.SimpleQueue = queue.SimpleQueue()  # filled by the futures' done callbacks
+
+    def bind(self, arms, streams) -> None:
+        """Install the arms on every worker (a worker plugin) and block until they are built."""
+        token, blob = arm_payload(arms)
+        self._spec = json.dumps(streams.to_json(), sort_keys=True)
+        name = f"pmcbandit-arms-{token[:16]}-{id(self):x}"
+        if name != self._plugin_name:
+            self._unregister()
+            self.client.register_plugin(ArmsPlugin(token, blob), name=name)
+            self._plugin_name = name
+        self._token = token
+
+    def submit(self, ticket) -> None:
+        self._buffer.append(ticket)
+        if len(self._buffer) >= self.pulls_per_task:
+            self._flush()
+
+    def in_flight(self) -> int:
+        return len(self._buffer) + sum(len(entry[0]) for entry in self._futures.values())
+
+    def wait(self) -> list:
+        """Block until at least one task came back (or timed out); return its pulls' Outcomes."""
+        self._flush()
+        out: list = []
+        while not out and self._futures:
+            timeout = None
+            if self.timeout is not None:
+                self._observe_running()
+                now = time.monotonic()
+                ends = [since + self.timeout * len(tickets)
+                        for tickets, _, since, _ in self._futures.values() if since is not None]
+                timeout = min([self.timeout / 4] + [max(0.0, end - now) for end in ends])
+            try:
+                future, result = self._finished.get(timeout=timeout)
+                while True:
+                    if future in self._futures:  # not one cancelled after a timeout
+                        out += self._collect(future, result)
+                    future, result = self._finished.get_nowait()
+            except queue.Empty:
+                pass
+            out += self._expire()
+        return out
+
+    def shutdown(self) -> None:
+        """Cancel the run's pulls still in flight (the client and the installed arms stay)."""
+        self._buffer = []
+        if self._futures:
+            self.client.cancel(list(self._futures))
+        self._futures = {}
+        self._finished = queue.SimpleQueue()
+
+    def close(self) -> None:
+        """Remove the arms from the workers (run by :func:`pmcbandit.run` when it built the executor)."""
+        self.shutdown()
+        self._unregister()
+
+    # --- internals --------------------------------------------------------------
+    def _unregister(self) -> None:
+        if self._plugin_name is not None:
+            try:
+                self.client.unregister_worker_plugin(self._plugin_name)
+            except Exception:  # already gone (a restarted scheduler): nothing to remove
+                pass
+            self._plugin_name = None
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        tickets, self._buffer = self._buffer, []
+        future = self.client.submit(_dask_pull, self._token, self._spec, tickets, pure=False,
+                                    key=f"pmcbandit-pull-{tickets[0].arm}-{tickets[0].pull_index}-{time.time_ns()}")
+        self._futures[future] = [tickets, time.monotonic(), None, None]
+        # Completion is pushed to the driver (Dask runs the callback in a thread of its own), which
+        # then waits on a plain queue instead of a round trip through the client's event loop.
+        future.add_done_callback(self._fetch)
+
+    def _fetch(self, future) -> None:
+        """Done callback (a Dask thread): fetch a finished task's result there, off the driver's path."""
+        result = None
+        if future.status == "finished":
+            try:
+                result = future.result()
+            except Exception:  # cancelled or lost meanwhile: _collect reads the status again
+                result = None
+        self._finished.put((future, result))
+
+    def _collect(self, future, result=None) -> list:
+        tickets, t0, _, _ = self._futures.pop(future)
+        if result is not None:
+            return result
+        if future.status == "finished":
+            return future.result()
+        seconds = time.monotonic() - t0
+        exc = future.exception() if future.status == "error" else None
+        if exc is None or type(exc).__name__ == "KilledWorker":
+            why = "cancelled" if exc is None else f"its worker died too often ({exc})"
+            return [Outcome(t, "lost", None, f"pull lost: {why}", seconds, seconds) for t in tickets]
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return [Outcome(t, "error", None, f"task failed on its worker: {last}", seconds, seconds) for t in tickets]
+
+    def _observe_running(self) -> None:
+        """Note when each in-flight task was first seen processing, and where."""
+        waiting = {f.key: f for f, entry in self._futures.items() if entry[2] is None}
+        if not waiting:
+            return
+        now = time.monotonic()
+        for key, address in self.client.run_on_scheduler(_processing_on, keys=list(waiting)).items():
+            entry = self._futures.get(waiting[key])
+            if entry is not None:
+                entry[2], entry[3] = now, address
+
+    def _expire(self) -> list:
+        """Tasks processing for longer than their timeout: reported, cancelled, their workers restarted."""
+        if self.timeout is None:
+            return []
+        now = time.monotonic()
+        out = []
+        for future, (tickets, t0, since, address) in list(self._futures.items()):
+            if since is None or now - since < self.timeout * len(tickets):
+                continue
+            del self._futures[future]
+            future.cancel()
+            seconds = now - t0
+            msg = f"pull exceeded the {self.timeout} s timeout"
+            out += [Outcome(t, "timeout", None, msg, seconds, seconds) for t in tickets]
+            self._restart(address)
+        return out
+
+    def _restart(self, address: str) -> None:
+        """Free ``address``'s slot: end its process (its nanny starts a fresh one, as after any
+        worker loss). Never a worker without a nanny: it may live in this very process."""
+        try:
+            info = self.client.scheduler_info().get("workers", {}).get(address)
+            if info is None:
+                return  # gone already (restarted after another timed-out pull): its slot is free
+            if not info.get("nanny"):
+                warnings.warn(f"pmcbandit: Dask worker {address} has no nanny to restart it after a pull timed out; "
+                              "its slot stays busy until the pull ends", RuntimeWarning, stacklevel=1)
+                return
+            self.client.run(_exit_worker, workers=[address], wait=False)
+        except Exception as exc:  # the cluster is going away: nothing left to free
+            warnings.warn(f"pmcbandit: could not restart Dask worker {address} after a pull timed out ({exc})",
+                          RuntimeWarning, stacklevel=1)
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor(workers={self.workers}, capacity={self.capacity}, pulls_per_task={self.pulls_per_task})"

@@ -1,0 +1,124 @@
+"""``executor=client``: pulls on a Dask ``LocalCluster`` of 2 single-threaded worker processes.
+
+Reproducibility levels of docs/scale_out.md across executors, worker loss, timeouts, a run stopped
+by its callback and resumed in-process, and ``CpuSeconds`` budgets that count the workers' CPU.
+"""
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import pmcbandit as pb
+from tests.executor_arms import NormalArm, PidArm, assert_pulls_exact, assert_same_run, normal_pool
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _run(arms, budget, executor=None, **kw):
+    kw.setdefault("policy", "ucb_v")
+    return pb.run(arms, budget=budget, random_seed=5, progressbar=False, executor=executor, **kw)
+
+
+def test_level2_identical_in_process_process_pool_and_dask(client):
+    from pmcbandit.process_pool import ProcessExecutor
+
+    arms = normal_pool(declared=True)
+    timing = ("wall", "cpu", "seconds")
+    with ProcessExecutor(2) as pool:
+        for budget in (pb.Pulls(60), pb.TargetSE(0.08, min_pulls=20)):
+            serial = _run(arms, budget)
+            processes = _run(arms, budget, pool, max_in_flight=1)
+            dask = _run(arms, budget, client, max_in_flight=1)
+            assert_same_run(serial, processes, timing)
+            assert_same_run(serial, dask, timing)
+    assert dask.settings["executor"] == "dask" and dask.settings["workers"] == 2
+    assert dask.to_inference_data().attrs["executor"] == "dask"
+
+
+def test_level3_every_pull_once_and_equal_to_a_recomputation(client):
+    arms = normal_pool(spin=0.003)
+    res = _run(arms, pb.Pulls(100), client)
+    assert res.settings["max_in_flight"] == 2 and len(res.history) == 100
+    assert_pulls_exact(res, arms)
+
+
+def test_worker_killed_by_pid_mid_run(client):
+    arms = [PidArm("a", sleep=0.03), PidArm("b", sleep=0.03)]
+    killed = []
+
+    def kill_one(progress, history):
+        if progress.pulls >= 15 and not killed:
+            pid = int(history.column("pid")[-1])
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        return False
+
+    res = _run(arms, pb.Pulls(60), client, callback=kill_one, policy="ucb1")
+    assert killed and len(res.history) == 60
+    assert not res.quarantined.any() and res.faults == []
+    assert_pulls_exact(res, arms)
+    client.wait_for_workers(2, timeout=60)  # the nanny brings the worker back for the next tests
+
+
+def test_callback_stop_on_dask_resumes_in_process_to_the_same_result(client, tmp_path):
+    arms = normal_pool()
+    path = tmp_path / "run.npz"
+    whole = _run(arms, pb.Pulls(90))
+    first = _run(arms, pb.Pulls(90), client, max_in_flight=1, checkpoint=path,
+                 callback=lambda progress, history: progress.pulls >= 40)
+    assert first.settings["stopped_by"] == "callback" and len(first.history) == 40
+    resumed = _run(arms, pb.Pulls(90), None, checkpoint=path)
+    assert_same_run(whole, resumed)
+
+
+def test_cpu_budget_stops_a_dask_run_near_its_target(client):
+    arms = normal_pool(spin=0.02)
+    target = 2.0
+    res = _run(arms, pb.CpuSeconds(target), client)
+    spent = res.history.column("cpu")[-1]
+    assert 0.9 * target <= spent <= 1.1 * target
+    assert res.history.column("cost").sum() <= spent  # the pulls' CPU is counted, with the driver's
+
+
+def test_timed_out_pull_frees_its_dask_worker(client):
+    arms = [NormalArm(0.0, 1.0, "hangs", hang_p=0.5, hang=60.0), NormalArm(0.0, 1.0, "fine")]
+    start = time.perf_counter()
+    with pytest.warns(pb.PmcBanditWarning, match="quarantined"):
+        res = _run(arms, pb.Pulls(30), client, pull_timeout=2.5, max_faults=2, policy="ucb1")
+    assert time.perf_counter() - start < 45
+    assert res.quarantined.tolist() == [True, False] and len(res.history) >= 20
+    assert (res.history.column("status") == 3).sum() >= 2  # a third may have been in flight at the second
+    client.wait_for_workers(2, timeout=60)
+    # Both slots serve again: two pulls that each sleep 1 s finish together.
+    sleepy = [PidArm("s", sleep=1.0)]
+    start = time.perf_counter()
+    res = _run(sleepy, pb.Pulls(2), client, policy="ucb1")
+    assert time.perf_counter() - start < 1.9
+    assert len(set(res.history.column("pid").tolist())) == 2
+
+
+@pytest.mark.slow  # the process-pool tests prove the spec shipping by default; this one on Dask
+@pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
+def test_evidence_arm_ships_its_model(client):
+    import pymc as pm
+
+    from pmcbandit.arms.evidence import AISArm
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        pm.Normal("y", mu, 1.0, observed=np.array([0.3, -0.2, 0.8]))
+    arms = [AISArm(model, n_steps=20, n_chains=2), AISArm(model, n_steps=40, n_chains=2)]
+    serial = _run(arms, pb.Pulls(16), reward="squared")
+    dask = _run(arms, pb.Pulls(16), client, max_in_flight=1, reward="squared")
+    assert_same_run(serial, dask)
