@@ -42,6 +42,26 @@ def check_open_unit(value, param: str, owner: str) -> float:
     return float(value)
 
 
+def check_loop_options(owner: str, *, max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint,
+                       checkpoint_every) -> None:
+    """The run-loop arguments every entry point shares (:func:`pmcbandit.run`, :func:`pmcbandit.identify`,
+    :func:`pmcbandit.compare_samplers`)."""
+    import os
+
+    check_positive(max_faults, "max_faults", owner, integer=True)
+    if max_in_flight is not None:
+        check_positive(max_in_flight, "max_in_flight", owner, integer=True)
+    if pull_timeout is not None:
+        check_positive(pull_timeout, "pull_timeout", owner)
+    check_positive(checkpoint_every, "checkpoint_every", owner)
+    if not isinstance(progressbar, bool):
+        raise TypeError(_msg("progressbar", owner, "a bool", progressbar))
+    if callback is not None and not callable(callback):
+        raise TypeError(_msg("callback", owner, "callable or None", callback))
+    if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
+        raise TypeError(_msg("checkpoint", owner, "a path (str or os.PathLike)", checkpoint))
+
+
 def resolve_named(value, cls, modules: dict, package: str, param: str, factory, params: dict):
     """``value`` if it is a ``cls`` (then ``params`` must be empty), else ``factory(module, name)(**params)``
     for the name's module ``package.modules[name]``; ``TypeError``/``ValueError`` name ``param``.

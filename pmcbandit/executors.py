@@ -26,13 +26,15 @@ import threading
 import time
 import traceback
 from collections import deque
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
 
 from pmcbandit.arms.base import Arm, Pull
 
-__all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "EXECUTOR_KINDS"]
+__all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "open_executor",
+           "EXECUTOR_KINDS"]
 
 #: The executor names ``executor=`` accepts (besides a Dask ``Client`` and an executor object).
 EXECUTOR_KINDS = ("threads", "processes")
@@ -277,3 +279,25 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
     if pull_timeout is not None:
         executor.timeout = pull_timeout
     return executor, int(max_in_flight or executor.capacity), False
+
+
+class OpenExecutor(NamedTuple):
+    """An executor ready for :func:`pmcbandit.loop.drive`, the resolved ``max_in_flight``, and what the
+    run's settings record of it (``kind``, ``workers``)."""
+
+    pool: object
+    max_in_flight: int
+    kind: str
+    workers: int
+
+
+@contextmanager
+def open_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, owner: str = "run"):
+    """:func:`make_executor` as a context: the run's own executor is closed on the way out, whatever happens."""
+    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, owner)
+    try:
+        yield OpenExecutor(pool, max_in_flight, str(getattr(pool, "kind", type(pool).__name__)),
+                           int(getattr(pool, "workers", pool.capacity)))
+    finally:
+        if owned and hasattr(pool, "close"):
+            pool.close()

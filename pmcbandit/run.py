@@ -26,14 +26,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from pmcbandit._validation import check_choice, check_positive
+from pmcbandit._validation import check_choice, check_loop_options
 from pmcbandit.arms.base import Arm, check_arms
 from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
 from pmcbandit.combine import COMBINE_METHODS
 from pmcbandit.checkpoint import run_streams
 from pmcbandit.config import RunConfig
 from pmcbandit.engine import Engine
-from pmcbandit.executors import make_executor
+from pmcbandit.executors import open_executor
 from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards
 from pmcbandit.learners import PolicyLearner
 from pmcbandit.loop import drive
@@ -209,20 +209,11 @@ def run(
     pol = get_policy(policy, **(policy_kwargs or {}))
     budget = as_budget(budget)
     check_choice(combine, COMBINE_METHODS, "combine", "run")
-    if max_in_flight is not None:
-        check_positive(max_in_flight, "max_in_flight", "run", integer=True)
-    check_positive(max_faults, "max_faults", "run", integer=True)
-    if pull_timeout is not None:
-        check_positive(pull_timeout, "pull_timeout", "run")
-    check_positive(checkpoint_every, "checkpoint_every", "run")
-    if not isinstance(progressbar, bool):
-        raise TypeError(f"The 'progressbar' parameter of run must be a bool. Got {progressbar!r} instead.")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"The 'callback' parameter of run must be callable or None. Got {callback!r} instead.")
+    check_loop_options("run", max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
+                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every)
     _check_share(cross_check_share, "cross_check_share", allow_zero=True)
     _check_share(max_decision_share, "max_decision_share", allow_zero=False)
-    if checkpoint is not None and not isinstance(checkpoint, (str, os.PathLike)):
-        raise TypeError(f"The 'checkpoint' parameter of run must be a path (str or os.PathLike). Got {checkpoint!r} instead.")
     if bounds is not None and arms[0].log_scale:
         raise ValueError(
             "The 'bounds' parameter of run must be None for log-scale arms (App. B bounds the linear "
@@ -240,24 +231,20 @@ def run(
                     pinned=pol.pinned_arm is not None)
     streams = run_streams(random_seed, checkpoint)
     engine = Engine(arms, learner, streams, max_faults, rule.bounds, guards)
-    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, "run")
-    config = RunConfig(
-        kind="allocation", policy=pol.name, policy_params=tuple(pol.params), budget=repr(budget),
-        arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=engine.log_scale,
-        streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
-        combine=combine, reward=rule.name, bounds=tuple(rule.bounds) if rule.bounds else None,
-        ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
-        cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-        executor=str(getattr(pool, "kind", type(pool).__name__)), workers=int(getattr(pool, "workers", pool.capacity)),
-    )
-    settings = config.settings()
     watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
-    try:
-        stopped_by = drive(engine, budget, pool, settings, watch=watch, progressbar=progressbar, callback=callback,
-                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight)
-    finally:
-        if owned and hasattr(pool, "close"):
-            pool.close()
+    with open_executor(max_in_flight, pull_timeout, executor, "run") as ex:
+        config = RunConfig(
+            kind="allocation", policy=pol.name, policy_params=tuple(pol.params), budget=repr(budget),
+            arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=engine.log_scale,
+            streams=streams.to_json(), max_faults=max_faults, max_in_flight=ex.max_in_flight, pull_timeout=pull_timeout,
+            combine=combine, reward=rule.name, bounds=tuple(rule.bounds) if rule.bounds else None,
+            ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
+            cross_check_share=cross_check_share, max_decision_share=max_decision_share, executor=ex.kind,
+            workers=ex.workers,
+        )
+        settings = config.settings()
+        stopped_by = drive(engine, budget, ex.pool, settings, watch=watch, progressbar=progressbar, callback=callback,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=ex.max_in_flight)
     result = RunResult(
         arm_names=list(config.arm_names), history=engine.history, combine=combine, log_scale=engine.log_scale,
         quarantined=engine.quarantined.copy(), settings=dict(settings, stopped_by=stopped_by),

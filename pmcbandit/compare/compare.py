@@ -23,7 +23,7 @@ import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
-from pmcbandit._validation import check_open_unit, check_positive
+from pmcbandit._validation import check_loop_options, check_open_unit, check_positive
 from pmcbandit.arms.base import Arm, check_arms
 from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
 from pmcbandit.checkpoint import run_streams
@@ -32,7 +32,7 @@ from pmcbandit.compare.learner import ComparisonLearner
 from pmcbandit.compare.result import ComparisonResult
 from pmcbandit.config import RunConfig
 from pmcbandit.engine import Engine
-from pmcbandit.executors import make_executor
+from pmcbandit.executors import open_executor
 from pmcbandit.identification.identify import _check_bounds
 from pmcbandit.loop import drive
 
@@ -57,8 +57,9 @@ def compare_samplers(
     min_pairs: int | None = None,
     gate_alpha: float = 0.01,
     max_faults: int = 1,
-    max_in_flight: int = 1,
+    max_in_flight: int | None = None,
     pull_timeout: float | None = None,
+    executor=None,
     progressbar: bool = True,
     callback: Callable | None = None,
     checkpoint: str | os.PathLike | None = None,
@@ -105,8 +106,10 @@ def compare_samplers(
         with the asymptotic one (:func:`~pmcbandit.compare.efficiency.default_min_pairs`).
     gate_alpha : float
         Level of the validity gate's tests, in (0, 1).
-    max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint, checkpoint_every
-        As in :func:`pmcbandit.run`.
+    max_faults, max_in_flight, pull_timeout, executor, progressbar, callback, checkpoint, checkpoint_every
+        As in :func:`pmcbandit.run` (``executor``: ``None``, ``"threads"``, ``"processes"``, a Dask
+        ``Client`` or an executor object; ``docs/scale_out.md``). With ``max_in_flight > 1`` the rule
+        chooses while pairs are pending, so which arms get how many pairs depends on timing.
 
     Returns
     -------
@@ -154,15 +157,9 @@ def compare_samplers(
     if min_pairs < 2:
         raise ValueError(f"The 'min_pairs' parameter of {OWNER} must be >= 2. Got {min_pairs!r} instead.")
     gate_alpha = check_open_unit(gate_alpha, "gate_alpha", OWNER)
-    check_positive(max_faults, "max_faults", OWNER, integer=True)
-    check_positive(max_in_flight, "max_in_flight", OWNER, integer=True)
-    check_positive(checkpoint_every, "checkpoint_every", OWNER)
-    if pull_timeout is not None:
-        check_positive(pull_timeout, "pull_timeout", OWNER)
-    if not isinstance(progressbar, bool):
-        raise TypeError(f"The 'progressbar' parameter of {OWNER} must be a bool. Got {progressbar!r} instead.")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"The 'callback' parameter of {OWNER} must be callable or None. Got {callback!r} instead.")
+    check_loop_options(OWNER, max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
+                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every)
 
     rule = EfficiencyRule(k=int(k), delta=delta, n_arms=len(arms),
                           variance_bound=None if bounds is None else (bounds[1] - bounds[0]) ** 2 / 2.0,
@@ -173,17 +170,18 @@ def compare_samplers(
     engine = Engine(arms, learner, streams, max_faults, bounds)
     learner.attach(engine.blocked)
     guarantee = "delta-correct" if rule.exact else "asymptotic"
-    config = RunConfig(
-        kind="comparison", policy="efficiency_lucb",
-        policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
-                       ("reference", reference), ("gate_alpha", gate_alpha)),
-        budget=repr(budget), arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms),
-        log_scale=log_scale, streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight,
-        pull_timeout=pull_timeout, bounds=bounds, k=rule.k, delta=delta,
-    )
-    settings = config.settings()
-    stopped_by = drive(engine, budget, make_executor(max_in_flight, pull_timeout), settings, progressbar=progressbar,
-                       callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    with open_executor(max_in_flight, pull_timeout, executor, OWNER) as ex:
+        config = RunConfig(
+            kind="comparison", policy="efficiency_lucb",
+            policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
+                           ("reference", reference), ("gate_alpha", gate_alpha)),
+            budget=repr(budget), arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms),
+            log_scale=log_scale, streams=streams.to_json(), max_faults=max_faults, max_in_flight=ex.max_in_flight,
+            pull_timeout=pull_timeout, bounds=bounds, k=rule.k, delta=delta, executor=ex.kind, workers=ex.workers,
+        )
+        settings = config.settings()
+        stopped_by = drive(engine, budget, ex.pool, settings, progressbar=progressbar, callback=callback,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=ex.max_in_flight)
     engine.reliability(final=True)  # an arm whose final k-hat fails is not ranked either
     learner.check_gate()
     in_play = learner.in_play()

@@ -21,13 +21,13 @@ import os
 import warnings
 from collections.abc import Callable, Sequence
 
-from pmcbandit._validation import check_positive
+from pmcbandit._validation import check_loop_options, check_positive
 from pmcbandit.arms.base import Arm, check_arms
 from pmcbandit.budget import Budget, Pulls, as_budget
 from pmcbandit.checkpoint import run_streams
 from pmcbandit.config import RunConfig
 from pmcbandit.engine import Engine
-from pmcbandit.executors import make_executor
+from pmcbandit.executors import open_executor
 from pmcbandit.identification import SETTINGS, Identifier, get_identifier
 from pmcbandit.identification.result import IdentificationResult
 from pmcbandit.learners import IdentifierLearner
@@ -127,35 +127,23 @@ def identify(
     bounds = _check_bounds(bounds, owner)
     if sigma is not None:
         check_positive(sigma, "sigma", owner)
-    check_positive(max_faults, "max_faults", owner, integer=True)
-    if max_in_flight is not None:
-        check_positive(max_in_flight, "max_in_flight", owner, integer=True)
-    check_positive(checkpoint_every, "checkpoint_every", owner)
-    if pull_timeout is not None:
-        check_positive(pull_timeout, "pull_timeout", owner)
-    if not isinstance(progressbar, bool):
-        raise TypeError(f"The 'progressbar' parameter of {owner} must be a bool. Got {progressbar!r} instead.")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"The 'callback' parameter of {owner} must be callable or None. Got {callback!r} instead.")
+    check_loop_options(owner, max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
+                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every)
     algo = _build(algorithm, k, delta, sigma, bounds, mode, epsilon, algorithm_kwargs or {})
     learner = IdentifierLearner(algo, len(arms))
     streams = run_streams(random_seed, checkpoint)
     engine = Engine(arms, learner, streams, max_faults, bounds)
-    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, owner)
-    config = RunConfig(
-        kind="identification", policy=algo.name, policy_params=tuple(algo.params), budget=repr(budget),
-        arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=False,
-        streams=streams.to_json(), max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
-        bounds=bounds, k=algo.k, delta=algo.delta,
-        executor=str(getattr(pool, "kind", type(pool).__name__)), workers=int(getattr(pool, "workers", pool.capacity)),
-    )
-    settings = config.settings()
-    try:
-        stopped_by = drive(engine, budget, pool, settings, progressbar=progressbar, callback=callback,
-                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=max_in_flight)
-    finally:
-        if owned and hasattr(pool, "close"):
-            pool.close()
+    with open_executor(max_in_flight, pull_timeout, executor, owner) as ex:
+        config = RunConfig(
+            kind="identification", policy=algo.name, policy_params=tuple(algo.params), budget=repr(budget),
+            arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=False,
+            streams=streams.to_json(), max_faults=max_faults, max_in_flight=ex.max_in_flight,
+            pull_timeout=pull_timeout, bounds=bounds, k=algo.k, delta=algo.delta, executor=ex.kind, workers=ex.workers,
+        )
+        settings = config.settings()
+        stopped_by = drive(engine, budget, ex.pool, settings, progressbar=progressbar, callback=callback,
+                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=ex.max_in_flight)
     lower, upper = algo.confidence(learner.state)
     report = algo.report(learner.state) if algo.report is not None else {}
     result = IdentificationResult(

@@ -188,3 +188,12 @@ def test_arms_whose_costs_are_in_different_units_are_refused_unless_costs_are_de
         pb.compare_samplers(arms, **QUIET)
     res = _run(arms, costs=[1.0, 3.0], budget=Pulls(40), random_seed=0, warns=True)
     assert res.stopped_by == "budget" and list(res.arm_table()["cost"]) == [1.0, 3.0]
+
+
+def test_a_process_pool_gives_the_in_process_result_one_pair_at_a_time():
+    arms = [UniformArm(0.2), UniformArm(0.3), UniformArm(0.6)]
+    local = _run(arms, random_seed=12, **_declared(arms))
+    pooled = _run(arms, random_seed=12, executor="processes", max_in_flight=1, **_declared(arms))
+    assert pooled.settings["executor"] == "processes" and pooled.selected == local.selected
+    np.testing.assert_array_equal(pooled.history.column("obs"), local.history.column("obs"))
+    np.testing.assert_array_equal(pooled.history.column("arm"), local.history.column("arm"))
