@@ -20,7 +20,7 @@ QUICK = ["bench_policies", "bench_run_loop", "bench_simulator", "bench_ais", "be
          "bench_psis", "bench_scale_out"]
 FULL = ["fig1_two_estimators", "fig2_cir", "check_fig2_variances", "exp_reward_centre", "fig3_evidence",
         "bench_evidence_vs_smc", "reference_evidence", "bench_evidence_suite", "bench_identification",
-        "bench_explore_m", "bench_compare"]
+        "bench_explore_m", "bench_compare", "bench_full_bandit"]
 
 HEADER = """# Benchmark results
 

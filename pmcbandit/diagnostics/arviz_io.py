@@ -467,3 +467,36 @@ def _json_default(obj):
         return obj.tolist()
     # A setting JSON cannot hold (a user object) is kept readable; it will not round-trip.
     return repr(obj)
+
+
+def full_bandit_to_inference_data(result) -> az.InferenceData:
+    """Convert a :class:`~pmcbandit.full_bandit.result.FullBanditResult` to InferenceData.
+
+    ``sample_stats`` (dimension ``pull``): ``super_arm`` (``pull`` x ``member``, arm indices),
+    ``reward`` (the observed sum), ``statistic`` (the stopping statistic after the pull; inf before
+    the design had full rank). ``arm_summary`` (dimension ``arm``): ``theta_hat``, ``width``,
+    ``pulls`` (pulled super-arms containing the arm), ``selected``. ``attrs``: the settings
+    (algorithm, ``n``, ``k``, ``delta``, ``epsilon``, allocation, ``stopped_by``, ...), ``selected``
+    (names, best first), ``rounds``, ``warnings``.
+    """
+    raw = dict(result.settings)
+    raw.update(kind="full_bandit", selected=result.selected, rounds=result.rounds, warnings=result.warnings(),
+               pmcbandit_version=pmcbandit.__version__,
+               created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), inference_library="pmcbandit",
+               inference_library_version=pmcbandit.__version__, arviz_version=az.__version__)
+    attrs = _encode_attrs(raw)
+    stats = xr.Dataset(
+        {"super_arm": (("pull", "member"), result.super_arms, {"description": "arms of the pulled super-arm"}),
+         "reward": (("pull",), result.rewards, {"description": "observed sum of the super-arm's rewards"}),
+         "statistic": (("pull",), result.statistics, {"description": "stopping statistic after the pull"})},
+        coords={"pull": np.arange(result.rounds), "member": np.arange(result.super_arms.shape[1])}, attrs=attrs)
+    chosen = np.zeros(len(result.arm_names), dtype=bool)
+    chosen[result.selected_indices] = True
+    summary = xr.Dataset(
+        {"theta_hat": (("arm",), result.theta_hat, {"description": "least-squares estimate at the end"}),
+         "width": (("arm",), result.width, {"description": "C_t * sqrt((A_t^-1)_ii) at the end"}),
+         "pulls": (("arm",), result.arm_pulls, {"description": "pulled super-arms containing the arm"}),
+         "selected": (("arm",), chosen, {"description": "in the recommended super-arm"})},
+        coords={"arm": np.asarray(result.arm_names, dtype=str)})
+    with _custom_group_ok():
+        return az.InferenceData(attrs=attrs, sample_stats=stats, arm_summary=summary)
