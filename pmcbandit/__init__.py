@@ -3,7 +3,8 @@
 Public API: :func:`run` (allocate compute among arms and combine their
 estimates), :func:`estimate_evidence` and :func:`evidence_arms` (model evidence
 of any PyMC model), :func:`identify` (best-K identification), :func:`compare_samplers` (the most
-efficient estimators, with confidence) and :func:`sampler_arms` (PyMC samplers as arms), the arm classes, and :func:`get_policy`.
+efficient estimators, with confidence) and :func:`sampler_arms` (PyMC samplers as arms), :func:`identify_full_bandit`
+(the best team of ``k`` arms from noisy sums), the arm classes, and :func:`get_policy`.
 """
 
 from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
@@ -19,6 +20,7 @@ from pmcbandit.run import PmcBanditWarning, run  # noqa: E402
 from pmcbandit.identification.identify import identify  # noqa: E402
 from pmcbandit.identification.result import IdentificationResult  # noqa: E402
 from pmcbandit.compare import ComparisonResult, compare_samplers  # noqa: E402
+from pmcbandit.full_bandit import FullBanditResult, identify_full_bandit  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -35,6 +37,8 @@ __all__ = [
     "IdentificationResult",
     "compare_samplers",
     "ComparisonResult",
+    "identify_full_bandit",
+    "FullBanditResult",
     "estimate_evidence",
     "evidence_arms",
     "EvidenceResult",

@@ -14,16 +14,10 @@ and stop on confidence-ellipsoid bounds (:mod:`~pmcbandit.full_bandit.base`):
 :func:`simulate_full_bandit`    the same rules in one numba loop, for replicated experiments
 ==============================  =============================================================
 
-Public API (stable names the benchmarks code against)::
-
-    Allocation(support, weights, name); uniform_allocation(n, k); check_allocation(allocation, n, k, owner)
-    FullBanditEnvironment(theta, noise_sd=1.0, noise="independent").pull(super_arm, rng) -> float
-    simulate_full_bandit(algorithm_name, theta, k, delta, epsilon, R, allocation, max_rounds, rng,
-                         record_every=None, *, noise="independent", width_scale=1.0, width="paper") -> SimulationResult
-        SimulationResult: stop_round (int, -1 if max_rounds hit), stopped (bool), recommended (ndarray of
-        k arm indices), correct (bool: recommended is epsilon-optimal for theta), records (dict of arrays
-        at every record_every-th round once A_t has full rank, or None: "round", "saqm_approx",
-        "saqm_bound", "cem_exact", "safoa_approx", "safoa_bound", "gap_exact"; see simulate.py)
+The environment (:class:`FullBanditEnvironment`) draws one normal per pull, and the simulator
+replays a live run of :func:`identify_full_bandit` for the same seed (same stop, same answer).
+Allocations (which super-arms to pull, in which shares): :func:`uniform_allocation` and the
+G-allocation of App. D (:mod:`~pmcbandit.full_bandit.g_allocation`).
 """
 
 from __future__ import annotations

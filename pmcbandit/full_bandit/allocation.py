@@ -14,10 +14,11 @@ Equal weights on a fixed support of polynomial size (``design`` of :func:`unifor
 * ``"random"`` (default): all :math:`\binom nk` sets when there are at most :math:`4n`, otherwise
   :math:`4n` distinct k-sets drawn once from a Generator seeded by ``(n, k)`` (a fixed design table:
   the same support in every run and process, no user randomness involved). Its design is close to
-  the balanced one :math:`A \propto \alpha I + \beta J`: the largest swap variance
-  :math:`\max_{i,j}\|e_i - e_j\|^2_{A^{-1}}` per pull is about 2x the balanced design's for
-  :math:`n = 10 \dots 111`, :math:`k = 3 \dots 10` (measured), against 10x to 160x for the cyclic
-  windows below, whose circulant spectrum :math:`|\sum_{j<k}\omega^{jl}|` has near-zeros.
+  the balanced one :math:`A \propto \alpha I + \beta J`, which the stopping rules need: the largest
+  swap variance :math:`\max_{i,j}\|e_i - e_j\|^2_{A^{-1}}` per pull stays within a small factor of
+  the balanced design's, while the cyclic windows below, whose circulant spectrum
+  :math:`|\sum_{j<k}\omega^{jl}|` has near-zeros, inflate it by one to two orders of magnitude
+  (``benchmarks/results/bench_full_bandit_crowd.md`` prints the G-values of the designs used).
 * ``"cyclic"``: the cyclic windows :math:`W_i = \{i, \dots, i+k-1\} \bmod n`, :math:`i < n`, whose
   incidence matrix is circulant with eigenvalues :math:`\sum_{j<k} \omega^{jl}`
   (:math:`\omega = e^{2\pi i/n}`); one vanishes exactly when :math:`n \mid kl` for some
@@ -47,6 +48,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from pmcbandit._validation import _msg
+
 __all__ = ["Allocation", "uniform_allocation", "check_allocation", "resolve_allocation", "track",
            "ALLOCATION_NAMES"]
 
@@ -62,10 +65,6 @@ class Allocation(NamedTuple):
     support: np.ndarray
     weights: np.ndarray
     name: str
-
-
-def _msg(param, owner, requirement, value):
-    return f"The {param!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
 
 
 def check_nk(n, k, owner: str) -> tuple[int, int]:

@@ -55,6 +55,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from pmcbandit._validation import _msg
+
 __all__ = ["NOISE_MODELS", "ALGORITHM_CODES", "sum_noise_scale", "log_num_super_arms", "confidence_width",
            "width_constant", "check_width", "WIDTH_RULES", "FullBanditState", "FullBanditIdentifier", "check_common"]
 
@@ -63,10 +65,6 @@ NOISE_MODELS = ("independent", "dependent", "sum")
 WIDTH_RULES = {"paper": 0, "tight": 1}
 #: Integer codes of the stopping rules inside the numba kernels.
 ALGORITHM_CODES = {"saqm": 0, "sa_foa": 1, "icb": 2, "exhaustive": 3}
-
-
-def _msg(param, owner, requirement, value):
-    return f"The {param!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
 
 
 def sum_noise_scale(R: float, k: int, noise: str = "independent") -> float:

@@ -80,9 +80,10 @@ def exact_gap(W, theta_hat, k, C, combos):
 
 
 @numba.njit(cache=True)
-def exact_cem(W, combos):
-    """:math:`\\max_M \\|\\chi_M\\|_W` by enumeration."""
-    best = 0.0
+def argmax_quadratic(W, combos):
+    """The row ``r`` of ``combos`` (k-sets as index rows) maximising :math:`\\chi_r^\\top W \\chi_r`, and the maximum."""
+    best = -np.inf
+    arg = 0
     k = combos.shape[1]
     for r in range(combos.shape[0]):
         s = 0.0
@@ -91,7 +92,14 @@ def exact_cem(W, combos):
                 s += W[combos[r, a], combos[r, b]]
         if s > best:
             best = s
-    return math.sqrt(best)
+            arg = r
+    return arg, best
+
+
+@numba.njit(cache=True)
+def exact_cem(W, combos):
+    """:math:`\\max_M \\|\\chi_M\\|_W` by enumeration."""
+    return math.sqrt(max(argmax_quadratic(W, combos)[1], 0.0))
 
 
 def exhaustive(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.0, *,

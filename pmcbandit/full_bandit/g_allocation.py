@@ -63,37 +63,18 @@ import math
 import numbers
 import warnings
 
-import numba
 import numpy as np
 
+from pmcbandit._validation import _msg
 from pmcbandit.full_bandit.allocation import Allocation, check_allocation, check_nk, uniform_allocation
 from pmcbandit.full_bandit.dks import qp_greedy, row_bound
+from pmcbandit.full_bandit.exhaustive import argmax_quadratic
 
 __all__ = ["g_allocation", "g_value", "efficient_apportionment", "MAX_ENUMERATE"]
 
 #: Largest C(n, k) for which the oracle and :func:`g_value` enumerate every super-arm.
 MAX_ENUMERATE = 20_000
 _OWNER = "g_allocation"
-
-
-def _msg(param, owner, requirement, value):
-    return f"The {param!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
-
-
-@numba.njit(cache=True)
-def _argmax_norm(W, combos):
-    best = -np.inf
-    arg = 0
-    k = combos.shape[1]
-    for r in range(combos.shape[0]):
-        s = 0.0
-        for a in range(k):
-            for b in range(k):
-                s += W[combos[r, a], combos[r, b]]
-        if s > best:
-            best = s
-            arg = r
-    return arg, best
 
 
 def _combos(n, k):
@@ -133,7 +114,7 @@ def g_value(allocation: Allocation, k: int | None = None, *, max_enumerate: int 
     rows = alloc.support.astype(np.float64)
     W = _design_inverse(rows, alloc.weights)
     if math.comb(n, k) <= max_enumerate:
-        _, best = _argmax_norm(W, _combos(n, k))
+        _, best = argmax_quadratic(W, _combos(n, k))
         return float(best), float(best)
     _, greedy = qp_greedy(W, k)
     lower = max(float(greedy), float(_row_norms(rows, W).max()))
@@ -222,7 +203,7 @@ def g_allocation(n: int, k: int, *, support=None, max_iter: int = 1000, tol: flo
             j = int(np.argmax(g_rows))
             members, g_plus, upper = tuple(np.flatnonzero(rows[j])), float(g_rows[j]), float(g_rows[j])
         elif enumerate_all:
-            r, g_plus = _argmax_norm(W, combos)
+            r, g_plus = argmax_quadratic(W, combos)
             members, g_plus, upper = tuple(combos[r]), float(g_plus), float(g_plus)
         else:
             mask, g_plus = qp_greedy(W, k)
