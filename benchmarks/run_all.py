@@ -34,8 +34,10 @@ measured side by side in the same run. Rebuild this file with
 (2026-11-22; its speed varied between runs by up to ~1.8x even when idle) and an AMD EPYC VM
 (2026-11-23). On 2026-11-23 the evidence suite's runs (two worker processes side by side, each held
 to one core), then evidence vs SMC beside the identification benchmark (one process per core), then
-EXPLORE-m (alone) ran one after another with nothing else on the machine. Timings from different
-sections (and machines) are not comparable.
+EXPLORE-m (alone) ran one after another with nothing else on the machine. Later that day the
+comparison (`bench_compare`, counts of pulls only), full-bandit and scale-out benchmarks ran while
+other jobs shared the two cores (the scale-out section records the load and the parallelism the
+machine gave). Timings from different sections (and machines) are not comparable.
 
 Ratios of variants measured side by side in the same run are the figures to trust.
 """
