@@ -264,7 +264,7 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
             f"The 'executor' parameter of {owner} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
             f"or an executor object. Got {executor!r} instead."
         )
-    if type(executor).__name__ == "Client" and type(executor).__module__.startswith("distributed"):
+    if _is_dask_client(executor):
         from pmcbandit.dask_executor import DaskExecutor
 
         ex = DaskExecutor(executor, timeout=pull_timeout)
@@ -279,6 +279,15 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
     if pull_timeout is not None:
         executor.timeout = pull_timeout
     return executor, int(max_in_flight or executor.capacity), False
+
+
+def _is_dask_client(obj) -> bool:
+    """Whether ``obj`` is a ``distributed.Client`` (False when Dask is not installed: then it cannot be one)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        return False
+    return isinstance(obj, Client)
 
 
 class OpenExecutor(NamedTuple):
