@@ -133,7 +133,7 @@ class Engine:
         self.shift: float | None = None
         self.wall_offset = 0.0
         self.cpu_offset = 0.0
-        self.remote_cpu = 0.0  # CPU seconds remote workers reported for this session's pulls
+        self.remote_cpu = 0.0  # CPU seconds remote workers reported for the pulls since the run started or resumed
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
         self.guards = guards

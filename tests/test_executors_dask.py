@@ -96,15 +96,13 @@ def test_timed_out_pull_frees_its_dask_worker(client):
     start = time.perf_counter()
     with pytest.warns(pb.PmcBanditWarning, match="quarantined"):
         res = _run(arms, pb.Pulls(30), client, pull_timeout=2.5, max_faults=2, policy="ucb1")
-    assert time.perf_counter() - start < 45
+    assert time.perf_counter() - start < 45  # a hung pull (60 s) that kept its slot would hold the run past this
     assert res.quarantined.tolist() == [True, False] and len(res.history) >= 20
     assert (res.history.column("status") == 3).sum() >= 2  # a third may have been in flight at the second
     client.wait_for_workers(2, timeout=60)
-    # Both slots serve again: two pulls that each sleep 1 s finish together.
+    # Both slots serve again: two pulls that each sleep 1 s, in flight together, run in two workers.
     sleepy = [PidArm("s", sleep=1.0)]
-    start = time.perf_counter()
     res = _run(sleepy, pb.Pulls(2), client, policy="ucb1")
-    assert time.perf_counter() - start < 1.9
     assert len(set(res.history.column("pid").tolist())) == 2
 
 

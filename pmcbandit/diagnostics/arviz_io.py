@@ -1,7 +1,9 @@
 r"""The ArviZ door: a run as :class:`arviz.InferenceData`, and back.
 
 This is the only module of pmcbandit that imports :mod:`arviz` (a test greps the source),
-so ``import pmcbandit`` stays light and ArviZ's API changes touch one file.
+so ``import pmcbandit`` stays light and ArviZ's API changes touch one file. The groups themselves
+are plain xarray datasets built by :mod:`pmcbandit.diagnostics.datasets`; this module wraps them
+(allocation runs, identification, comparison and full-bandit runs) and reads allocation runs back.
 
 Layout of the InferenceData written by :func:`to_inference_data`
 ------------------------------------------------------------------
@@ -47,43 +49,21 @@ state is not stored (``policy_state`` is ``None``).
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import re
 import warnings
 from contextlib import contextmanager
 
 import arviz as az
 import numpy as np
-import xarray as xr
 
-import pmcbandit
-from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS, History
+from pmcbandit.diagnostics.datasets import (RENAMED, comparison_groups, decode_attrs, full_bandit_groups,
+                                            identification_groups, run_groups)
+from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, History
 from pmcbandit.result import ArmReliability, RunResult
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",
-           "comparison_to_inference_data"]
-
-#: History column -> sample_stats variable, where the names differ.
-_RENAMED = {"obs": "value", "wall": "time"}
-_ARM_STATUS = ("ok", "quarantined", "unreliable", "unchecked")
-_RESERVED = {"pull", "arm_name", *(_RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}
-
-_DESCRIPTIONS = {
-    "decision": "index of the bandit decision the pull served (a paired-reward decision has two pulls)",
-    "arm": "index of the pulled arm (names in the arm_name coordinate)",
-    "pull_index": "the arm's own pull counter (pull j of arm k draws from a fixed random stream)",
-    "batch_size": "number of estimates the pull returned (its batch mean is one observation)",
-    "selected_before": "decisions dispatched when the pull came back (replays the order on resume)",
-    "seconds": "wall seconds the pull took",
-    "within_var": "variance of the batch mean estimated inside the batch; NaN for batches of one",
-    "cost": "cost delta of the pull (CPU seconds, or the arm's declared cost)",
-    "reward": "reward fed to the policy when this pull completed its decision, else NaN",
-    "time": "wall-clock seconds since the start of the run when the pull came back",
-    "cpu": "process CPU seconds since the start of the run when the pull came back",
-}
-
+           "comparison_to_inference_data", "full_bandit_to_inference_data"]
 
 def to_inference_data(result: RunResult) -> az.InferenceData:
     """Convert a run to :class:`arviz.InferenceData` (layout in the module docstring).
@@ -102,11 +82,7 @@ def to_inference_data(result: RunResult) -> az.InferenceData:
         raise TypeError(
             f"The 'result' parameter of to_inference_data must be a RunResult. Got {result!r} instead."
         )
-    attrs = _run_attrs(result)
-    with _custom_group_ok():
-        return az.InferenceData(
-            attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=_arm_summary(result)
-        )
+    return _inference_data(*run_groups(result))
 
 
 def identification_to_inference_data(result) -> az.InferenceData:
@@ -118,29 +94,7 @@ def identification_to_inference_data(result) -> az.InferenceData:
     ``quarantined``; ``attrs`` the run's settings (algorithm, ``k``, ``delta``, ``stopped_by``, ...),
     ``selected`` (names, best first), ``samples`` and ``warnings``.
     """
-    t = result.arm_table()
-    settings = dict(result.settings)
-    raw = dict(settings)
-    raw.update(
-        settings_keys=list(settings), kind="identification", selected=result.selected, samples=result.samples,
-        n_pulls=len(result.history), n_arms=len(result.arm_names), warnings=result.warnings(),
-        faults=_faults(result), pmcbandit_version=pmcbandit.__version__,
-        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), inference_library="pmcbandit",
-        inference_library_version=pmcbandit.__version__, arviz_version=az.__version__,
-    )
-    attrs = _encode_attrs(raw)
-    spec = {
-        "counts": (np.asarray(t["counts"], dtype=np.int64), "valid observations of the arm"),
-        "mean": (np.asarray(t["mean"], dtype=np.float64), "mean observation"),
-        "lower": (np.asarray(t["lower"], dtype=np.float64), "lower confidence bound at the stop"),
-        "upper": (np.asarray(t["upper"], dtype=np.float64), "upper confidence bound at the stop"),
-        "selected": (np.asarray(t["selected"], dtype=bool), "in the algorithm's answer"),
-        "quarantined": (np.asarray(t["quarantined"], dtype=bool), "never pulled again after faults"),
-    }
-    summary = xr.Dataset({k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()},
-                         coords={"arm": np.asarray(result.arm_names, dtype=str)})
-    with _custom_group_ok():
-        return az.InferenceData(attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=summary)
+    return _inference_data(*identification_groups(result))
 
 
 def comparison_to_inference_data(result) -> az.InferenceData:
@@ -155,55 +109,20 @@ def comparison_to_inference_data(result) -> az.InferenceData:
     ``selected``, ``stopped_by``, ``guarantee``, ``unresolved``, ``excluded`` (name -> reason) and
     ``warnings``.
     """
-    t = result.arm_table()
-    settings = dict(result.settings)
-    raw = dict(settings)
-    raw.update(
-        settings_keys=list(settings), kind="comparison", selected=result.selected, unresolved=result.unresolved,
-        excluded=result.excluded, n_pulls=len(result.history), n_arms=len(result.arm_names),
-        warnings=result.warnings(), faults=_faults(result), pmcbandit_version=pmcbandit.__version__,
-        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), inference_library="pmcbandit",
-        inference_library_version=pmcbandit.__version__, arviz_version=az.__version__,
-    )
-    attrs = _encode_attrs(raw)
-    described = {
-        "pairs": "valid pairs of pulls (variance observations 0.5 (X - X')^2)",
-        "variance": "variance of one pull's estimate (mean of the pair observations)",
-        "variance_lower": "lower confidence-sequence bound of the variance",
-        "variance_upper": "upper confidence-sequence bound of the variance",
-        "cost": "cost per pull (declared, or mean of the reported costs)",
-        "cost_lower": "lower confidence-sequence bound of the cost per pull",
-        "cost_upper": "upper confidence-sequence bound of the cost per pull",
-        "efficiency": "1 / (variance x cost)",
-        "efficiency_lower": "lower bound, simultaneous over arms and time with probability 1 - delta",
-        "efficiency_upper": "upper bound, simultaneous over arms and time with probability 1 - delta",
-        "selected": "among the k most efficient arms",
-        "z": "standardised deviation of the arm's estimate in the validity gate (NaN: not tested)",
-    }
-    data_vars = {name: (("arm",), np.asarray(t[name]), {"description": d}) for name, d in described.items()}
-    statuses = ("ranked", "excluded", "unreliable", "quarantined")
-    data_vars["status"] = (("arm",), np.asarray([statuses.index(s) for s in t["status"]], dtype=np.int64),
-                           {"description": "ranked, or why not (validity gate, Pareto k-hat, faults)",
-                            "flag_values": np.arange(len(statuses), dtype=np.int64),
-                            "flag_meanings": " ".join(statuses)})
-    names = np.asarray(result.arm_names, dtype=str)
-    summary = xr.Dataset(data_vars, coords={"arm": names})
-    n = len(names)
-    ratio = {key: np.full((n, n), np.nan) for key in ("estimate", "lower", "upper")}
-    for i in range(n):
-        for j in range(n):
-            if i != j:
-                r = result.ratio(names[i], names[j])
-                ratio["estimate"][i, j], ratio["lower"][i, j], ratio["upper"][i, j] = r.estimate, r.lower, r.upper
-    ratios = xr.Dataset(
-        {key: (("numerator", "denominator"), v, {"description": f"{key} of efficiency(numerator) / "
-                                                                "efficiency(denominator)"})
-         for key, v in ratio.items()},
-        coords={"numerator": names, "denominator": names},
-    )
-    with _custom_group_ok():
-        return az.InferenceData(attrs=attrs, sample_stats=_sample_stats(result, attrs), arm_summary=summary,
-                                efficiency_ratio=ratios)
+    return _inference_data(*comparison_groups(result))
+
+
+def full_bandit_to_inference_data(result) -> az.InferenceData:
+    """Convert a :class:`~pmcbandit.full_bandit.result.FullBanditResult` to InferenceData.
+
+    ``sample_stats`` (dimension ``pull``): ``super_arm`` (``pull`` x ``member``, arm indices),
+    ``reward`` (the observed sum), ``statistic`` (the stopping statistic after the pull; inf before
+    the design had full rank). ``arm_summary`` (dimension ``arm``): ``theta_hat``, ``width``,
+    ``pulls`` (pulled super-arms containing the arm), ``selected``. ``attrs``: the settings
+    (algorithm, ``n``, ``k``, ``delta``, ``epsilon``, allocation, ``stopped_by``, ...), ``selected``
+    (names, best first), ``rounds``, ``warnings``.
+    """
+    return _inference_data(*full_bandit_groups(result))
 
 
 def from_inference_data(idata) -> RunResult:
@@ -236,12 +155,12 @@ def from_inference_data(idata) -> RunResult:
         )
     stats = idata.sample_stats
     summary = idata.arm_summary
-    attrs = _decode_attrs(dict(idata.attrs) if idata.attrs else dict(stats.attrs))
+    attrs = decode_attrs(dict(idata.attrs) if idata.attrs else dict(stats.attrs))
     diag = json.loads(str(stats.attrs.get("diagnostics", "[]")))
     data = {}
     for col in (*INT_COLUMNS, *FLOAT_COLUMNS):
         dtype = np.int64 if col in INT_COLUMNS else np.float64
-        var = _RENAMED.get(col, col)
+        var = RENAMED.get(col, col)
         if var in stats:  # files of an earlier layout lack the newer columns: History fills them in
             data[f"col_{col}"] = np.asarray(stats[var].values, dtype=dtype)
     for col, var in diag:
@@ -288,215 +207,10 @@ def _custom_group_ok():
         yield
 
 
-# --- building blocks ------------------------------------------------------------------
-def _sample_stats(result: RunResult, attrs: dict) -> xr.Dataset:
-    h = result.history
-    cols = h.arrays()
-    names = np.asarray(result.arm_names, dtype=str)
-    data_vars = {}
-    for col in (*INT_COLUMNS, *FLOAT_COLUMNS):
-        var = _RENAMED.get(col, col)
-        var_attrs = {"description": _DESCRIPTIONS.get(var, "")}
-        if col == "status":
-            # CF flag convention: readable by any netCDF tool, no string variable needed.
-            var_attrs = {
-                "description": "outcome of the pull",
-                "flag_values": np.arange(len(STATUS), dtype=np.int64),
-                "flag_meanings": " ".join(STATUS),
-            }
-        elif col == "reason":
-            var_attrs = {
-                "description": "why the decision's arm was chosen (pmcbandit.guards)",
-                "flag_values": np.arange(len(REASONS), dtype=np.int64),
-                "flag_meanings": " ".join(REASONS),
-            }
-        elif col == "obs":
-            var_attrs = {
-                "description": "the observation: batch mean of the pull's estimates (NaN if the pull failed)",
-                "scale": "log" if result.log_scale else "linear",
-            }
-            if result.log_scale:
-                var_attrs["description"] = (
-                    "the observation as a log: log-mean-exp of the pull's log-estimates (NaN if the pull failed)"
-                )
-        elif col == "within_var" and result.log_scale:
-            var_attrs["description"] += "; relative (divided by the squared linear observation)"
-        data_vars[var] = (("pull",), cols[col], var_attrs)
-    mapping = []
-    for col in h.diagnostics:
-        var = _diagnostic_name(col, data_vars)
-        mapping.append([col, var])
-        data_vars[var] = (("pull",), cols[col], {"description": f"arm diagnostic {col!r} (NaN where not reported)"})
-    arms = cols["arm"]
-    coords = {
-        "pull": np.arange(len(h), dtype=np.int64),
-        "arm_name": (("pull",), names[arms] if names.size else np.asarray([], dtype=str)),
-    }
-    ds_attrs = dict(attrs)
-    ds_attrs["diagnostics"] = json.dumps(mapping)
-    return xr.Dataset(data_vars, coords=coords, attrs=ds_attrs)
-
-
-def _diagnostic_name(col: str, taken) -> str:
-    var = re.sub(r"[^0-9A-Za-z_.\-+]", "_", col) or "diag"
-    if var in _RESERVED or var in taken:
-        var = f"diag_{var}"
-    while var in taken:
-        var = f"{var}_"
-    return var
-
-
-def _arm_summary(result: RunResult) -> xr.Dataset:
-    t = result.arm_table()
-    c = result.combined
-    scale_note = (
-        f"working scale exp(value - shift), shift = {result.shift!r}" if result.log_scale else "linear scale"
-    )
-    spec = {
-        "pulls": (t["pulls"].astype(np.int64), "pulls of the arm, faulty ones included"),
-        "faults": (t["faults"].astype(np.int64), "faulty pulls (exception, non-finite, timeout, out of bounds)"),
-        "n_valid": (np.asarray(c.n, dtype=np.int64), "valid observations used by the combiner"),
-        "mean": (np.asarray(t["mean"], dtype=np.float64), f"mean observation ({scale_note})"),
-        "var": (np.asarray(t["var"], dtype=np.float64), f"variance V_k of one observation ({scale_note})"),
-        "dof": (np.asarray(c.nu, dtype=np.float64), "degrees of freedom of var"),
-        "cost": (np.asarray(t["cost"], dtype=np.float64), "mean cost delta_k of a pull"),
-        "var_cost": (np.asarray(t["var_cost"], dtype=np.float64), "V_k * delta_k (Neufeld et al. 2014, Sec. 5)"),
-        "weight": (np.asarray(t["weight"], dtype=np.float64), "share of the arm in the combined estimate"),
-        "quarantined": (np.asarray(t["quarantined"], dtype=bool), "never selected again after faults"),
-        "khat": (np.asarray(t["khat"], dtype=np.float64),
-                 "Pareto k-hat of the arm's importance weights (Vehtari et al. 2024); NaN where not measured"),
-        "khat_threshold": (np.asarray(t["khat_threshold"], dtype=np.float64), "min(1 - 1/log10(n_weights), 0.7)"),
-        "n_weights": (np.asarray(t["n_weights"], dtype=np.int64), "importance weights the k-hat was fitted to"),
-        "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
-                       "k-hat above its threshold: no combination weight, not chosen again"),
-    }
-    data_vars = {k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()}
-    codes = np.asarray([_ARM_STATUS.index(s) for s in t["status"]], dtype=np.int64)
-    data_vars["status"] = (("arm",), codes, {"description": "state of the arm at the end of the run",
-                                             "flag_values": np.arange(len(_ARM_STATUS), dtype=np.int64),
-                                             "flag_meanings": " ".join(_ARM_STATUS)})
-    attrs = {"shift": float(result.shift), "log_scale": int(result.log_scale)}
-    return xr.Dataset(data_vars, coords={"arm": np.asarray(result.arm_names, dtype=str)}, attrs=attrs)
-
-
-def _run_attrs(result: RunResult) -> dict:
-    """netCDF-safe attrs: settings first, then the combined estimate and provenance."""
-    lo, hi = result.ci(0.95)
-    llo, lhi = result.log_ci(0.95)
-    settings = dict(result.settings)
-    settings.setdefault("log_scale", result.log_scale)
-    settings.setdefault("combine", result.combine)
-    raw = dict(settings)
-    raw.update(
-        settings_keys=list(settings),
-        combine=result.combine,
-        log_scale=result.log_scale,
-        estimate=result.estimate,
-        se=result.se,
-        ci95=[lo, hi],
-        log_estimate=result.log_estimate,
-        log_se=result.log_se,
-        log_ci95=[llo, lhi],
-        shift=result.shift,
-        n_pulls=len(result.history),
-        n_arms=len(result.arm_names),
-        degenerate=list(result.combined.degenerate),
-        interval_status=result.interval_status,
-        consistency=_consistency_attrs(result),
-        warnings=result.warnings(),
-        notes=list(result.notes),
-        faults=_faults(result),
-        pmcbandit_version=pmcbandit.__version__,
-        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        inference_library="pmcbandit",
-        inference_library_version=pmcbandit.__version__,
-        arviz_version=az.__version__,
-    )
-    return _encode_attrs(raw)
-
-
-def _faults(result) -> list[dict]:
-    return [dict(row=int(r), arm_index=int(a), arm=result.arm_names[a], status=s, message=m)
-            for r, a, s, m in result.history.faults]
-
-
-def _consistency_attrs(result: RunResult) -> dict:
-    h = result.consistency
-    return dict(
-        q=h.q, df=h.df, p_value=h.p_value, tau2=h.tau2, flagged=bool(h.flagged), alpha=h.alpha,
-        compared=[result.arm_names[k] for k in h.compared], outliers=[result.arm_names[k] for k in h.outliers],
-        random_effects_estimate=h.estimate, random_effects_se=h.se, random_effects_dof=h.dof,
-        scale="log" if result.log_scale else "linear",
-    )
-
-
-def _encode_attrs(raw: dict) -> dict:
-    """Keep str/int/float (and the two-float interval lists); JSON-encode everything else."""
-    out, encoded = {}, []
-    for k, v in raw.items():
-        if isinstance(v, np.generic):
-            v = v.item()
-        if isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
-            out[k] = v
-        elif k in ("ci95", "log_ci95"):
-            out[k] = np.asarray(v, dtype=np.float64)
-        else:
-            out[k] = json.dumps(v, default=_json_default)
-            encoded.append(k)
-    out["json_attrs"] = json.dumps(encoded)
-    return out
-
-
-def _decode_attrs(attrs: dict) -> dict:
-    encoded = set(json.loads(str(attrs.get("json_attrs", "[]"))))
-    out = {}
-    for k, v in attrs.items():
-        if k in encoded:
-            out[k] = json.loads(str(v))
-        elif isinstance(v, np.generic):
-            out[k] = v.item()
-        else:
-            out[k] = v
-    return out
-
-
-def _json_default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    # A setting JSON cannot hold (a user object) is kept readable; it will not round-trip.
-    return repr(obj)
-
-
-def full_bandit_to_inference_data(result) -> az.InferenceData:
-    """Convert a :class:`~pmcbandit.full_bandit.result.FullBanditResult` to InferenceData.
-
-    ``sample_stats`` (dimension ``pull``): ``super_arm`` (``pull`` x ``member``, arm indices),
-    ``reward`` (the observed sum), ``statistic`` (the stopping statistic after the pull; inf before
-    the design had full rank). ``arm_summary`` (dimension ``arm``): ``theta_hat``, ``width``,
-    ``pulls`` (pulled super-arms containing the arm), ``selected``. ``attrs``: the settings
-    (algorithm, ``n``, ``k``, ``delta``, ``epsilon``, allocation, ``stopped_by``, ...), ``selected``
-    (names, best first), ``rounds``, ``warnings``.
-    """
-    raw = dict(result.settings)
-    raw.update(kind="full_bandit", selected=result.selected, rounds=result.rounds, warnings=result.warnings(),
-               pmcbandit_version=pmcbandit.__version__,
-               created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), inference_library="pmcbandit",
-               inference_library_version=pmcbandit.__version__, arviz_version=az.__version__)
-    attrs = _encode_attrs(raw)
-    stats = xr.Dataset(
-        {"super_arm": (("pull", "member"), result.super_arms, {"description": "arms of the pulled super-arm"}),
-         "reward": (("pull",), result.rewards, {"description": "observed sum of the super-arm's rewards"}),
-         "statistic": (("pull",), result.statistics, {"description": "stopping statistic after the pull"})},
-        coords={"pull": np.arange(result.rounds), "member": np.arange(result.super_arms.shape[1])}, attrs=attrs)
-    chosen = np.zeros(len(result.arm_names), dtype=bool)
-    chosen[result.selected_indices] = True
-    summary = xr.Dataset(
-        {"theta_hat": (("arm",), result.theta_hat, {"description": "least-squares estimate at the end"}),
-         "width": (("arm",), result.width, {"description": "C_t * sqrt((A_t^-1)_ii) at the end"}),
-         "pulls": (("arm",), result.arm_pulls, {"description": "pulled super-arms containing the arm"}),
-         "selected": (("arm",), chosen, {"description": "in the recommended super-arm"})},
-        coords={"arm": np.asarray(result.arm_names, dtype=str)})
+def _inference_data(attrs: dict, groups: dict) -> az.InferenceData:
+    """The InferenceData of built groups, stamped with the ArviZ version on it and on ``sample_stats``."""
+    attrs = dict(attrs, arviz_version=az.__version__)
+    if "sample_stats" in groups:
+        groups["sample_stats"].attrs["arviz_version"] = az.__version__
     with _custom_group_ok():
-        return az.InferenceData(attrs=attrs, sample_stats=stats, arm_summary=summary)
+        return az.InferenceData(attrs=attrs, **groups)

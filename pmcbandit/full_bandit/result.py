@@ -26,7 +26,7 @@ class FullBanditResult:
         :math:`C_t\\sqrt{(A_t^{-1})_{ii}}`, the half-width of each arm's interval at the end (the
         ICB-type per-arm bound under this run's :math:`C_t`; NaN before :math:`A_t` had full rank).
     statistic : float
-        The last stopping statistic (the run stops when it is <= ``epsilon``).
+        The stopping statistic at the final round (the run stops when it is <= ``epsilon``).
     super_arms : ndarray (rounds, k) int
         The super-arm of every pull.
     rewards, statistics : ndarray (rounds,)

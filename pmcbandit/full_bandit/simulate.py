@@ -50,7 +50,7 @@ class SimulationResult(NamedTuple):
     """One simulated run: ``stop_round`` (pulls made when the rule held; -1 if ``max_rounds`` came
     first), ``stopped``, ``recommended`` (k arm indices, best first), ``correct`` (the recommended set
     is :math:`\\epsilon`-optimal for the true :math:`\\theta`), ``rounds`` (pulls made), ``statistic``
-    (the last stopping statistic), ``records`` (dict of arrays, or None)."""
+    (the stopping statistic at the final round), ``records`` (dict of arrays, or None)."""
 
     stop_round: int
     stopped: bool
