@@ -48,13 +48,11 @@ import numpy as np
 from numba.core.errors import NumbaWarning
 
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
+from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, rebuild_density
 
 __all__ = ["ModelDensity", "check_model"]
 
 _CHECK_DRAWS = 64
-# Densities rebuilt from a pickle, by token: one compilation per process for every arm that shares
-# a density, and none for a density unpickled in the process that built it.
-_BUILT: dict = {}
 
 
 def check_model(model, owner: str = "ModelDensity"):
@@ -232,10 +230,10 @@ class ModelDensity:
         self._check(check_draws)
         self._check_draws = check_draws
         self._token = uuid.uuid4().hex
-        _BUILT[self._token] = self
+        BUILT[self._token] = self
 
     def __reduce__(self):
-        return _rebuild_density, (self._token, self.model, self._check_draws, _custom_dispatch(self.model))
+        return rebuild_density, (self._token, self.model, self._check_draws, custom_dispatch(self.model))
 
     def _check(self, n: int) -> None:
         from pmcbandit.arms.evidence._kernels import eval_rows
@@ -474,60 +472,3 @@ class ModelDensity:
     def __repr__(self) -> str:
         return f"ModelDensity(value_names={self.value_names!r}, dim={self.dim})"
 
-
-def _dispatchers() -> dict:
-    """PyMC's per-Op-type registries that a model's graph is turned into densities with."""
-    from pymc.distributions.distribution import _support_point
-    from pymc.distributions.shape_utils import _change_dist_size
-    from pymc.logprob.abstract import _icdf, _logcdf, _logprob
-
-    return {"logprob": _logprob, "logcdf": _logcdf, "icdf": _icdf, "support_point": _support_point,
-            "change_dist_size": _change_dist_size}
-
-
-def _custom_dispatch(model) -> list:
-    """``[(op type, {registry: function})]`` for the model's random variables whose Op type was made
-    at run time (``pm.CustomDist`` makes one per variable and registers its ``logp`` for it).
-
-    Pickling carries such a type by value, but not its registrations; they travel with it and
-    :func:`_rebuild_density` registers them again for the unpickled type (the same object as
-    the model's, both being in one pickle).
-    """
-    import importlib
-
-    tables = _dispatchers()
-    out, seen = [], set()
-    for rv in model.basic_RVs:
-        op_type = type(rv.owner.op)
-        if op_type in seen:
-            continue
-        seen.add(op_type)
-        try:
-            module = importlib.import_module(op_type.__module__)
-            static = getattr(module, op_type.__qualname__, None) is op_type
-        except ImportError:
-            static = False
-        if static:
-            continue
-        entries = {name: d.registry[op_type] for name, d in tables.items() if op_type in d.registry}
-        if entries:
-            out.append((op_type, entries))
-    return out
-
-
-def _rebuild_density(token: str, model, check_draws: int, custom=()) -> ModelDensity:
-    """The density of ``token`` in this process: compiled from ``model`` the first time
-    (:class:`ModelDensity`, "Pickling"), after re-registering the densities of its run-time Op
-    types (:func:`_custom_dispatch`)."""
-    density = _BUILT.get(token)
-    if density is None:
-        tables = _dispatchers()
-        for op_type, entries in custom:
-            for name, fn in entries.items():
-                if op_type not in tables[name].registry:
-                    tables[name].register(op_type)(fn)
-        density = ModelDensity(model, check_draws=check_draws)
-        del _BUILT[density._token]
-        density._token = token
-        _BUILT[token] = density
-    return density
