@@ -223,8 +223,10 @@ class DaskExecutor:
         if future.status == "finished":
             return future.result()
         seconds = time.monotonic() - t0
+        from distributed.scheduler import KilledWorker
+
         exc = future.exception() if future.status == "error" else None
-        if exc is None or type(exc).__name__ == "KilledWorker":
+        if exc is None or isinstance(exc, KilledWorker):
             why = "cancelled" if exc is None else f"its worker died too often ({exc})"
             return [Outcome(t, "lost", None, f"pull lost: {why}", seconds, seconds) for t in tickets]
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
