@@ -57,14 +57,8 @@ def run_groups(result: RunResult) -> tuple[dict, dict]:
 
 
 def identification_groups(result) -> tuple[dict, dict]:
-    """Attrs and groups of an :class:`~pmcbandit.identification.result.IdentificationResult`.
-
-    ``sample_stats`` is laid out as for an allocation run (one entry per pull; the rows of one
-    decision share its ``decision`` index); ``arm_summary`` holds per arm ``counts``, ``mean``,
-    ``lower`` and ``upper`` (the algorithm's confidence bounds at the stop), ``selected`` and
-    ``quarantined``; ``attrs`` the run's settings (algorithm, ``k``, ``delta``, ``stopped_by``, ...),
-    ``selected`` (names, best first), ``samples`` and ``warnings``.
-    """
+    """Attrs and groups of an :class:`~pmcbandit.identification.result.IdentificationResult`
+    (layout: :func:`~pmcbandit.diagnostics.arviz_io.identification_to_inference_data`)."""
     t = result.arm_table()
     settings = dict(result.settings)
     raw = dict(settings)
@@ -88,17 +82,8 @@ def identification_groups(result) -> tuple[dict, dict]:
 
 
 def comparison_groups(result) -> tuple[dict, dict]:
-    """Attrs and groups of a :class:`~pmcbandit.compare.ComparisonResult` (with ``efficiency_ratio``).
-
-    ``sample_stats`` per pull as for an identification run (a decision's pulls share its
-    ``decision`` index; ``value`` holds the pulls' estimates, logs for log-scale arms);
-    ``arm_summary`` holds per arm the columns of ``result.arm_table()`` (pairs, variance and cost per
-    pull with their bounds, efficiency with its bounds, ``selected``, ``status`` as a CF flag, the
-    gate's ``z``); ``efficiency_ratio`` holds ``estimate``, ``lower`` and ``upper`` of every ratio
-    (dimensions ``numerator`` x ``denominator``, NaN on the diagonal); ``attrs`` the settings,
-    ``selected``, ``stopped_by``, ``guarantee``, ``unresolved``, ``excluded`` (name -> reason) and
-    ``warnings``.
-    """
+    """Attrs and groups of a :class:`~pmcbandit.compare.ComparisonResult`, ``efficiency_ratio`` included
+    (layout: :func:`~pmcbandit.diagnostics.arviz_io.comparison_to_inference_data`)."""
     t = result.arm_table()
     settings = dict(result.settings)
     raw = dict(settings)
@@ -148,15 +133,8 @@ def comparison_groups(result) -> tuple[dict, dict]:
 
 
 def full_bandit_groups(result) -> tuple[dict, dict]:
-    """Attrs and groups of a :class:`~pmcbandit.full_bandit.result.FullBanditResult`.
-
-    ``sample_stats`` (dimension ``pull``): ``super_arm`` (``pull`` x ``member``, arm indices),
-    ``reward`` (the observed sum), ``statistic`` (the stopping statistic after the pull; inf before
-    the design had full rank). ``arm_summary`` (dimension ``arm``): ``theta_hat``, ``width``,
-    ``pulls`` (pulled super-arms containing the arm), ``selected``. ``attrs``: the settings
-    (algorithm, ``n``, ``k``, ``delta``, ``epsilon``, allocation, ``stopped_by``, ...), ``selected``
-    (names, best first), ``rounds``, ``warnings``.
-    """
+    """Attrs and groups of a :class:`~pmcbandit.full_bandit.result.FullBanditResult`
+    (layout: :func:`~pmcbandit.diagnostics.arviz_io.full_bandit_to_inference_data`)."""
     raw = dict(result.settings)
     raw.update(kind="full_bandit", selected=result.selected, rounds=result.rounds, warnings=result.warnings(),
                **_provenance())
