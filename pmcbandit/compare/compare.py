@@ -65,7 +65,7 @@ def compare_samplers(
     checkpoint: str | os.PathLike | None = None,
     checkpoint_every: float = 30.0,
 ) -> ComparisonResult:
-    r"""Find the ``k`` most efficient arms — efficiency :math:`1/(\mathrm{Var}(X)\,\bar c)` — with confidence 1 - delta.
+    r"""Find the ``k`` most efficient arms, efficiency :math:`1/(\mathrm{Var}(X)\,\bar c)`, with confidence 1 - delta.
 
     Every arm estimates the same quantity; one pull is one independent replicate :math:`X` of its
     estimator at cost :math:`c`. Pairs of pulls give unbiased variance observations

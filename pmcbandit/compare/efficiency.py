@@ -56,7 +56,8 @@ import numpy as np
 from pmcbandit.compare.confidence import BettingCS, asymptotic_radius, betting_init, betting_update
 from pmcbandit.identification.base import Selection
 
-__all__ = ["EfficiencyRule", "EfficiencyState", "default_min_pairs", "init", "update", "log_efficiency", "select", "stop", "recommend",
+__all__ = ["EfficiencyRule", "EfficiencyState", "default_min_pairs", "init", "update", "log_efficiency", "select",
+           "stop", "recommend",
            "unresolved", "all_separated"]
 
 
