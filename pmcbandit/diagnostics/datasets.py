@@ -60,14 +60,7 @@ def identification_groups(result) -> tuple[dict, dict]:
     """Attrs and groups of an :class:`~pmcbandit.identification.result.IdentificationResult`
     (layout: :func:`~pmcbandit.diagnostics.arviz_io.identification_to_inference_data`)."""
     t = result.arm_table()
-    settings = dict(result.settings)
-    raw = dict(settings)
-    raw.update(
-        settings_keys=list(settings), kind="identification", selected=result.selected, samples=result.samples,
-        n_pulls=len(result.history), n_arms=len(result.arm_names), warnings=result.warnings(),
-        faults=_faults(result), **_provenance(),
-    )
-    attrs = encode_attrs(raw)
+    attrs = _loop_result_attrs(result, "identification", samples=result.samples)
     spec = {
         "counts": (np.asarray(t["counts"], dtype=np.int64), "valid observations of the arm"),
         "mean": (np.asarray(t["mean"], dtype=np.float64), "mean observation"),
@@ -76,23 +69,14 @@ def identification_groups(result) -> tuple[dict, dict]:
         "selected": (np.asarray(t["selected"], dtype=bool), "in the algorithm's answer"),
         "quarantined": (np.asarray(t["quarantined"], dtype=bool), "never pulled again after faults"),
     }
-    summary = xr.Dataset({k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()},
-                         coords={"arm": np.asarray(result.arm_names, dtype=str)})
-    return attrs, dict(sample_stats=_sample_stats(result, attrs), arm_summary=summary)
+    return attrs, dict(sample_stats=_sample_stats(result, attrs), arm_summary=_arm_dataset(result.arm_names, spec))
 
 
 def comparison_groups(result) -> tuple[dict, dict]:
     """Attrs and groups of a :class:`~pmcbandit.compare.ComparisonResult`, ``efficiency_ratio`` included
     (layout: :func:`~pmcbandit.diagnostics.arviz_io.comparison_to_inference_data`)."""
     t = result.arm_table()
-    settings = dict(result.settings)
-    raw = dict(settings)
-    raw.update(
-        settings_keys=list(settings), kind="comparison", selected=result.selected, unresolved=result.unresolved,
-        excluded=result.excluded, n_pulls=len(result.history), n_arms=len(result.arm_names),
-        warnings=result.warnings(), faults=_faults(result), **_provenance(),
-    )
-    attrs = encode_attrs(raw)
+    attrs = _loop_result_attrs(result, "comparison", unresolved=result.unresolved, excluded=result.excluded)
     described = {
         "pairs": "valid pairs of pulls (variance observations 0.5 (X - X')^2)",
         "variance": "variance of one pull's estimate (mean of the pair observations)",
@@ -107,14 +91,10 @@ def comparison_groups(result) -> tuple[dict, dict]:
         "selected": "among the k most efficient arms",
         "z": "standardised deviation of the arm's estimate in the validity gate (NaN: not tested)",
     }
-    data_vars = {name: (("arm",), np.asarray(t[name]), {"description": d}) for name, d in described.items()}
-    statuses = ("ranked", "excluded", "unreliable", "quarantined")
-    data_vars["status"] = (("arm",), np.asarray([statuses.index(s) for s in t["status"]], dtype=np.int64),
-                           {"description": "ranked, or why not (validity gate, Pareto k-hat, faults)",
-                            "flag_values": np.arange(len(statuses), dtype=np.int64),
-                            "flag_meanings": " ".join(statuses)})
+    spec = {name: (np.asarray(t[name]), d) for name, d in described.items()}
+    summary = _arm_dataset(result.arm_names, spec, status=(t["status"], ("ranked", "excluded", "unreliable",
+                           "quarantined"), "ranked, or why not (validity gate, Pareto k-hat, faults)"))
     names = np.asarray(result.arm_names, dtype=str)
-    summary = xr.Dataset(data_vars, coords={"arm": names})
     n = len(names)
     ratio = {key: np.full((n, n), np.nan) for key in ("estimate", "lower", "upper")}
     for i in range(n):
@@ -128,8 +108,7 @@ def comparison_groups(result) -> tuple[dict, dict]:
          for key, v in ratio.items()},
         coords={"numerator": names, "denominator": names},
     )
-    return attrs, dict(sample_stats=_sample_stats(result, attrs), arm_summary=summary,
-                                efficiency_ratio=ratios)
+    return attrs, dict(sample_stats=_sample_stats(result, attrs), arm_summary=summary, efficiency_ratio=ratios)
 
 
 def full_bandit_groups(result) -> tuple[dict, dict]:
@@ -146,12 +125,12 @@ def full_bandit_groups(result) -> tuple[dict, dict]:
         coords={"pull": np.arange(result.rounds), "member": np.arange(result.super_arms.shape[1])}, attrs=attrs)
     chosen = np.zeros(len(result.arm_names), dtype=bool)
     chosen[result.selected_indices] = True
-    summary = xr.Dataset(
-        {"theta_hat": (("arm",), result.theta_hat, {"description": "least-squares estimate at the end"}),
-         "width": (("arm",), result.width, {"description": "C_t * sqrt((A_t^-1)_ii) at the end"}),
-         "pulls": (("arm",), result.arm_pulls, {"description": "pulled super-arms containing the arm"}),
-         "selected": (("arm",), chosen, {"description": "in the recommended super-arm"})},
-        coords={"arm": np.asarray(result.arm_names, dtype=str)})
+    summary = _arm_dataset(result.arm_names, {
+        "theta_hat": (result.theta_hat, "least-squares estimate at the end"),
+        "width": (result.width, "C_t * sqrt((A_t^-1)_ii) at the end"),
+        "pulls": (result.arm_pulls, "pulled super-arms containing the arm"),
+        "selected": (chosen, "in the recommended super-arm"),
+    })
     return attrs, dict(sample_stats=stats, arm_summary=summary)
 
 
@@ -237,13 +216,34 @@ def _arm_summary(result: RunResult) -> xr.Dataset:
         "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
                        "k-hat above its threshold: no combination weight, not chosen again"),
     }
+    status = (t["status"], _ARM_STATUS, "state of the arm at the end of the run")
+    return _arm_dataset(result.arm_names, spec, status=status,
+                        attrs={"shift": float(result.shift), "log_scale": int(result.log_scale)})
+
+
+def _arm_dataset(arm_names, spec: dict, status=None, attrs=None) -> xr.Dataset:
+    """A dataset over the ``arm`` dimension: ``spec`` maps a variable to ``(values, description)``;
+    ``status = (names, meanings, description)`` adds a ``status`` variable as a CF flag (codes into
+    ``meanings``: readable by any netCDF tool, no string variable needed)."""
     data_vars = {k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()}
-    codes = np.asarray([_ARM_STATUS.index(s) for s in t["status"]], dtype=np.int64)
-    data_vars["status"] = (("arm",), codes, {"description": "state of the arm at the end of the run",
-                                             "flag_values": np.arange(len(_ARM_STATUS), dtype=np.int64),
-                                             "flag_meanings": " ".join(_ARM_STATUS)})
-    attrs = {"shift": float(result.shift), "log_scale": int(result.log_scale)}
-    return xr.Dataset(data_vars, coords={"arm": np.asarray(result.arm_names, dtype=str)}, attrs=attrs)
+    if status is not None:
+        names, meanings, description = status
+        codes = np.asarray([meanings.index(x) for x in names], dtype=np.int64)
+        data_vars["status"] = (("arm",), codes, {"description": description,
+                                                 "flag_values": np.arange(len(meanings), dtype=np.int64),
+                                                 "flag_meanings": " ".join(meanings)})
+    return xr.Dataset(data_vars, coords={"arm": np.asarray(arm_names, dtype=str)}, attrs=attrs or {})
+
+
+def _loop_result_attrs(result, kind: str, **extra) -> dict:
+    """netCDF-safe attrs of an identification or comparison run: its settings, the answer, the run's
+    size, warnings, faults, ``extra`` and provenance."""
+    settings = dict(result.settings)
+    raw = dict(settings)
+    raw.update(settings_keys=list(settings), kind=kind, selected=result.selected, n_pulls=len(result.history),
+               n_arms=len(result.arm_names), warnings=result.warnings(), faults=_faults(result), **extra,
+               **_provenance())
+    return encode_attrs(raw)
 
 
 def _run_attrs(result: RunResult) -> dict:
