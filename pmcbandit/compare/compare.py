@@ -187,11 +187,12 @@ def compare_samplers(
     in_play = learner.in_play()
     if in_play.sum() <= rule.k and stopped_by in ("confidence", "budget"):
         stopped_by = "no_arm"
+    status = _status(engine, learner)
     result = ComparisonResult(
         arm_names=config.arm_names, history=engine.history,
         settings=dict(settings, stopped_by=stopped_by, guarantee=guarantee, gate_checks=learner.gate_checks),
-        rule=rule, state=learner.state, in_play=in_play, status=_status(engine, learner),
-        reasons=_reasons(engine, learner), z=learner.z,
+        rule=rule, state=learner.state, in_play=in_play, status=status,
+        reasons=_reasons(engine, learner, status), z=learner.z,
     )
     from pmcbandit.run import PmcBanditWarning
 
@@ -234,10 +235,10 @@ def _status(engine, learner) -> list[str]:
     return out
 
 
-def _reasons(engine, learner) -> list[str]:
+def _reasons(engine, learner, statuses) -> list[str]:
     rel = engine.reliability()
     out = []
-    for i, status in enumerate(_status(engine, learner)):
+    for i, status in enumerate(statuses):
         if status == "quarantined":
             out.append(f"quarantined after {int(engine.faults[i])} faulty pulls")
         elif status == "unreliable":

@@ -210,8 +210,10 @@ def select(rule: EfficiencyRule, rng: np.random.Generator, state: EfficiencyStat
     return Selection((h, low), (2, 2))
 
 
-def _critical_pair(rule, rng, state, eligible):
-    point, lower, upper = log_efficiency(rule, state)
+def _critical_pair(rule, rng, state, eligible, bounds=None):
+    """LUCB's two arms ``(h, l)`` (``l`` is None when no arm is outside the top ``k``), from the
+    log-efficiency ``bounds`` (computed when not given)."""
+    point, lower, upper = log_efficiency(rule, state) if bounds is None else bounds
     order = _ranking(rng, point, eligible)
     top, rest = order[:rule.k], order[rule.k:]
     h = int(top[np.argmin(lower[top])])
@@ -227,9 +229,9 @@ def stop(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray) -> 
         return True
     if (state.pairs[idx] < rule.min_pairs).any():
         return False
-    h, low = _critical_pair(rule, None, state, eligible)
-    _, lower, upper = log_efficiency(rule, state)
-    return bool(lower[h] >= upper[low] - math.log1p(rule.epsilon))
+    bounds = log_efficiency(rule, state)
+    h, low = _critical_pair(rule, None, state, eligible, bounds)
+    return bool(bounds[1][h] >= bounds[2][low] - math.log1p(rule.epsilon))
 
 
 def recommend(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray) -> np.ndarray:
@@ -242,8 +244,8 @@ def unresolved(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarra
     """Eligible arms whose interval still straddles the boundary between the top ``k`` and the rest:
     a leader whose lower bound does not clear the best upper bound outside, or an outsider whose upper
     bound reaches the lowest lower bound inside."""
-    _, lower, upper = log_efficiency(rule, state)
-    top = recommend(rule, state, eligible)
+    point, lower, upper = log_efficiency(rule, state)
+    top = _ranking(None, point, eligible)[:rule.k]
     rest = np.setdiff1d(np.flatnonzero(eligible), top)
     if rest.size == 0 or top.size == 0:
         return np.zeros(0, dtype=np.int64)
