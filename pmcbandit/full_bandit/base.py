@@ -48,14 +48,13 @@ for the Gaussian environment (:mod:`~pmcbandit.full_bandit.environment`).
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
-from pmcbandit._validation import _msg
+from pmcbandit._validation import _msg, check_open_unit, check_positive
 
 __all__ = ["NOISE_MODELS", "ALGORITHM_CODES", "sum_noise_scale", "log_num_super_arms", "confidence_width",
            "width_constant", "check_width", "WIDTH_RULES", "FullBanditState", "FullBanditIdentifier", "check_common"]
@@ -122,13 +121,9 @@ def check_common(k, n, delta, epsilon, R, noise, owner: str) -> None:
     from pmcbandit.full_bandit.allocation import check_nk
 
     check_nk(n, k, owner)
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < float(delta) < 1.0:
-        raise ValueError(_msg("delta", owner, "a real number in the open interval (0, 1)", delta))
-    if (isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not math.isfinite(epsilon)
-            or epsilon < 0):
-        raise ValueError(_msg("epsilon", owner, "a finite real number >= 0", epsilon))
-    if isinstance(R, bool) or not isinstance(R, numbers.Real) or not math.isfinite(R) or R <= 0:
-        raise ValueError(_msg("R", owner, "a finite real number > 0", R))
+    check_open_unit(delta, "delta", owner)
+    check_positive(epsilon, "epsilon", owner, allow_zero=True)
+    check_positive(R, "R", owner)
     if noise not in NOISE_MODELS:
         raise ValueError(_msg("noise", owner, f"one of {NOISE_MODELS}", noise))
 
