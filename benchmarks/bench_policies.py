@@ -85,7 +85,7 @@ def _split(policy, state, rng, reward, steps):
         best_select = min(best_select, (time.process_time() - t0) / steps * 1e6)
         t0 = time.process_time()
         for _ in range(steps):
-            policy.update(state, 3, reward, 0.0, rng)
+            policy.update(rng, state, 3, reward, 0.0)
         best_update = min(best_update, (time.process_time() - t0) / steps * 1e6)
     return best_select, best_update
 

@@ -1,4 +1,4 @@
-"""Cost of the running Pareto k-hat (``pmcbandit.psis``) next to ``arviz.psislw`` on the same sample.
+"""Cost of the running Pareto k-hat (``pmcbandit.stats.psis``) next to ``arviz.psislw`` on the same sample.
 
 Run as ``.venv/bin/python -m benchmarks.bench_psis``. One process, after a warm-up that compiles
 the numba kernels: the CPU time (``time.process_time``: the machine is shared) of
@@ -21,7 +21,7 @@ import numpy as np
 
 import pmcbandit  # noqa: F401  (BLAS configuration before anything imports pytensor)
 from benchmarks._common import machine, utc_now, write_section
-from pmcbandit.psis import WeightTails, pareto_khat
+from pmcbandit.stats.psis import WeightTails, pareto_khat
 
 SIZES = (10**3, 10**4, 10**5, 10**6, 10**7)
 BATCH = 1000

@@ -12,7 +12,7 @@ Every configuration runs in a fresh process. Inside it, blocks of the two loops 
   stream, pull through the arm protocol, check the values, record the history row, compute
   the reward and update the policy — plus the run's fixed set-up, amortised over ``N``;
 * ``bare``: the same policy driven by hand, ``arm = policy.select(rng, state)`` then
-  ``state = policy.update(state, arm, -(x - c)**2, 1.0, rng)`` with ``x = rng.random()``:
+  ``state = policy.update(rng, state, arm, -(x - c)**2, 1.0)`` with ``x = rng.random()``:
   the least any loop must spend per pull.
 
 ``run - bare`` is the overhead the live loop adds per pull. Blocks are timed in CPU time of the
@@ -80,7 +80,7 @@ def worker(policy: str, n_arms: int, reward: str, pulls: int, repeats: int, kind
         for _ in range(pulls):
             arm = select(rng, state)
             x = draw()
-            state = update(state, arm, -((x - c) ** 2), 1.0, rng)
+            state = update(rng, state, arm, -((x - c) ** 2), 1.0)
         return (time.process_time() - t0) / pulls * 1e6
 
     def time_pull() -> float:

@@ -13,7 +13,7 @@ Neufeld et al. (2014), App. G (``models.pima``, T = 50 rows):
 
 Executors side by side in one process: ``serial`` (``executor=None``), ``threads(2)``
 (``executor="threads"``; the no-op arm only: the evidence arms are not thread-safe and refuse
-threads), ``processes(2)`` (:class:`~pmcbandit.process_pool.ProcessExecutor`,
+threads), ``processes(2)`` (:class:`~pmcbandit.runtime.executors.processes.ProcessExecutor`,
 spawned workers) and ``dask 2x1`` (a ``LocalCluster`` of 2 single-threaded worker processes), the
 out-of-process ones also with ``pulls_per_task=8`` (several pulls per task). Workers are started
 and the arms installed before the clock starts (``run`` does that in ``executor.bind``, outside the
@@ -109,8 +109,8 @@ def main(argv=None) -> int:
 
     from models.pima import load_data, logistic_regression
     from pmcbandit.arms.evidence import ModelDensity
-    from pmcbandit.dask_executor import DaskExecutor
-    from pmcbandit.process_pool import ProcessExecutor
+    from pmcbandit.runtime.executors.dask_cluster import DaskExecutor
+    from pmcbandit.runtime.executors.processes import ProcessExecutor
 
     pulls = {"AIS-2000": 8, "Laplace-t": 200, "no-op": 400} if args.quick else \
         {"AIS-2000": 40, "Laplace-t": 1200, "no-op": 2000}

@@ -5,7 +5,7 @@ Run as ``.venv/bin/python -m benchmarks.exp_reward_centre [--reps R] [--strikes 
 
 The squared reward is ``-(X - c)^2`` with ``E[(X - c)^2] = V_k + (mu - c)^2`` (Thm 2, App. B).
 Any constant ``c`` leaves the regret's target unchanged, but the offset ``(mu - c)^2`` and the
-wider range of the losses slow every policy down (:mod:`pmcbandit.centring`). At K = 0.06 most
+wider range of the losses slow every policy down (:mod:`pmcbandit.policies.centring`). At K = 0.06 most
 paths finish out of the money, so a first observation is often 0 against a price near 18, an
 offset of ~340 beside per-path variances from 1.4. On the pre-drawn paths of
 ``benchmarks.fig2_cir`` (its ``draw_paths`` and ``pilot``), every bandit runs 10^5 single-path

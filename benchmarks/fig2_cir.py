@@ -18,7 +18,7 @@ uses pmcbandit's replicated-run simulator on *pre-drawn* paths:
 :class:`pmcbandit.simulate.RewardMatrix` holds, for each arm, ``max_samples``
 weighted payoffs simulated by the arm itself (its PyTensor graph), and
 :func:`pmcbandit.simulate.simulate` makes the decisions ``pmcbandit.run`` would
-make (squared reward, Thm 2; running-mean centre, :mod:`pmcbandit.centring`; adaptive scale). PMC
+make (squared reward, Thm 2; running-mean centre, :mod:`pmcbandit.policies.centring`; adaptive scale). PMC
 is not in the simulator: :func:`pmc_run` drives the policy's own
 ``select``/``update`` over the same pre-drawn paths (and their per-path PMC
 fields), with a population of ``pmc_population`` paths.
@@ -122,7 +122,7 @@ def pmc_run(values, h, stat, coef, n_rounds, population, checkpoints, seed):
         centre = x if centre is None else centre
         total += x
         info = {"pmc_h": h[k, j:j + 1], "pmc_stat": stat[k, j:j + 1], "pmc_coef": coef}
-        state = pol.update(state, k, -((x - centre) ** 2), 1.0, rng, value=x, info=info)
+        state = pol.update(rng, state, k, -((x - centre) ** 2), 1.0, value=x, info=info)
         if t == target:
             out.append(total / t)
             target = next(want, -1)

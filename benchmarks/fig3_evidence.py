@@ -17,7 +17,7 @@ Method (trace-driven, with common random numbers)
 3. *Bandits.* Run ``r`` of each policy is a real :func:`pmcbandit.run` (reward ``"paired"``)
    over replay arms whose ``j``-th pull returns entry ``j`` of row ``r`` with its recorded
    cost; it stops when the recorded cost reaches ``H_T``. Its estimate at time ``t`` combines
-   the pulls completed by ``t`` (:math:`J_m \\le t`) with :func:`pmcbandit.combine.combine`,
+   the pulls completed by ``t`` (:math:`J_m \\le t`) with :func:`pmcbandit.stats.combine.combine`,
    uniformly and by inverse variance — the same allocation, two combinations (as the paper's
    solid and dashed lines).
 
@@ -52,7 +52,7 @@ import numpy as np
 import pmcbandit
 from benchmarks._common import machine, utc_now
 from pmcbandit.arms.base import Arm
-from pmcbandit.combine import combine
+from pmcbandit.stats.combine import combine
 
 AIS_STEPS = (400, 2000, 8000)
 POLICIES = ("ucb1", "ucb_v", "kl_ucb", "thompson")

@@ -13,10 +13,11 @@ _configure_pytensor_blas()
 
 from pmcbandit.arms import Arm, CallableArm, Pull, PyTensorArm, sampler_arms  # noqa: E402
 from pmcbandit.evidence import EvidenceResult, estimate_evidence, evidence_arms  # noqa: E402
-from pmcbandit.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E402
+from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E402
 from pmcbandit.policies import POLICY_NAMES, get_policy  # noqa: E402
 from pmcbandit.result import RunResult  # noqa: E402
-from pmcbandit.run import PmcBanditWarning, run  # noqa: E402
+from pmcbandit.exceptions import PmcBanditWarning  # noqa: E402
+from pmcbandit.run import run  # noqa: E402
 from pmcbandit.identification.identify import identify  # noqa: E402
 from pmcbandit.identification.result import IdentificationResult  # noqa: E402
 from pmcbandit.compare import ComparisonResult, compare_samplers  # noqa: E402

@@ -12,9 +12,9 @@ import runpy
 import sys
 from pathlib import Path
 
-from pmcbandit.combine import COMBINE_METHODS
+from pmcbandit.stats.combine import COMBINE_METHODS
 from pmcbandit.policies import POLICY_NAMES
-from pmcbandit.rewards import RANGE_NAMES
+from pmcbandit.policies.rewards import RANGE_NAMES
 
 __all__ = ["main"]
 
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     import warnings
 
-    from pmcbandit.run import PmcBanditWarning
+    from pmcbandit.exceptions import PmcBanditWarning
 
     warnings.simplefilter("default", PmcBanditWarning)
     if args.command == "evidence":

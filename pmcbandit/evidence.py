@@ -16,7 +16,7 @@ large data sets) is spread over the layers:
   (:class:`~pmcbandit.arms.evidence.LaplaceISArm`), and are *left out* — with the reason in
   the result's notes — when the posterior has no interior mode (a funnel); AIS step counts
   are capped so that one AIS pull is predicted to take at most a share of a time budget;
-* the run (:mod:`pmcbandit.guards`): every arm is tried once, cheapest first; no decision may
+* the run (:mod:`pmcbandit.runtime.guards`): every arm is tried once, cheapest first; no decision may
   take more than 10 % of the budget or more than is left; 10 % of the spending stays on the
   second estimator family (AIS vs the importance samplers) as an independent check;
 * the result (:mod:`pmcbandit.result`): arms whose importance weights fail the Pareto
@@ -38,10 +38,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.budget import Budget, as_budget
-from pmcbandit.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
+from pmcbandit.runtime.budget import Budget, as_budget
+from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 from pmcbandit.result import RunResult
-from pmcbandit.run import PmcBanditWarning, run
+from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.run import run
 
 __all__ = ["evidence_arms", "estimate_evidence", "EvidenceResult", "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS"]
 
@@ -60,7 +61,7 @@ class EvidenceResult(RunResult):
 
     ``log_z``/``log_z_se`` are ``log Ẑ`` and its delta-method SE (``se(Ẑ)/Ẑ``);
     ``log_z_ci(level)`` maps the interval for ``Z`` to the log scale (see
-    :func:`pmcbandit.combine.log_interval`).
+    :func:`pmcbandit.stats.combine.log_interval`).
     """
 
     @classmethod
@@ -136,8 +137,8 @@ def evidence_arms(
         time budget). AIS pull durations are predicted from a timed short run on the model
         (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
         at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
-        (a paired decision is two pulls, :mod:`pmcbandit.guards` rule 1), and the arm with the
-        fewest steps at most those of a pull of which :data:`~pmcbandit.guards.CHECK_PULLS` fit in 0.8 x the
+        (a paired decision is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), and the arm with the
+        fewest steps at most those of a pull of which :data:`~pmcbandit.runtime.guards.CHECK_PULLS` fit in 0.8 x the
         ``CROSS_CHECK_SHARE`` of the budget, so the cross-check family can reach a variance
         estimate the consistency test accepts. Shrunk arms keep at least :data:`MIN_AIS_STEPS`
         steps (an arm that cannot get that many is left out, and of two counts less than 1.5x

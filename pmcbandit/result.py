@@ -1,21 +1,21 @@
 """The result of a run: estimate, honest SE and intervals, per-arm table, full history.
 
-Everything a :class:`RunResult` reports is recomputed from its :class:`~pmcbandit.history.History`
-(the combination of :mod:`pmcbandit.combine` over the valid pulls) and the per-arm reliability of
+Everything a :class:`RunResult` reports is recomputed from its :class:`~pmcbandit.runtime.history.History`
+(the combination of :mod:`pmcbandit.stats.combine` over the valid pulls) and the per-arm reliability of
 importance weights the run measured (:class:`ArmReliability`), so a result rebuilt from a
 checkpoint or from InferenceData reports the same numbers.
 
 What is reported (``interval_status``)
 --------------------------------------
 1. Arms flagged *unreliable* (Pareto :math:`\\hat k` of their importance weights above the
-   sample-size-dependent threshold, :mod:`pmcbandit.psis`) get no weight: their variance estimate
+   sample-size-dependent threshold, :mod:`pmcbandit.stats.psis`) get no weight: their variance estimate
    cannot be trusted. Nor do *unchecked* importance-weight arms (fewer weights than the
    diagnostic needs, so :math:`\\hat k` is not yet defined: an AIS arm with a few dozen pulls)
    while an importance-weight arm whose :math:`\\hat k` passed has observations: a variance from a
    few heavy-tailed weights is the confidently wrong case the diagnostic exists for, and it must
    not outweigh a checked arm. With no checked arm they are combined as before.
-2. The other arms are combined (``combine=``; :mod:`pmcbandit.combine`), and their agreement is
-   tested (:mod:`pmcbandit.consistency`): Cochran's Q with Welch's F reference (the arms'
+2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), and their agreement is
+   tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
    variances are estimated, with their degrees of freedom) over the arms whose variance estimate
    has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
    runs. The test treats each arm's mean as normal with its estimated standard error; an arm
@@ -37,10 +37,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pmcbandit.combine import MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
-from pmcbandit.consistency import Heterogeneity, heterogeneity
-from pmcbandit.consistency import interval as random_effects_interval
-from pmcbandit.history import STATUS, History
+from pmcbandit.stats.combine import MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
+from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
+from pmcbandit.stats.consistency import interval as random_effects_interval
+from pmcbandit.runtime.history import STATUS, History
+from pmcbandit.stats.psis import ArmReliability
 
 __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF"]
 
@@ -51,37 +52,6 @@ MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
 #: usual rule of thumb for a mean of skewed observations to be near normal.
 MIN_CONSISTENCY_DOF = 29
 INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
-
-
-class ArmReliability(NamedTuple):
-    """Per-arm reliability of importance weights (Vehtari et al. 2024; :mod:`pmcbandit.psis`).
-
-    ``khat`` is NaN for arms whose values are not importance weights and while an arm has fewer
-    weights than the diagnostic needs; ``threshold`` is :math:`\\min(1 - 1/\\log_{10} S, 0.7)`
-    for the arm's ``n_weights`` = S; ``unreliable`` marks arms flagged during the run.
-    """
-
-    khat: np.ndarray
-    threshold: np.ndarray
-    n_weights: np.ndarray
-    unreliable: np.ndarray
-
-    @property
-    def unchecked(self) -> np.ndarray:
-        """Arms with importance weights but too few of them for a k-hat (NaN)."""
-        return (self.n_weights > 0) & np.isnan(self.khat)
-
-    @property
-    def excluded(self) -> np.ndarray:
-        """Arms the combination gives no weight (module docstring, rule 1): the unreliable ones, and
-        the unchecked ones while a checked importance-weight arm passed."""
-        passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
-        return self.unreliable | (self.unchecked if passed.any() else False)
-
-    @classmethod
-    def empty(cls, n_arms: int) -> "ArmReliability":
-        nan = np.full(n_arms, np.nan)
-        return cls(nan, nan.copy(), np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=bool))
 
 
 class RunResult:
@@ -98,7 +68,7 @@ class RunResult:
     ----------
     arm_names : list of str
     history : History
-        Every pull (see :mod:`pmcbandit.history`).
+        Every pull (see :mod:`pmcbandit.runtime.history`).
     combine : str
     log_scale : bool
         Whether observations are logs (evidence runs).
@@ -177,7 +147,7 @@ class RunResult:
 
     @cached_property
     def consistency(self) -> Heterogeneity:
-        """Do the arms agree? Cochran's Q and the random-effects combination (:mod:`pmcbandit.consistency`)
+        """Do the arms agree? Cochran's Q and the random-effects combination (:mod:`pmcbandit.stats.consistency`)
         over the arms with their own variance estimate of at least ``MIN_CONSISTENCY_DOF`` dof (log
         scale for log-scale runs: ``log`` of each arm's mean, delta-method SE)."""
         c = self.combined
@@ -245,7 +215,7 @@ class RunResult:
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         """Two-sided ``level`` interval: ``estimate ± t_df se`` with Satterthwaite's degrees of freedom
-        (:mod:`pmcbandit.combine`), or the random-effects interval when the arms disagree. Check
+        (:mod:`pmcbandit.stats.combine`), or the random-effects interval when the arms disagree. Check
         :attr:`interval_status` before reading it as an interval."""
         h = self._random_effects
         if h is None:
@@ -277,7 +247,7 @@ class RunResult:
 
     def log_ci(self, level: float = 0.95) -> tuple[float, float]:
         """Interval for ``log`` of a positive target: the log of the linear interval when its lower
-        end is positive, else the log-normal approximation (:func:`pmcbandit.combine.log_interval`);
+        end is positive, else the log-normal approximation (:func:`pmcbandit.stats.combine.log_interval`);
         the random-effects interval of the logs when the arms of a log-scale run disagree."""
         h = self._random_effects
         if h is not None and self.log_scale:
@@ -384,7 +354,7 @@ class RunResult:
         return sorted({families[k] for k in self.consistency.compared if families[k] is not None})
 
     def _unchecked_families(self) -> bool:
-        """The pool has two estimator families or more, but fewer were compared (:mod:`pmcbandit.guards`)."""
+        """The pool has two estimator families or more, but fewer were compared (:mod:`pmcbandit.runtime.guards`)."""
         pool = {f for f in self._families() if f is not None}
         return len(pool) >= 2 and len(self._families_compared()) < 2
 

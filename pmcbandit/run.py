@@ -2,15 +2,15 @@
 
 The flow of a run (Neufeld et al. 2014, Alg. 1 with the reductions of Thm 2 / Sec. 5):
 
-1. check the arguments and freeze them into a :class:`~pmcbandit.config.RunConfig`; derive the
+1. check the arguments and freeze them into a :class:`~pmcbandit.runtime.config.RunConfig`; derive the
    policy's stream and the addressable per-pull streams from ``random_seed``
-   (:mod:`pmcbandit.streams`);
-2. drive the run (:func:`pmcbandit.loop.drive`): resume from ``checkpoint`` if it exists; until
+   (:mod:`pmcbandit.runtime.streams`);
+2. drive the run (:func:`pmcbandit.runtime.loop.drive`): resume from ``checkpoint`` if it exists; until
    the budget is spent, let the policy choose (while earlier pulls may still be in flight), pull
    the chosen arm with the pull's own stream, reduce the pull to one observation, record it
-   (:mod:`pmcbandit.history`), and when a decision's pulls are all back feed its reward to the
-   policy (:mod:`pmcbandit.learners`);
-3. combine the valid observations (:mod:`pmcbandit.combine`) into a :class:`RunResult`.
+   (:mod:`pmcbandit.runtime.history`), and when a decision's pulls are all back feed its reward to the
+   policy (:mod:`pmcbandit.policies.learner`);
+3. combine the valid observations (:mod:`pmcbandit.stats.combine`) into a :class:`RunResult`.
 
 Reproducibility: with ``max_in_flight=1`` a run is a deterministic function of its seed,
 arms and budget for :class:`~pmcbandit.Pulls` and :class:`~pmcbandit.TargetSE` budgets (time
@@ -28,23 +28,21 @@ import numpy as np
 
 from pmcbandit._validation import check_choice, check_loop_options
 from pmcbandit.arms.base import Arm, check_arms
-from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
-from pmcbandit.combine import COMBINE_METHODS
-from pmcbandit.checkpoint import run_streams
-from pmcbandit.config import RunConfig
-from pmcbandit.engine import Engine
-from pmcbandit.executors import open_executor
-from pmcbandit.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards
-from pmcbandit.learners import PolicyLearner
-from pmcbandit.loop import drive
+from pmcbandit.runtime.budget import Budget, Pulls, TargetSE, as_budget
+from pmcbandit.stats.combine import COMBINE_METHODS
+from pmcbandit.runtime.checkpoint import run_streams
+from pmcbandit.runtime.config import RunConfig
+from pmcbandit.runtime.engine import Engine
+from pmcbandit.runtime.executors.local import open_executor
+from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards
+from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.policies.learner import PolicyLearner
+from pmcbandit.runtime.loop import drive
 from pmcbandit.policies import get_policy
 from pmcbandit.result import RunResult
-from pmcbandit.rewards import make_reward_rule
+from pmcbandit.policies.rewards import make_reward_rule
 
-__all__ = ["run", "PmcBanditWarning"]
-
-class PmcBanditWarning(UserWarning):
-    """Something about a run the user should know (quarantined arms, degenerate data)."""
+__all__ = ["run"]
 
 
 def run(
@@ -77,7 +75,7 @@ def run(
     :math:`-\tfrac14 (D_1 + D_2)(X_1 - X_2)^2` (non-uniform costs, Sec. 5), whose means are
     :math:`-V_k` (up to a constant) and :math:`-\delta_k V_k`, so it learns to pull the arm
     with the smallest variance (times cost); the observations are then combined uniformly or
-    by inverse variance (:mod:`pmcbandit.combine`).
+    by inverse variance (:mod:`pmcbandit.stats.combine`).
 
     Parameters
     ----------
@@ -86,7 +84,7 @@ def run(
     policy : str or Policy
         One of ``pmcbandit.POLICY_NAMES`` or a :class:`~pmcbandit.policies.Policy`. A policy
         whose ``update`` accepts ``value=`` and ``info=`` keywords also gets the decision's mean
-        observation (on the working scale of :mod:`pmcbandit.engine`) and the ``info`` of its
+        observation (on the working scale of :mod:`pmcbandit.runtime.engine`) and the ``info`` of its
         last pull. A checkpoint replays only the declared float diagnostics: a run whose
         policy got other info (PMC's per-path arrays) cannot be resumed (``ValueError``).
     budget : float or Budget
@@ -108,7 +106,7 @@ def run(
         (``"per_arm"`` for Thompson sampling and KL-UCB, ``"shared"`` for the others). A custom policy that
         does not declare ``per_arm_ranges`` runs with shared ranges under ``"auto"``.
     centre : {"auto", "running", "first"} or float
-        Centre ``c`` of the squared reward :math:`-(X - c)^2` (:mod:`pmcbandit.centring`).
+        Centre ``c`` of the squared reward :math:`-(X - c)^2` (:mod:`pmcbandit.policies.centring`).
         ``"running"``: the first observation, moved to the mean of all observations after the
         2nd, 4th, 8th, ... reward, every past loss re-scored; ``"first"``: the first
         observation for good; a float: a known centre. ``"auto"``: ``a`` with ``bounds``, else
@@ -129,11 +127,11 @@ def run(
         Seconds after which a pull counts as a fault (in-process its thread is abandoned, not
         killed; a worker process or Dask worker running it is restarted, freeing its slot).
     executor : None, "threads", "processes", dask.distributed.Client or executor object
-        Where pulls run (:func:`pmcbandit.executors.make_executor`). ``None``: in this process
+        Where pulls run (:func:`pmcbandit.runtime.executors.local.make_executor`). ``None``: in this process
         (inline, or threads when ``max_in_flight > 1`` or ``pull_timeout`` is set).
         ``"processes"``: spawned worker processes on this machine
-        (:class:`~pmcbandit.process_pool.ProcessExecutor`); a ``Client``: the workers of its Dask
-        cluster (:class:`~pmcbandit.dask_executor.DaskExecutor`). Out-of-process executors ship the
+        (:class:`~pmcbandit.runtime.executors.processes.ProcessExecutor`); a ``Client``: the workers of its Dask
+        cluster (:class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor`). Out-of-process executors ship the
         arms once (cloudpickled; evidence arms as their ``pm.Model``, compiled once per worker),
         measure each pull's CPU on its worker thread (``CpuSeconds`` budgets count it), retry a
         pull lost with its worker with the same stream (status ``"lost"`` after the retries,
@@ -150,18 +148,18 @@ def run(
         :class:`PmcBanditWarning`. An oracle policy whose arm is quarantined ends the run.
     cross_check_share : float
         Smallest share of the spending kept on estimator families other than the leading one
-        when the arms declare two or more ``family`` values (:mod:`pmcbandit.guards`, rule 4;
+        when the arms declare two or more ``family`` values (:mod:`pmcbandit.runtime.guards`, rule 4;
         0 switches it off).
     max_decision_share : float
         Under a time budget, the largest share of its horizon one decision may be predicted to
-        take (:mod:`pmcbandit.guards`, rule 1); time budgets also get the fit and initial rules
+        take (:mod:`pmcbandit.runtime.guards`, rule 1); time budgets also get the fit and initial rules
         (no decision starts that cannot end in time; every arm tried once, cheapest first).
     progressbar : bool
         A tqdm bar of the budget's fraction spent.
     callback : callable, optional
         ``callback(progress, history)`` after each batch of completed pulls, with ``progress``
-        a :class:`~pmcbandit.budget.Progress` (pulls, wall, cpu, se) and the live
-        :class:`~pmcbandit.history.History`; return ``True`` to stop the run early (a
+        a :class:`~pmcbandit.runtime.budget.Progress` (pulls, wall, cpu, se) and the live
+        :class:`~pmcbandit.runtime.history.History`; return ``True`` to stop the run early (a
         checkpoint is still written).
     checkpoint : path, optional
         An ``.npz`` file (no pickle) written every ``checkpoint_every`` seconds and at the end.
@@ -219,7 +217,7 @@ def run(
             "The 'bounds' parameter of run must be None for log-scale arms (App. B bounds the linear "
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
-    rule = make_reward_rule(reward, bounds, budget, ranges, pol, centre, len(arms))
+    rule = make_reward_rule(reward, bounds, isinstance(budget, Pulls), ranges, pol, centre, len(arms))
     learner = PolicyLearner(pol, rule, len(arms))
     if ranges == "per_arm" and not learner.state.per_arm:
         raise ValueError(

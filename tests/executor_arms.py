@@ -68,8 +68,8 @@ def assert_same_run(a, b, timing=TIMING_COLUMNS) -> None:
 def assert_pulls_exact(result, arms) -> None:
     """Every (k, j) of the run exactly once, j = 0..n_k - 1, each observation equal to pull (k, j)
     recomputed in this process (level 1 and 3 of docs/scale_out.md)."""
-    from pmcbandit.engine import _reduce
-    from pmcbandit.streams import Streams
+    from pmcbandit.runtime.engine import _reduce
+    from pmcbandit.runtime.streams import Streams
 
     streams = Streams.from_json(result.settings["streams"])
     h = result.history

@@ -1,14 +1,14 @@
-"""The running centre of the squared loss (pmcbandit.centring) and its use by run and the policies."""
+"""The running centre of the squared loss (pmcbandit.policies.centring) and its use by run and the policies."""
 
 import numpy as np
 import pytest
 
 import pmcbandit
-from pmcbandit.centring import ObservationMoments, recentre_due
+from pmcbandit.policies.centring import ObservationMoments, recentre_due
 from pmcbandit.policies import get_policy
 from pmcbandit.policies.base import index_policy
 from pmcbandit.policies.ucb1 import index as ucb1_index
-from pmcbandit.rewards import make_reward_rule
+from pmcbandit.policies.rewards import make_reward_rule
 from pmcbandit.simulate import Gaussian, RewardMatrix, simulate
 
 
@@ -54,7 +54,7 @@ def test_rescale_equals_moments_of_the_scaled_observations():
 
 
 def test_reward_rule_moves_its_centre_at_doubling_times():
-    rule = make_reward_rule("squared", None, pmcbandit.Pulls(10), policy=get_policy("ucb1"), n_arms=2)
+    rule = make_reward_rule("squared", None, True, policy=get_policy("ucb1"), n_arms=2)
     assert rule.centre_rule == "running"
     assert rule.reward([3.0], [1.0], 0) == 0.0  # the first observation is the centre
     assert not rule.recentre_due()
@@ -68,7 +68,7 @@ def test_reward_rule_moves_its_centre_at_doubling_times():
     assert not rule.recentre_due()
     with pytest.raises(ValueError, match="needs the arm"):
         rule.reward([6.0], [1.0])
-    fixed = make_reward_rule("squared", None, pmcbandit.Pulls(10), policy=get_policy("ucb1"), centre="first", n_arms=2)
+    fixed = make_reward_rule("squared", None, True, policy=get_policy("ucb1"), centre="first", n_arms=2)
     for v in (3.0, 5.0, 7.0, 9.0):
         fixed.reward([v], [1.0], 0)
         assert not fixed.recentre_due()

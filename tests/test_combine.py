@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 import pmcbandit as pb
-from pmcbandit.combine import combine, interval, log_interval
+from pmcbandit.stats.combine import combine, interval, log_interval
 from tests.helpers import normal_arm
 
 VALUES = np.array([1.0, 2.0, 3.0, 10.0, 14.0, 0.5, 0.7, 0.6])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from pmcbandit.consistency import DEFAULT_ALPHA, Heterogeneity, heterogeneity, interval
+from pmcbandit.stats.consistency import DEFAULT_ALPHA, Heterogeneity, heterogeneity, interval
 
 ALPHA = DEFAULT_ALPHA
 CONFIDENCE = 0.999  # Clopper-Pearson level of every rate check: a correct rate fails 1 in 1000

@@ -1,4 +1,4 @@
-"""The run loop's book-keeping (pmcbandit.engine, streams, run): decisions, faults, quarantine,
+"""The run loop's book-keeping (pmcbandit.runtime.engine, streams, run): decisions, faults, quarantine,
 log-scale working values, TargetSE, resume. Each test pins a bug found in review or a guarantee."""
 
 import math
@@ -10,9 +10,9 @@ import pytest
 from scipy.special import logsumexp
 
 import pmcbandit as pb
-from pmcbandit.engine import _MAX_LOG_GAP, _reduce
+from pmcbandit.runtime.engine import _MAX_LOG_GAP, _reduce
 from pmcbandit.policies.base import Policy, init_state, record_loss
-from pmcbandit.streams import PullSeed, Streams
+from pmcbandit.runtime.streams import PullSeed, Streams
 from tests.helpers import normal_arm
 
 
@@ -235,7 +235,7 @@ class _ExtraDictPolicy:
                 return int(np.argmin(n))
             return int(np.argmax(state.extra["score"] / n + 1e-3 * rng.random(n.size)))
 
-        def update(state, arm, reward, cost=0.0, rng=None, *, value=None, info=None):
+        def update(rng, state, arm, reward, cost=0.0, *, value=None, info=None):
             score = state.extra["score"].copy()
             values = state.extra["values"].copy()
             score[arm] += info["q"]
@@ -283,9 +283,9 @@ def test_policy_fed_unrecorded_info_gets_it_live_but_refuses_an_inexact_resume(t
     seen = []
     base = _ExtraDictPolicy.make()
 
-    def update(state, arm, reward, cost=0.0, rng=None, *, value=None, info=None):
+    def update(rng, state, arm, reward, cost=0.0, *, value=None, info=None):
         seen.append(info)
-        return base.update(state, arm, reward, cost, rng, value=value, info=info)
+        return base.update(rng, state, arm, reward, cost, value=value, info=info)
 
     pol = base._replace(update=update)
     arms = [_info_arm("a", 1.0, extra_info=True), _info_arm("b", 2.0, extra_info=True)]

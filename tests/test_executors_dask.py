@@ -31,7 +31,7 @@ def _run(arms, budget, executor=None, **kw):
 
 
 def test_level2_identical_in_process_process_pool_and_dask(client):
-    from pmcbandit.process_pool import ProcessExecutor
+    from pmcbandit.runtime.executors.processes import ProcessExecutor
 
     arms = normal_pool(declared=True)
     timing = ("wall", "cpu", "seconds")

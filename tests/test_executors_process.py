@@ -16,9 +16,9 @@ import pytest
 
 import pmcbandit as pb
 from pmcbandit.arms.base import Arm, thread_cpu_clock
-from pmcbandit.executors import Outcome, SerialExecutor, execute_pull, make_executor
-from pmcbandit.history import History
-from pmcbandit.process_pool import ProcessExecutor
+from pmcbandit.runtime.executors.local import Outcome, SerialExecutor, execute_pull, make_executor
+from pmcbandit.runtime.history import History
+from pmcbandit.runtime.executors.processes import ProcessExecutor
 from pmcbandit.result import RunResult
 from tests.executor_arms import NormalArm, PidArm, assert_pulls_exact, assert_same_run, normal_logp, normal_pool
 
@@ -227,7 +227,7 @@ def test_threads_refuse_arms_that_are_not_thread_safe(tiny_model):
 
 
 def test_checkpoint_layout_version_3_and_newer_ones_refused(tmp_path):
-    from pmcbandit.checkpoint import CHECKPOINT_VERSION
+    from pmcbandit.runtime.checkpoint import CHECKPOINT_VERSION
 
     path = tmp_path / "run.npz"
     _run(normal_pool(), pb.Pulls(10), checkpoint=path)

@@ -1,4 +1,4 @@
-"""The run loop's guards (pmcbandit.guards): cap, fit, initial and cross-check rules.
+"""The run loop's guards (pmcbandit.runtime.guards): cap, fit, initial and cross-check rules.
 
 Rules are tested as pure functions of their inputs first, then through ``run`` with cheap
 synthetic arms whose durations are declared (``expected_seconds``) or made by sleeping, so the
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pmcbandit as pb
-from pmcbandit.guards import CROSS_CHECK, INITIAL, POLICY, Guards
+from pmcbandit.runtime.guards import CROSS_CHECK, INITIAL, POLICY, Guards
 from pmcbandit.run import PmcBanditWarning
 
 

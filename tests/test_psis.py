@@ -1,4 +1,4 @@
-"""Pareto k-hat (pmcbandit.psis): equal to ArviZ's, exact under chunked accumulation, statistically right."""
+"""Pareto k-hat (pmcbandit.stats.psis): equal to ArviZ's, exact under chunked accumulation, statistically right."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from arviz.stats.stats import _gpdfit
 
-from pmcbandit.psis import WeightTails, khat_threshold, min_sample_size, pareto_khat, tail_length
+from pmcbandit.stats.psis import WeightTails, khat_threshold, min_sample_size, pareto_khat, tail_length
 from tests.tolerance import assert_within_se
 
 MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."

@@ -1,5 +1,5 @@
 """What a run reports when its arms cannot be trusted: Pareto k-hat flags, disagreeing arms,
-too few observations (pmcbandit.engine, pmcbandit.result).
+too few observations (pmcbandit.runtime.engine, pmcbandit.result).
 
 Synthetic log-scale arms return log importance weights of known law: log-normal weights have
 every moment (k = 0); Pareto weights with shape k have infinite variance for k >= 1/2.
@@ -13,9 +13,9 @@ import pytest
 import pmcbandit as pb
 from pmcbandit._rng import get_random_generator
 from pmcbandit.diagnostics.arviz_io import from_inference_data
-from pmcbandit.psis import pareto_khat
+from pmcbandit.stats.psis import pareto_khat
 from pmcbandit.run import PmcBanditWarning
-from pmcbandit.streams import Streams
+from pmcbandit.runtime.streams import Streams
 from tests.tolerance import assert_within_se
 
 

@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from pmcbandit.budget import Pulls, WallSeconds
+from pmcbandit.runtime.budget import Pulls, WallSeconds
 from pmcbandit.policies import get_policy
-from pmcbandit.rewards import make_reward_rule
+from pmcbandit.policies.rewards import make_reward_rule
 
 
 def test_paired_reward_mean_is_minus_delta_times_variance(rng):
     """E[-1/4 (D1 + D2)(X1 - X2)^2] = -delta V for independent costs and values (Sec. 5)."""
-    rule = make_reward_rule("paired", None, WallSeconds(1.0))
+    rule = make_reward_rule("paired", None, False)
     assert rule.pulls_per_decision == 2
     for sd, delta in [(0.5, 2.0), (3.0, 0.1)]:
         n = 20000
@@ -22,10 +22,10 @@ def test_paired_reward_mean_is_minus_delta_times_variance(rng):
 
 
 def test_squared_reward_centre_and_bounds():
-    rule = make_reward_rule("squared", None, Pulls(10))
+    rule = make_reward_rule("squared", None, True)
     assert rule.reward([3.0], [1.0]) == 0.0  # the first observation becomes the centre
     assert rule.reward([5.0], [1.0]) == -4.0
-    rule = make_reward_rule("squared", (0.0, 1.0), Pulls(10))
+    rule = make_reward_rule("squared", (0.0, 1.0), True)
     assert rule.centre == 0.0 and rule.fixed_scale == 1.0
     assert rule.reward([0.5], [1.0]) == -0.25  # App. B: 1 - X^2 after normalising by (b-a)^2
 
@@ -40,19 +40,19 @@ def test_squared_reward_regret_ordering_is_independent_of_centre(rng):
 
 
 def test_auto_reward_follows_the_budget():
-    assert make_reward_rule("auto", None, Pulls(5)).name == "squared"
-    assert make_reward_rule("auto", None, WallSeconds(5)).name == "paired"
+    assert make_reward_rule("auto", None, True).name == "squared"
+    assert make_reward_rule("auto", None, False).name == "paired"
     with pytest.raises(ValueError, match="'reward'"):
-        make_reward_rule("l1", None, Pulls(5))
+        make_reward_rule("l1", None, True)
 
 
 def test_ranges_default_from_bounds_and_policy():
     """App. B: known bounds give one shared range; otherwise the policy's default applies."""
-    assert not make_reward_rule("squared", (0.0, 1.0), Pulls(5)).per_arm
-    assert make_reward_rule("squared", None, Pulls(5), "auto", get_policy("thompson"), n_arms=2).per_arm
-    assert not make_reward_rule("squared", None, Pulls(5), "auto", get_policy("ucb1"), n_arms=2).per_arm
-    assert make_reward_rule("squared", None, Pulls(5), "per_arm", get_policy("ucb1"), n_arms=2).per_arm
+    assert not make_reward_rule("squared", (0.0, 1.0), True).per_arm
+    assert make_reward_rule("squared", None, True, "auto", get_policy("thompson"), n_arms=2).per_arm
+    assert not make_reward_rule("squared", None, True, "auto", get_policy("ucb1"), n_arms=2).per_arm
+    assert make_reward_rule("squared", None, True, "per_arm", get_policy("ucb1"), n_arms=2).per_arm
     with pytest.raises(ValueError, match="The 'ranges' parameter of run must be 'shared' or 'auto' when bounds"):
-        make_reward_rule("squared", (0.0, 1.0), Pulls(5), "per_arm")
+        make_reward_rule("squared", (0.0, 1.0), True, "per_arm")
     with pytest.raises(ValueError, match="'ranges'"):
-        make_reward_rule("squared", None, Pulls(5), "each")
+        make_reward_rule("squared", None, True, "each")

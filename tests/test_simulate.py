@@ -53,7 +53,7 @@ def test_same_pulls_as_live_loop_on_common_random_numbers(policy):
 @pytest.mark.parametrize("policy", ["ucb1", "ucb_v", "kl_ucb", "thompson"])
 def test_same_pulls_without_bounds(policy, ranges, centre):
     """Unbounded values: centre running / first observation / given, running-maximum scales
-    (shared or per arm, App. B), as pmcbandit.rewards and pmcbandit.centring do (the running
+    (shared or per arm, App. B), as pmcbandit.policies.rewards and pmcbandit.policies.centring do (the running
     centre moves 8 times in 250 rounds, Thompson's counts are reset each time)."""
     n, rng = 250, np.random.default_rng(4)
     values = 5.0 + np.array([1.0, 2.0, 0.7, 6.0])[:, None] * rng.standard_normal((2, 4, n))

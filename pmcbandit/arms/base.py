@@ -22,7 +22,7 @@ reward per pull, the combiners weigh pulls, and the regret identity of
 Neufeld et al. (2014), Thm 1, holds with ``V_k`` the variance of an arm's batch
 mean and ``T_k(n)`` its number of pulls. The batch's own spread is kept as a
 within-pull variance estimate, used only where an arm has too few pulls for a
-between-pull estimate (see :mod:`pmcbandit.combine`).
+between-pull estimate (see :mod:`pmcbandit.stats.combine`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ _CLOCK = threading.local()
 def thread_cpu_clock():
     """Within this block, :meth:`Arm.pull` in this thread measures :func:`time.thread_time`.
 
-    The out-of-process executors' workers pull inside it (:mod:`pmcbandit._worker`): a worker
+    The out-of-process executors' workers pull inside it (:mod:`pmcbandit.runtime.executors.worker`): a worker
     process runs other threads (Dask's event loop, neighbouring pulls), whose CPU time is not
     the pull's. Other threads of the process keep the process clock.
     """
@@ -83,7 +83,7 @@ class Arm(abc.ABC):
         history has a fixed schema (as PyMC's ``stats_dtypes_shapes``).
     family : str or None
         The estimator family, for cross-checks between independent methods
-        (:mod:`pmcbandit.guards`): arms of different families fail in different ways
+        (:mod:`pmcbandit.runtime.guards`): arms of different families fail in different ways
         (an importance sampler whose proposal misses a mode, an annealing chain that
         does not mix), so a run keeps a share of its budget on a second family.
         ``None``: no family declared (the arm takes no part in cross-checks).
@@ -91,7 +91,7 @@ class Arm(abc.ABC):
         ``True`` when every value of a pull is the log of one importance weight
         (importance sampling, AIS), so the Pareto :math:`\\hat k` of the arm's
         accumulated weights diagnoses whether their variance is finite
-        (:mod:`pmcbandit.psis`). Requires ``log_scale``.
+        (:mod:`pmcbandit.stats.psis`). Requires ``log_scale``.
     cost_unit : str
         The unit of :attr:`Pull.cost`: ``"cpu_seconds"`` when measured (the default), else what
         the arm declares (``"logp_evals"``, ``"gradient_evals"``, ``"declared"`` for a
@@ -100,7 +100,7 @@ class Arm(abc.ABC):
     expected_seconds : float or None
         Predicted wall seconds of one pull before any was made (e.g. from the
         measured cost of one model evaluation), so a time-budgeted run can order
-        and cap its first decisions (:mod:`pmcbandit.guards`). ``None``: unknown.
+        and cap its first decisions (:mod:`pmcbandit.runtime.guards`). ``None``: unknown.
     thread_safe : bool
         Whether :meth:`draw` may run in several threads of one process at once.
         ``False`` (the evidence arms: their compiled prior sampler reseeds shared

@@ -1,14 +1,14 @@
 r"""``pmcbandit.compare_samplers``: which estimators are the most efficient for my model, with confidence 1 - delta.
 
 The flow mirrors :func:`pmcbandit.identify`: validate and freeze the arguments
-(:class:`~pmcbandit.config.RunConfig`, ``kind="comparison"``), wrap the efficiency rule
+(:class:`~pmcbandit.runtime.config.RunConfig`, ``kind="comparison"``), wrap the efficiency rule
 (:mod:`pmcbandit.compare.efficiency`) and the validity gate (:mod:`pmcbandit.compare.gate`) in a
 :class:`~pmcbandit.compare.learner.ComparisonLearner`, drive the one loop
-(:func:`pmcbandit.loop.drive`), then check the gate once more on everything the run saw.
+(:func:`pmcbandit.runtime.loop.drive`), then check the gate once more on everything the run saw.
 
 Assumptions and guarantee (stated in ``result.guarantee``):
 
-* pulls of an arm are i.i.d. (each pull its own stream, :mod:`pmcbandit.streams`);
+* pulls of an arm are i.i.d. (each pull its own stream, :mod:`pmcbandit.runtime.streams`);
 * ``bounds=(a, b)`` on every pull's estimate (an estimate outside is a fault) **and** declared
   ``costs`` → the intervals are exact confidence sequences and the selection is wrong with
   probability at most ``delta`` (``"delta-correct"``);
@@ -25,16 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pmcbandit._validation import check_loop_options, check_open_unit, check_positive
 from pmcbandit.arms.base import Arm, check_arms
-from pmcbandit.budget import Budget, Pulls, TargetSE, as_budget
-from pmcbandit.checkpoint import run_streams
+from pmcbandit.runtime.budget import Budget, Pulls, TargetSE, as_budget
+from pmcbandit.runtime.checkpoint import run_streams
 from pmcbandit.compare.efficiency import EfficiencyRule, default_min_pairs
 from pmcbandit.compare.learner import ComparisonLearner
 from pmcbandit.compare.result import ComparisonResult
-from pmcbandit.config import RunConfig
-from pmcbandit.engine import Engine
-from pmcbandit.executors import open_executor
+from pmcbandit.runtime.config import RunConfig
+from pmcbandit.runtime.engine import Engine
+from pmcbandit.runtime.executors.local import open_executor
 from pmcbandit.identification.identify import _check_bounds
-from pmcbandit.loop import drive
+from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.runtime.loop import drive
 
 __all__ = ["compare_samplers"]
 
@@ -194,8 +195,6 @@ def compare_samplers(
         rule=rule, state=learner.state, in_play=in_play, status=status,
         reasons=_reasons(engine, learner, status), z=learner.z,
     )
-    from pmcbandit.run import PmcBanditWarning
-
     for message in result.warnings():
         warnings.warn(message, PmcBanditWarning, stacklevel=2)
     return result

@@ -3,7 +3,7 @@ r"""The validity gate: a biased estimator's "efficiency" means nothing, so it is
 Every arm of a comparison estimates the same quantity. An arm is *excluded* from the ranking when
 
 1. its importance weights fail the reliability diagnostic (Pareto :math:`\hat k` above the threshold
-   of Vehtari et al. 2024, eq. 13; :mod:`pmcbandit.psis`) — the run's engine flags it and stops
+   of Vehtari et al. 2024, eq. 13; :mod:`pmcbandit.stats.psis`) — the run's engine flags it and stops
    pulling it (``reason="khat"``);
 2. its estimate disagrees with a ``reference`` value: :math:`|z_k| = |\hat\theta_k - \theta_{ref}| /
    se_k` beyond the two-sided Bonferroni threshold :math:`z_{1-\alpha/(2K)}` over the :math:`K` arms

@@ -1,7 +1,7 @@
 """The learner of a comparison run: pairs of pulls, the efficiency rule, the validity gate.
 
-It plugs into the one run loop (:mod:`pmcbandit.loop`) like the learners of
-:mod:`pmcbandit.learners`: a decision is a pair of pulls of one arm (two LUCB arms once the
+It plugs into the one run loop (:mod:`pmcbandit.runtime.loop`) like the learners of
+:mod:`pmcbandit.policies.learner`: a decision is a pair of pulls of one arm (two LUCB arms once the
 initial round is over, :mod:`pmcbandit.compare.efficiency`); a closed decision gives every arm
 whose two pulls came back valid one variance observation; ``done`` holds when the rule stops on
 the arms still in play, after the validity gate (:mod:`pmcbandit.compare.gate`) had its say.
@@ -17,7 +17,7 @@ import numpy as np
 
 from pmcbandit.compare import efficiency
 from pmcbandit.compare.gate import GateResult, arm_estimates, gate
-from pmcbandit.identification.base import Selection
+from pmcbandit.base import Selection
 
 __all__ = ["ComparisonLearner"]
 
@@ -36,7 +36,9 @@ class ComparisonLearner:
         Level of the gate's tests.
     """
 
-    kind = "comparison"
+    stops = True
+    halts_on_quarantine = False  # a quarantined arm is simply not ranked
+    replays_exactly = True  # the rule reads no clock
     pinned = None
     info_replayable = True
     pulls_per_decision = 2
@@ -75,11 +77,8 @@ class ComparisonLearner:
     def opened(self, selection: Selection) -> None:
         pass
 
-    def reward(self, decision) -> float:
-        return math.nan
-
-    def close(self, decision, reward: float, diagnostics: tuple, raw_info, names: tuple, rng) -> None:
-        """One variance observation per arm of the decision whose two pulls are both valid."""
+    def close(self, rng: np.random.Generator, decision) -> float:
+        """One variance observation per arm of the decision whose two pulls are both valid; no reward."""
         self._values += decision.values
         self._arms += decision.value_arms
         got = np.asarray(decision.value_arms, dtype=np.int64)
@@ -91,6 +90,7 @@ class ComparisonLearner:
                 state = efficiency.update(self.rule, state, arm, decision.values[i], decision.values[j],
                                           decision.costs[i], decision.costs[j])
         self.state = state
+        return math.nan
 
     def check_gate(self) -> GateResult:
         """Run the validity gate on the arms in play (once per new data) and exclude what it rejects."""

@@ -8,7 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit.compare import efficiency
-from pmcbandit.history import History
+from pmcbandit.runtime.history import History
 
 __all__ = ["ComparisonResult", "EfficiencyRatio"]
 

@@ -59,7 +59,7 @@ import numpy as np
 
 from pmcbandit.diagnostics.datasets import (RENAMED, comparison_groups, decode_attrs, full_bandit_groups,
                                             identification_groups, run_groups)
-from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, History
+from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, History
 from pmcbandit.result import ArmReliability, RunResult
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",

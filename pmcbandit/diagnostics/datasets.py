@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 import pmcbandit
-from pmcbandit.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS
+from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS
 from pmcbandit.result import RunResult
 
 __all__ = ["RENAMED", "run_groups", "identification_groups", "comparison_groups", "full_bandit_groups",
@@ -152,7 +152,7 @@ def _sample_stats(result: RunResult, attrs: dict) -> xr.Dataset:
             }
         elif col == "reason":
             var_attrs = {
-                "description": "why the decision's arm was chosen (pmcbandit.guards)",
+                "description": "why the decision's arm was chosen (pmcbandit.runtime.guards)",
                 "flag_values": np.arange(len(REASONS), dtype=np.int64),
                 "flag_meanings": " ".join(REASONS),
             }

@@ -21,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from pmcbandit._validation import check_choice, check_open_unit, check_positive
-from pmcbandit.combine import combine, interval, log_interval
+from pmcbandit.stats.combine import combine, interval, log_interval
 from pmcbandit.result import RunResult
 
 __all__ = [
@@ -114,12 +114,12 @@ def plot_allocation(result, x: str = "pulls", ax=None, *, yscale: str = "linear"
 def running_estimate(result, level: float = 0.95, n_checkpoints: int = 200) -> dict[str, np.ndarray]:
     """The combined estimate and its ``level`` interval after the first ``m`` pulls.
 
-    Re-running the combiner (:func:`pmcbandit.combine.combine`, same method as the run) on
+    Re-running the combiner (:func:`pmcbandit.stats.combine.combine`, same method as the run) on
     every prefix would cost :math:`O(n^2)`; it is evaluated at ``n_checkpoints`` log-spaced
     prefix lengths :math:`m` between 2 and ``n`` instead (always including ``n``, where it
     equals the run's own estimate). Faulty pulls count towards ``m`` but are not combined.
     For log-scale runs every quantity is :math:`\\log\\hat Z` with the interval of
-    :func:`pmcbandit.combine.log_interval`.
+    :func:`pmcbandit.stats.combine.log_interval`.
 
     Parameters
     ----------

@@ -24,19 +24,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pmcbandit.base import Selection
+
 __all__ = ["Selection", "ArmStats", "Identifier", "KernelSpec", "MachineSpec", "init_stats", "observe",
            "empirical_means"]
-
-
-class Selection(NamedTuple):
-    """One decision: the arms it pulls and how many times each (in this order)."""
-
-    arms: tuple
-    pulls: tuple
-
-    @classmethod
-    def one(cls, arm: int, pulls: int = 1) -> "Selection":
-        return cls((int(arm),), (int(pulls),))
 
 
 class ArmStats(NamedTuple):

@@ -1,8 +1,8 @@
 r"""``pmcbandit.identify``: find the K arms with the largest means, with confidence 1 - delta.
 
 The flow mirrors :func:`pmcbandit.run`: validate and freeze the arguments
-(:class:`~pmcbandit.config.RunConfig`, ``kind="identification"``), wrap the algorithm in an
-:class:`~pmcbandit.learners.IdentifierLearner`, and drive the one loop (:func:`pmcbandit.loop.drive`),
+(:class:`~pmcbandit.runtime.config.RunConfig`, ``kind="identification"``), wrap the algorithm in an
+:class:`~pmcbandit.policies.learner.IdentifierLearner`, and drive the one loop (:func:`pmcbandit.runtime.loop.drive`),
 which checks the algorithm's ``stop`` after every decision and ends the run with
 ``stopped_by="confidence"`` when it holds; the budget stays a cap (``"budget"``: the answer is then
 the algorithm's best guess, without its guarantee).
@@ -23,15 +23,16 @@ from collections.abc import Callable, Sequence
 
 from pmcbandit._validation import check_loop_options, check_positive
 from pmcbandit.arms.base import Arm, check_arms
-from pmcbandit.budget import Budget, Pulls, as_budget
-from pmcbandit.checkpoint import run_streams
-from pmcbandit.config import RunConfig
-from pmcbandit.engine import Engine
-from pmcbandit.executors import open_executor
+from pmcbandit.runtime.budget import Budget, Pulls, as_budget
+from pmcbandit.runtime.checkpoint import run_streams
+from pmcbandit.runtime.config import RunConfig
+from pmcbandit.runtime.engine import Engine
+from pmcbandit.runtime.executors.local import open_executor
 from pmcbandit.identification import SETTINGS, Identifier, get_identifier
 from pmcbandit.identification.result import IdentificationResult
-from pmcbandit.learners import IdentifierLearner
-from pmcbandit.loop import drive
+from pmcbandit.identification.learner import IdentifierLearner
+from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.runtime.loop import drive
 
 __all__ = ["identify"]
 
@@ -152,8 +153,6 @@ def identify(
         selected_indices=algo.recommend(learner.state), lower=lower, upper=upper,
         quarantined=engine.quarantined.copy(), state=learner.state,
     )
-    from pmcbandit.run import PmcBanditWarning
-
     for message in result.warnings():
         warnings.warn(message, PmcBanditWarning, stacklevel=2)
     return result

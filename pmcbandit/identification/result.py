@@ -6,7 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
-from pmcbandit.history import History
+from pmcbandit.runtime.history import History
 
 __all__ = ["IdentificationResult"]
 
@@ -22,9 +22,9 @@ class IdentificationResult:
     ----------
     arm_names : list of str
     history : History
-        Every pull (:mod:`pmcbandit.history`); a decision's arms are the rows sharing its index.
+        Every pull (:mod:`pmcbandit.runtime.history`); a decision's arms are the rows sharing its index.
     settings : dict
-        The run's settings (:class:`pmcbandit.config.RunConfig`) with ``stopped_by``.
+        The run's settings (:class:`pmcbandit.runtime.config.RunConfig`) with ``stopped_by``.
     selected_indices : array_like of int
         The algorithm's recommendation, best first.
     lower, upper : ndarray

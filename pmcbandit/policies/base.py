@@ -6,11 +6,11 @@ A policy is a few pure functions over an immutable :class:`BanditState`
     state = policy.init(n_arms)
     arm = policy.select(rng, state)          # choose the next arm
     state = add_pending(state, arm)          # the run loop: a pull is in flight
-    state = policy.update(state, arm, reward, cost, rng)   # the pull came back
+    state = policy.update(rng, state, arm, reward, cost)   # the pull came back
 
 ``reward`` is the paper's non-positive reward: ``-(X - c)^2`` for the
 uniform-cost reduction (Neufeld et al. 2014, Thm 2) or the paired cost-aware
-``-1/4 (D1 + D2)(X1 - X2)^2`` (Sec. 5); see :mod:`pmcbandit.rewards`. Policies
+``-1/4 (D1 + D2)(X1 - X2)^2`` (Sec. 5); see :mod:`pmcbandit.policies.rewards`. Policies
 written for rewards in ``[0, 1]`` see the *normalised* reward
 ``r = 1 - loss / scale`` with ``loss = -reward`` (App. B and footnote 1: a
 constant shift does not change the regret). ``scale`` is either fixed at
@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from pmcbandit.centring import recentred_scale
+from pmcbandit.policies.centring import recentred_scale
 
 __all__ = [
     "BanditState",
@@ -110,12 +110,12 @@ class BanditState(NamedTuple):
 class Policy(NamedTuple):
     """A policy: its name, parameters and pure functions.
 
-    ``select(rng, state) -> int``; ``update(state, arm, reward, cost, rng) -> state``.
+    ``select(rng, state) -> int``; ``update(rng, state, arm, reward, cost) -> state`` (``rng`` first, as every function that draws).
     ``index`` is the vectorised index of index policies (``None`` otherwise),
     ``params`` the tuple of floats it takes. ``ranges`` is how losses are normalised
     when no range is known and the caller asks for ``"auto"``: ``"per_arm"`` (App. B)
     or ``"shared"``. ``recentre(state, loss_sum, loss_sq_sum, max_loss) -> state`` takes
-    the state to losses scored against a new centre (:mod:`pmcbandit.centring`;
+    the state to losses scored against a new centre (:mod:`pmcbandit.policies.centring`;
     :func:`recentre_state` for a policy whose own statistics do not depend on the
     losses); ``None`` keeps the centre of the squared loss where it was first set.
 
@@ -256,7 +256,7 @@ def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra:
 
 def recentre_state(state: BanditState, loss_sum: np.ndarray, loss_sq_sum: np.ndarray,
                    max_loss: np.ndarray) -> BanditState:
-    """``state`` with every arm's losses re-scored against a new centre (:mod:`pmcbandit.centring`).
+    """``state`` with every arm's losses re-scored against a new centre (:mod:`pmcbandit.policies.centring`).
 
     ``loss_sum``, ``loss_sq_sum`` and ``max_loss`` are each arm's sum of losses, of squared
     losses and largest loss under the new centre. The running-maximum scale becomes the largest
@@ -359,7 +359,7 @@ def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float
         return kernel(state.n, state.pending, state.loss_sum, state.loss_sq_sum,
                       state.scale, state.per_arm, state.t + 1, params, rng.random())
 
-    def update(state, arm, reward, cost=0.0, rng=None):
+    def update(rng, state, arm, reward, cost=0.0):
         return record_loss(state, arm, reward, cost)
 
     return Policy(name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True,

@@ -30,7 +30,7 @@ def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
     def select(rng: np.random.Generator, state) -> int:
         return fixed
 
-    def update(state, arm, reward, cost=0.0, rng=None):
+    def update(rng, state, arm, reward, cost=0.0):
         return record_loss(state, arm, reward, cost)
 
     return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state, pinned_arm=fixed,

@@ -173,7 +173,7 @@ def policy(population_size: int = 10, *, alpha_min: float | None = None, rao_bla
         return int(min(np.searchsorted(np.cumsum(alpha), rng.random() * alpha.sum(), side="right"),
                        alpha.shape[0] - 1))
 
-    def update(state, arm, reward, cost=0.0, rng=None, *, value=None, info=None, **kwargs):
+    def update(rng, state, arm, reward, cost=0.0, *, value=None, info=None, **kwargs):
         state = record_loss(state, arm, reward, cost)
         ex = state.extra
         log_acc = ex.log_acc.copy()
@@ -202,7 +202,7 @@ def policy(population_size: int = 10, *, alpha_min: float | None = None, rao_bla
         else:
             raise ValueError(
                 "pmc update needs the pull's info (with 'pmc_h', 'pmc_stat', 'pmc_coef') or value=; "
-                "call it as update(state, arm, reward, cost, rng, value=..., info=...)"
+                "call it as update(rng, state, arm, reward, cost, value=..., info=...)"
             )
         filled, populations, alpha = ex.filled + 1, ex.populations, ex.alpha
         if filled >= g:

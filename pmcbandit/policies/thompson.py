@@ -16,7 +16,7 @@ reward then counted as a success with a probability a little too high, which
 only delays learning by the first few pulls; give ``scale=`` to ``policy`` when
 the range is known and this never happens.
 
-Re-centring (:mod:`pmcbandit.centring`). When the centre of the squared loss
+Re-centring (:mod:`pmcbandit.policies.centring`). When the centre of the squared loss
 moves to the running mean, every past loss changes, and coins drawn under the
 old centre would keep counting the old offset (failures come at a rate of
 ``E[loss]/scale`` per pull, so a few hundred early pulls far from the mean can
@@ -341,7 +341,7 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
                 theta = to_loss_scale(np.asarray(theta, dtype=np.float64), state.scale, theta.shape[0])
             return argmax_random(theta, rng.random())
 
-    def update(state: BanditState, arm: int, reward: float, cost: float = 0.0, rng=None) -> BanditState:
+    def update(rng, state: BanditState, arm: int, reward: float, cost: float = 0.0) -> BanditState:
         if not isinstance(rng, np.random.Generator):
             raise TypeError(
                 f"The 'rng' parameter of thompson.update must be a numpy.random.Generator "

@@ -21,7 +21,7 @@ def policy(*, scale: float | None = None) -> Policy:
     def select(rng: np.random.Generator, state) -> int:
         return int(np.argmin(state.n + state.pending))
 
-    def update(state, arm, reward, cost=0.0, rng=None):
+    def update(rng, state, arm, reward, cost=0.0):
         return record_loss(state, arm, reward, cost)
 
     return Policy("uniform", init, select, update, recentre=recentre_state, per_arm_ranges=True,

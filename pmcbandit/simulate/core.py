@@ -10,9 +10,9 @@ the squared reward, decision for decision:
 * rewards: with ``bounds=(a, b)`` the loss is ``(X - a)^2`` with the fixed scale
   ``(b - a)^2`` (App. B, footnote 1: the policy sees ``1 - (X-a)^2/(b-a)^2``);
   without bounds the centre is the replication's first observation, moved to the
-  running mean after round 2, 4, 8, ... (``centre="running"``, :mod:`pmcbandit.centring`),
+  running mean after round 2, 4, 8, ... (``centre="running"``, :mod:`pmcbandit.policies.centring`),
   and each arm's scale the running maximum of its own losses (``ranges="per_arm"``,
-  App. B) or of all the replication's losses (``"shared"``) (:mod:`pmcbandit.rewards`);
+  App. B) or of all the replication's losses (``"shared"``) (:mod:`pmcbandit.policies.rewards`);
 * policies: the policy's own numba kernels decide (its ``index`` with
   :func:`~pmcbandit.policies.base.normalised_moments` and
   :func:`~pmcbandit.policies.base.argmax_random`, one uniform of the policy
@@ -45,10 +45,10 @@ import numpy as np
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import check_positive
-from pmcbandit.centring import empty_moments
+from pmcbandit.policies.centring import empty_moments
 from pmcbandit.policies import Policy, get_policy
 from pmcbandit.policies import thompson
-from pmcbandit.rewards import centre_rule, per_arm_ranges
+from pmcbandit.policies.rewards import centre_rule, per_arm_ranges
 from pmcbandit.simulate import kernel
 from pmcbandit.simulate.arms import RewardMatrix, SyntheticArms
 
@@ -190,7 +190,7 @@ def simulate(
     centre : {"auto", "running", "first"} or float
         Centre ``c`` of the squared loss ``(X - c)^2``, as ``pmcbandit.run``: ``"auto"`` is
         ``a`` with bounds, else ``"running"`` (the first observation, then the running mean
-        after round 2, 4, 8, ..., every past loss re-scored; :mod:`pmcbandit.centring`);
+        after round 2, 4, 8, ..., every past loss re-scored; :mod:`pmcbandit.policies.centring`);
         ``"first"`` keeps the first observation; a float is a known centre (for experiments:
         ``E[(X - c)^2] = V_k + (mu - c)^2``, so a centre far from the mean adds a common offset
         that the policy must see through).

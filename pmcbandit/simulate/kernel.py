@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.centring import accumulate, centred_losses, recentre_due, recentred_scale, running_shift
+from pmcbandit.policies.centring import accumulate, centred_losses, recentre_due, recentred_scale, running_shift
 from pmcbandit.policies.base import argmax_random, normalised_moments, raise_range, to_loss_scale
 from pmcbandit.policies.thompson import expected_counts_kernel, resample_kernel, scaled_select_kernel, select_kernel
 from pmcbandit.simulate.arms import MATRIX, observation
@@ -51,7 +51,7 @@ def _play_unexplored_first(values, pulls):
 @numba.njit(cache=True, nogil=True)
 def _recentre(r, o, n_arms, t, thompson, per_arm, stats, scale, centre, origin, moments, beta_counts, scratch):
     """Replication ``r``'s centre to its running mean after round ``t``; its losses re-scored
-    (``pmcbandit.centring``) with the arithmetic of ``RewardRule.recentre`` and the policies'
+    (``pmcbandit.policies.centring``) with the arithmetic of ``RewardRule.recentre`` and the policies'
     ``recentre`` (``recentre_state``; Thompson's ``expected_counts_kernel``)."""
     m = moments[:, o:o + n_arms]
     d = running_shift(m[0], t)
@@ -83,11 +83,11 @@ def run_block(kind, index, params, fixed_arm, per_decision, n_arms,
         to the loss scale), else of the replication's (all its ``K`` entries equal).
     centre : ndarray, shape (B,)
         Reward centre ``c`` per replication (loss ``(X-c)^2``); NaN until set by
-        the first observation when no bounds are known (:mod:`pmcbandit.rewards`).
+        the first observation when no bounds are known (:mod:`pmcbandit.policies.rewards`).
     running : bool
         Move the centre to the running mean after round 2, 4, 8, ... and re-score
         every arm's losses (and reset Thompson's counts), as the live loop does
-        (:mod:`pmcbandit.centring`); ``origin`` (B,) holds each replication's first
+        (:mod:`pmcbandit.policies.centring`); ``origin`` (B,) holds each replication's first
         observation and ``moments`` (6, B*K) the power sums about it.
     policy_u : ndarray, shape (M * rounds, B)
         The policy streams' next uniforms, replication ``r`` in column ``r``;

@@ -10,7 +10,7 @@ import xarray as xr
 
 import pmcbandit as pb
 from pmcbandit.diagnostics.arviz_io import from_inference_data, read_run, to_inference_data
-from pmcbandit.history import STATUS
+from pmcbandit.runtime.history import STATUS
 
 
 def _linear_run():

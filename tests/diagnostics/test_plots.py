@@ -5,7 +5,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import pmcbandit as pb
-from pmcbandit.combine import combine, interval
+from pmcbandit.stats.combine import combine, interval
 from pmcbandit.diagnostics import plots
 from pmcbandit.diagnostics.plots import (
     plot_allocation,

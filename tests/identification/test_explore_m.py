@@ -15,7 +15,7 @@ from pmcbandit.identification.schedules import (
     direct_total, halving_rounds, halving_total, incremental_total, median_elimination_total,
 )
 from pmcbandit.identification.simulate import replay, simulate_stopping, simulate_trace
-from pmcbandit.streams import Streams
+from pmcbandit.runtime.streams import Streams
 
 WIDTH = math.sqrt(12.0)  # K&S's arms: uniform with standard deviation 1
 

@@ -7,7 +7,7 @@ import pmcbandit as pb
 from pmcbandit._rng import get_random_generator
 from pmcbandit.identification import get_identifier, lil_clucb, top_k_oracle
 from pmcbandit.identification.simulate import replay, simulate_stopping
-from pmcbandit.streams import Streams
+from pmcbandit.runtime.streams import Streams
 from tests.tolerance import assert_within_se
 
 MEANS = np.array([0.5, 0.45, 0.3, 0.1, 0.0])

@@ -125,8 +125,8 @@ def test_per_arm_ucb_v_prefers_the_arm_with_the_smaller_mean_loss():
     rng = np.random.default_rng(0)
     state = policy.init(2, per_arm=True)
     for _ in range(400):
-        state = policy.update(state, 0, -0.01 * rng.random(), 0.0)
-        state = policy.update(state, 1, -1.0 * rng.random(), 0.0)
+        state = policy.update(None, state, 0, -0.01 * rng.random(), 0.0)
+        state = policy.update(None, state, 1, -1.0 * rng.random(), 0.0)
     mean, _ = normalised_moments(state.n, state.loss_sum, state.loss_sq_sum, state.scale)
     assert abs(mean[0] - mean[1]) < 0.1
     assert {policy.select(rng, state) for _ in range(20)} == {0}
@@ -185,7 +185,7 @@ def test_ucb1_plays_every_arm_once_first():
     for _ in range(4):
         arm = policy.select(rng, s)
         first.append(arm)
-        s = policy.update(s, arm, -0.5, 0.0, rng)
+        s = policy.update(rng, s, arm, -0.5, 0.0)
     assert sorted(first) == [0, 1, 2, 3]
 
 
@@ -198,7 +198,7 @@ def test_uniform_round_robin_balances_counts():
     s = policy.init(3)
     for i in range(10):
         arm = policy.select(rng, s)
-        s = policy.update(s, arm, -float(i % 3), 0.0, rng)
+        s = policy.update(rng, s, arm, -float(i % 3), 0.0)
     np.testing.assert_array_equal(s.n, [4, 3, 3])
 
 
@@ -209,7 +209,7 @@ def test_oracle_always_pulls_its_arm():
     for _ in range(5):
         arm = policy.select(rng, s)
         assert arm == 2
-        s = policy.update(s, arm, -1.0, 0.0, rng)
+        s = policy.update(rng, s, arm, -1.0, 0.0)
     assert policy.name == "oracle-2"
 
 

@@ -144,7 +144,7 @@ def _run(name, seed, n_steps):
     for i in range(n_steps):
         arm = policy.select(rng, state)
         x = 0.5 + _SCALES[arm] * ((arm_rng.random() < 0.5) - 0.5)
-        state = policy.update(state, arm, -x * x, 0.0, rng)
+        state = policy.update(rng, state, arm, -x * x, 0.0)
         picks[i] = arm
     return picks, state
 
@@ -185,7 +185,7 @@ def test_index_select_draws_one_uniform_per_decision(name):
     policy = get_policy(name, scale=1.0)
     state = policy.init(4)
     for arm in range(4):
-        state = policy.update(state, arm, -0.1 * (arm + 1), 0.0)
+        state = policy.update(None, state, arm, -0.1 * (arm + 1), 0.0)
     rng, twin = np.random.default_rng(3), np.random.default_rng(3)
     policy.select(rng, state)
     twin.random()

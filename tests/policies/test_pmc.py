@@ -35,7 +35,7 @@ def test_indicator_update_matches_hand_computation():
     sums = np.zeros(3)
     for arm, h, s in HISTORY:
         sums[arm] += _omega_by_hand(alpha0, h, s)
-        state = pol.update(state, arm, -1.0, 1.0, None, value=1.0, info=_info(h, s))
+        state = pol.update(None, state, arm, -1.0, 1.0, value=1.0, info=_info(h, s))
     expected = (1 - 3 * 0.01) * sums / sums.sum() + 0.01
     np.testing.assert_allclose(state.extra.alpha, expected, rtol=1e-12)
     assert state.extra.populations == 1 and state.extra.filled == 0
@@ -52,32 +52,32 @@ def test_rao_blackwellised_update_matches_hand_computation():
         for hi, si in zip(h, s):
             q = alpha0 * np.exp(COEF[:, 0] * si - COEF[:, 1])  # α_j q_j/p at this path
             sums += abs(hi) / q.sum() * q / q.sum()
-        state = pol.update(state, arm, -1.0, 1.0, None, value=1.0, info=_info(h, s))
+        state = pol.update(None, state, arm, -1.0, 1.0, value=1.0, info=_info(h, s))
     np.testing.assert_allclose(state.extra.alpha, sums / sums.sum(), rtol=1e-12)
 
 
 def test_second_population_uses_updated_alpha_and_state_is_immutable():
     pol = policy(population_size=1, alpha_min=0.0)
     s0 = pol.init(3)
-    s1 = pol.update(s0, 1, -1.0, 1.0, None, info=_info([2.0], [0.5]))
+    s1 = pol.update(None, s0, 1, -1.0, 1.0, info=_info([2.0], [0.5]))
     np.testing.assert_allclose(s1.extra.alpha, [0, 1, 0])
     np.testing.assert_allclose(s0.extra.alpha, np.full(3, 1 / 3))  # untouched
     assert s0.n.sum() == 0
-    s2 = pol.update(s1, 1, -1.0, 1.0, None, info=_info([2.0], [0.5]))
+    s2 = pol.update(None, s1, 1, -1.0, 1.0, info=_info([2.0], [0.5]))
     np.testing.assert_allclose(s2.extra.alpha, [0, 1, 0])
 
 
 def test_floor_keeps_every_component_and_zero_weights_keep_alpha():
     pol = policy(population_size=2)  # alpha_min = 1e-3 / K
     state = pol.init(3)
-    state = pol.update(state, 2, -1.0, 1.0, None, info=_info([5.0], [1.0]))
-    state = pol.update(state, 2, -1.0, 1.0, None, info=_info([3.0], [0.0]))
+    state = pol.update(None, state, 2, -1.0, 1.0, info=_info([5.0], [1.0]))
+    state = pol.update(None, state, 2, -1.0, 1.0, info=_info([3.0], [0.0]))
     a = state.extra.alpha
     np.testing.assert_allclose(a, [1e-3 / 3, 1e-3 / 3, 1 - 2 * 1e-3 / 3], rtol=1e-12)
     assert a.sum() == pytest.approx(1.0, abs=1e-15)
     before = a.copy()
     for _ in range(2):
-        state = pol.update(state, 0, -1.0, 1.0, None, info=_info([0.0, 0.0], [1.0, 2.0]))
+        state = pol.update(None, state, 0, -1.0, 1.0, info=_info([0.0, 0.0], [1.0, 2.0]))
     np.testing.assert_array_equal(state.extra.alpha, before)
     assert state.extra.populations == 2
 
@@ -86,13 +86,13 @@ def test_fallback_to_observation_warns_and_missing_data_raises():
     pol = policy(population_size=2, alpha_min=0.0)
     state = pol.init(2)
     with pytest.warns(UserWarning, match="does not adapt"):
-        state = pol.update(state, 0, -1.0, 1.0, None, value=3.0, info={"mean_weight": 1.0})
-        state = pol.update(state, 1, -1.0, 1.0, None, value=-1.0)
+        state = pol.update(None, state, 0, -1.0, 1.0, value=3.0, info={"mean_weight": 1.0})
+        state = pol.update(None, state, 1, -1.0, 1.0, value=-1.0)
     np.testing.assert_allclose(state.extra.alpha, [0.75, 0.25])
     with pytest.raises(ValueError, match="needs the pull's info"):
-        pol.update(state, 0, -1.0, 1.0, None)
+        pol.update(None, state, 0, -1.0, 1.0)
     with pytest.raises(ValueError, match="pmc_coef"):
-        pol.update(pol.init(2), 0, -1.0, 1.0, None, info=_info([1.0], [1.0]))
+        pol.update(None, pol.init(2), 0, -1.0, 1.0, info=_info([1.0], [1.0]))
 
 
 def test_select_follows_alpha_and_is_reproducible():
@@ -134,7 +134,7 @@ def test_adapts_towards_the_money_on_cir_arms():
         for _ in range(10 * 12):
             k = pol.select(prng, state)
             p = arms[k].pull(arng)
-            state = pol.update(state, k, -1.0, p.cost, prng, value=p.values.mean(), info=p.info)
+            state = pol.update(prng, state, k, -1.0, p.cost, value=p.values.mean(), info=p.info)
     alpha = state.extra.alpha
     assert alpha[0] < 0.05 and alpha[3:].sum() > 0.9, alpha
 

@@ -135,7 +135,7 @@ def test_pymc_posterior_is_the_conjugate_closed_form():
 def _trained_state(policy, rng, k=4, steps=30):
     state = policy.init(k)
     for i in range(steps):
-        state = policy.update(state, i % k, -0.1 * (i % k + 1), 0.0, rng)
+        state = policy.update(rng, state, i % k, -0.1 * (i % k + 1), 0.0)
     return state
 
 
@@ -159,7 +159,7 @@ def test_update_draws_one_coin_with_the_documented_rule():
         twin = np.random.default_rng(0)
         twin.bit_generator.state = rng.bit_generator.state
         reward = -2.0 * (i % 5) / 4  # r = 1 - loss / 2 in {1, .75, .5, .25, 0}
-        new = policy.update(state, 1, reward, 0.0, rng)
+        new = policy.update(rng, state, 1, reward, 0.0)
         success = twin.random() < 1.0 + reward / 2.0
         assert new.extra.successes[1] - state.extra.successes[1] == int(success)
         assert new.extra.failures[1] - state.extra.failures[1] == int(not success)
@@ -173,22 +173,22 @@ def test_update_uses_the_current_adaptive_scale():
     policy = thompson.policy()
     state = policy.init(2)
     rng = np.random.default_rng(0)
-    state = policy.update(state, 0, -1.0, 0.0, rng)  # scale 1, r = 0: a failure
+    state = policy.update(rng, state, 0, -1.0, 0.0)  # scale 1, r = 0: a failure
     assert state.extra.failures[0] == 1 and state.scale.tolist() == [1.0, 1.0]
-    state = policy.update(state, 1, 0.0, 0.0, rng)  # loss 0: r = 1, a success
+    state = policy.update(rng, state, 1, 0.0, 0.0)  # loss 0: r = 1, a success
     assert state.extra.successes[1] == 1
-    assert policy.update(policy.init(1), 0, 0.0, 0.0, rng).extra.successes[0] == 1  # scale 0: r = 1
+    assert policy.update(rng, policy.init(1), 0, 0.0, 0.0).extra.successes[0] == 1  # scale 0: r = 1
 
 
 def test_update_requires_a_generator_and_a_valid_reward():
     policy = thompson.policy(scale=1.0)
     state = policy.init(2)
     with pytest.raises(TypeError, match="The 'rng' parameter of thompson.update must be a numpy.random.Generator"):
-        policy.update(state, 0, -0.5, 0.0)
+        policy.update(None, state, 0, -0.5, 0.0)
     rng, twin = np.random.default_rng(2), np.random.default_rng(2)
     for bad in (0.5, np.nan, -1.5):  # positive, NaN, outside the declared range
         with pytest.raises(ValueError):
-            policy.update(state, 0, bad, 0.0, rng)
+            policy.update(rng, state, 0, bad, 0.0)
     assert rng.random() == twin.random()  # errors are raised before any draw
 
 
@@ -196,7 +196,7 @@ def test_state_is_immutable():
     policy = thompson.policy(scale=1.0)
     rng = np.random.default_rng(1)
     s0 = policy.init(3)
-    s1 = policy.update(s0, 2, -0.0, 0.0, rng)
+    s1 = policy.update(rng, s0, 2, -0.0, 0.0)
     assert s0.extra.successes.sum() == 0 and s0.extra.failures.sum() == 0 and s0.n.sum() == 0
     assert s1.extra.successes[2] == 1
 

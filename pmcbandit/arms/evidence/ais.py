@@ -130,7 +130,7 @@ class AISArm(Arm):
     raises ``FloatingPointError``; ``-inf`` (zero weight) is a valid value.
 
     ``expected_seconds`` (the predicted wall time of one pull, for the run's guards,
-    :mod:`pmcbandit.guards`) is ``n_steps * step_seconds``, with ``step_seconds`` the wall time
+    :mod:`pmcbandit.runtime.guards`) is ``n_steps * step_seconds``, with ``step_seconds`` the wall time
     per annealing step of timed runs of :data:`PROBE_STEPS` steps on the same kind of schedule
     at construction (the mean of three; the steps of a power-of-4 schedule of any length spread
     over the temperatures alike, so the per-step cost carries over). It includes what a model
@@ -195,7 +195,7 @@ class AISArm(Arm):
         self.expected_seconds = self.n_steps * self.step_seconds
 
     def __setstate__(self, state):
-        # Unpickled on a worker (pmcbandit._worker): the density is rebuilt from its model;
+        # Unpickled on a worker (pmcbandit.runtime.executors.worker): the density is rebuilt from its model;
         # compile the kernel here so that no pull pays numba's compile time.
         self.__dict__.update(state)
         self._warm_up()

@@ -189,7 +189,7 @@ class ModelDensity:
     normalising constant of Neufeld et al. (2014), App. G; the transformed-space
     prior includes :math:`\\log|\\partial g^{-1}/\\partial x|`.
 
-    Pickling (how the process and Dask executors ship evidence arms, :mod:`pmcbandit._worker`)
+    Pickling (how the process and Dask executors ship evidence arms, :mod:`pmcbandit.runtime.executors.worker`)
     keeps only the frozen ``pm.Model`` (it needs cloudpickle), the density functions PyMC
     registered for Op types made at run time (``pm.CustomDist``), and a token drawn at
     construction; unpickling compiles the density once per process and token, so all the arms

@@ -6,7 +6,7 @@ that calls :func:`pmcbandit.run`) keeps the policy and submits one task per pull
 ``j``) — and the run's stream spec. The arms travel once: :meth:`DaskExecutor.bind` registers a
 worker plugin holding the cloudpickled arms, which Dask installs on every worker, present and
 future (a worker that replaces a dead one gets it too); evidence arms are rebuilt there from
-their ``pm.Model`` (:mod:`pmcbandit._worker`). Registering blocks until every worker has built
+their ``pm.Model`` (:mod:`pmcbandit.runtime.executors.worker`). Registering blocks until every worker has built
 the arms, so neither compilation nor start-up is charged to a pull or to a time budget.
 
 Worker loss. When a worker dies with pulls running, the scheduler runs them again elsewhere
@@ -37,8 +37,8 @@ import time
 import traceback
 import warnings
 
-from pmcbandit._worker import arm_payload
-from pmcbandit.executors import Outcome
+from pmcbandit.runtime.executors.worker import arm_payload
+from pmcbandit.runtime.executors.local import Outcome
 
 __all__ = ["DaskExecutor", "ArmsPlugin"]
 
@@ -56,18 +56,18 @@ class ArmsPlugin(_plugin_base()):
         self.token, self.blob = token, blob
 
     def setup(self, worker=None):
-        from pmcbandit._worker import install
+        from pmcbandit.runtime.executors.worker import install
 
         install(self.token, self.blob)
 
     def teardown(self, worker=None):
-        from pmcbandit._worker import uninstall
+        from pmcbandit.runtime.executors.worker import uninstall
 
         uninstall(self.token)
 
 
 def _dask_pull(token: str, spec: str, tickets) -> list:
-    from pmcbandit._worker import run_tickets
+    from pmcbandit.runtime.executors.worker import run_tickets
 
     return run_tickets(token, spec, tickets)
 

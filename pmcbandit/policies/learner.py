@@ -1,21 +1,11 @@
-"""Learners: what chooses a run's decisions and learns from their outcomes.
+"""The learner of an allocation run: a bandit policy and its reward rule.
 
-The run loop (:mod:`pmcbandit.engine`, :mod:`pmcbandit.loop`) is shared by two kinds of
-learner, each holding its own immutable state:
-
-:class:`PolicyLearner`
-    an allocation policy (:mod:`pmcbandit.policies`) with its reward rule
-    (:mod:`pmcbandit.rewards`, Neufeld et al. 2014, Thm 2 and Sec. 5): a decision is one arm
-    pulled ``pulls_per_decision`` times (2 for the paired reward); when its pulls are back, the
-    decision's reward goes to ``policy.update``. It never ends a run by itself.
-:class:`IdentifierLearner`
-    a best-K identification algorithm (:mod:`pmcbandit.identification`): a decision names one
-    or more arms and how many pulls each (LUCB samples two arms); every observation goes to
-    ``identifier.update``; the run ends when ``identifier.stop`` holds.
-
-A third, :class:`~pmcbandit.compare.learner.ComparisonLearner`, ranks arms by efficiency for
-:func:`pmcbandit.compare_samplers`. All offer ``choose(rng, eligible) -> Selection``, ``opened``/``close`` around each decision,
-``done()``, ``mean_loss()`` (for the guards) and ``rescale(f)`` (log-scale working values).
+:class:`PolicyLearner` is the :class:`~pmcbandit.base.Learner` that :func:`pmcbandit.run` hands to
+the run loop (:mod:`pmcbandit.runtime`): an allocation policy (:mod:`pmcbandit.policies`) with its
+reward rule (:mod:`pmcbandit.policies.rewards`, Neufeld et al. 2014, Thm 2 and Sec. 5). A decision
+is one arm pulled ``pulls_per_decision`` times (2 for the paired reward); when its pulls are back,
+``close`` computes the decision's reward and feeds it to ``policy.update``. It never ends a run by
+itself (``stops = False``).
 """
 
 from __future__ import annotations
@@ -25,10 +15,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from pmcbandit.identification.base import Selection
+from pmcbandit.base import Selection
 from pmcbandit.policies.base import BanditState, add_pending
 
-__all__ = ["PolicyLearner", "IdentifierLearner"]
+__all__ = ["PolicyLearner"]
 
 
 class PolicyLearner:
@@ -41,8 +31,12 @@ class PolicyLearner:
     n_arms : int
     """
 
-    kind = "allocation"
     working_scale = True  # log-scale observations reach the reward rule as exp(obs - shift)
+    stops = False
+    halts_on_quarantine = False
+    # Under a time budget the guards around the policy read the clock (durations), so a checkpoint
+    # re-opens recorded decisions instead of re-making them.
+    replays_exactly = False
 
     def __init__(self, policy, rule, n_arms: int):
         self.policy = policy
@@ -77,34 +71,33 @@ class PolicyLearner:
     def opened(self, selection: Selection) -> None:
         self.state = add_pending(self.state, selection.arms[0])
 
-    def reward(self, decision) -> float:
-        """The reward of a decision whose pulls all came back valid (the rule of :mod:`pmcbandit.rewards`)."""
-        return float(self.rule.reward(decision.values, decision.costs, decision.arms[0]))
-
-    def close(self, decision, reward: float, diagnostics: tuple, raw_info, names: tuple, rng) -> None:
-        """Feed a closed decision to the policy; a decision with a faulty pull gets no reward and
+    def close(self, rng: np.random.Generator, decision) -> float:
+        """Feed a closed decision to the policy and return its reward (the rule of
+        :mod:`pmcbandit.policies.rewards`); a decision with a faulty pull gets no reward (NaN) and
         stops counting as pending."""
         arm = decision.arms[0]
         if decision.failed:
             self.state = _release_pending(self.state, arm)
-            return
+            return math.nan
+        reward = float(self.rule.reward(decision.values, decision.costs, arm))
         costs = decision.costs
         cost = costs[0] if len(costs) == 1 else sum(costs)
         if self.policy.observes:
             values = decision.values
             value = values[0] if len(values) == 1 else sum(values) / len(values)
-            recorded = dict(zip(names, diagnostics))
-            if raw_info is None:
+            recorded = decision.diagnostics
+            if decision.info is None:
                 info = recorded
             else:
-                info = dict(raw_info)
+                info = dict(decision.info)
                 if self.info_replayable and not _same_info(info, recorded):
                     self.info_replayable = False
-            self.state = self.policy.update(self.state, arm, reward, cost, rng=rng, value=value, info=info)
+            self.state = self.policy.update(rng, self.state, arm, reward, cost, value=value, info=info)
         else:
-            self.state = self.policy.update(self.state, arm, reward, cost, rng=rng)
+            self.state = self.policy.update(rng, self.state, arm, reward, cost)
         if self.rule.recentre_due():
             self.state = self.policy.recentre(self.state, *self.rule.recentre())
+        return reward
 
     def done(self) -> bool:
         return False
@@ -121,50 +114,6 @@ class PolicyLearner:
         s = self.state
         self.state = s._replace(loss_sum=s.loss_sum * f2, loss_sq_sum=s.loss_sq_sum * f2 * f2, scale=s.scale * f2)
         self.rule.rescale(f)
-
-
-class IdentifierLearner:
-    """A best-K identification algorithm (module docstring; :class:`~pmcbandit.identification.Identifier`)."""
-
-    kind = "identification"
-    working_scale = True
-    pinned = None
-    info_replayable = True
-
-    def __init__(self, identifier, n_arms: int):
-        self.identifier = identifier
-        self.n_arms = n_arms
-        self.state = identifier.init(n_arms)
-        self.pulls_per_decision = 1
-
-    def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
-        return self.identifier.select(rng, self.state)
-
-    def forced(self, arm: int) -> Selection:
-        return Selection.one(arm)
-
-    def opened(self, selection: Selection) -> None:
-        pass
-
-    def reward(self, decision) -> float:
-        return math.nan
-
-    def close(self, decision, reward: float, diagnostics: tuple, raw_info, names: tuple, rng) -> None:
-        """Every valid observation of the decision, in the order its pulls came back."""
-        update = self.identifier.update
-        state = self.state
-        for arm, value in zip(decision.value_arms, decision.values):
-            state = update(state, arm, value)
-        self.state = state
-
-    def done(self) -> bool:
-        return bool(self.identifier.stop(self.state))
-
-    def mean_loss(self) -> np.ndarray:
-        return np.full(self.n_arms, np.nan)
-
-    def rescale(self, f: float) -> None:
-        raise RuntimeError("identification runs work on linear-scale observations")
 
 
 def _init_state(policy, n_arms: int, rule) -> BanditState:

@@ -1,9 +1,9 @@
 """The one loop of every run: choose, pull, absorb, until the budget, the learner or the callback ends it.
 
 :func:`pmcbandit.run` (allocation) and :func:`pmcbandit.identify` (best-K identification) build an
-:class:`~pmcbandit.engine.Engine` around their learner and hand it to :func:`drive`:
+:class:`~pmcbandit.runtime.engine.Engine` around their learner and hand it to :func:`drive`:
 
-1. resume from ``checkpoint`` if it exists (:mod:`pmcbandit.checkpoint`);
+1. resume from ``checkpoint`` if it exists (:mod:`pmcbandit.runtime.checkpoint`);
 2. while the budget lasts and the learner has not stopped: open decisions while the executor has
    room (:meth:`Engine.plan`, :meth:`Engine.dispatch`; the policy chooses while earlier pulls may
    still be in flight), submit their pulls, each with its own stream, and absorb what comes back
@@ -13,8 +13,8 @@
    algorithm stopped), ``"budget"`` (spent, or no decision fits in the time left),
    ``"callback"`` or ``"no_arm"`` (every arm out of play).
 
-Every executor — :class:`~pmcbandit.executors.SerialExecutor` (pulls run inline at submit, the
-default), a thread pool, worker processes or a Dask cluster (:mod:`pmcbandit.executors`) — is
+Every executor — :class:`~pmcbandit.runtime.executors.local.SerialExecutor` (pulls run inline at submit, the
+default), a thread pool, worker processes or a Dask cluster (:mod:`pmcbandit.runtime.executors.local`) — is
 driven through the same calls, so there is one loop.
 """
 
@@ -24,7 +24,7 @@ import math
 import os
 import time
 
-from pmcbandit.checkpoint import resume, save_checkpoint
+from pmcbandit.runtime.checkpoint import resume, save_checkpoint
 
 __all__ = ["drive"]
 
@@ -40,9 +40,9 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     budget : Budget
     executor : executor object
         Bound to the run's arms and streams here; shut down on the way out, whatever happens
-        (:mod:`pmcbandit.executors`).
+        (:mod:`pmcbandit.runtime.executors.local`).
     settings : dict
-        The run's settings (:meth:`pmcbandit.config.RunConfig.settings`): a checkpoint stores them
+        The run's settings (:meth:`pmcbandit.runtime.config.RunConfig.settings`): a checkpoint stores them
         and checks their fingerprint on resume.
     watch : object, optional
         The standard error a ``TargetSE`` budget compares (``watch.se(engine)``).
@@ -58,7 +58,7 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
         engine.restart_clock()
     if checkpoint is not None and os.path.exists(checkpoint):
         # Identification and comparison rules read no clock: their choices always replay exactly.
-        exact = budget.horizon is None or engine.learner.kind != "allocation"
+        exact = budget.horizon is None or engine.learner.replays_exactly
         resume(engine, checkpoint, settings, executor, watch, exact=exact)
     learner = engine.learner
     need_cpu = budget.uses_cpu
@@ -72,7 +72,7 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
             progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
             if budget.exhausted(progress):
                 break
-            if learner.done():
+            if engine.stopped:
                 stopped_by = "confidence"
                 break
             while executor.in_flight() < capacity and budget.may_dispatch(engine.pulls_dispatched + last_pull):
@@ -82,9 +82,9 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
                 for ticket in engine.dispatch(plan):
                     executor.submit(ticket)
             if executor.in_flight() == 0:  # nothing left to wait for
-                if learner.done():
+                if engine.stopped:
                     stopped_by = "confidence"
-                elif engine.blocked().all() or (learner.kind == "identification" and engine.quarantined.any()):
+                elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
                     stopped_by = "no_arm"
                 break
             outcomes = executor.wait()

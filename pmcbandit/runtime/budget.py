@@ -49,7 +49,7 @@ class Budget:
     ``uses_cpu`` tells the run loop whether ``progress.cpu`` must be measured before every
     check (a system call); subclasses that do not read it set it to ``False``.
     ``horizon`` is the budget's length in seconds when it is one of time (else ``None``): the
-    run's guards (:mod:`pmcbandit.guards`) cap a decision's predicted duration by a share of it
+    run's guards (:mod:`pmcbandit.runtime.guards`) cap a decision's predicted duration by a share of it
     and never start one that cannot end before it.
     """
 
@@ -96,7 +96,7 @@ class WallSeconds(Budget):
 class CpuSeconds(Budget):
     """Stop after ``seconds`` of CPU time of this process (all its threads: pulls and overhead)
     plus the CPU time remote workers reported for their pulls (process and Dask executors,
-    :attr:`pmcbandit.executors.Outcome.cpu`; a remote pull that timed out or was lost is charged
+    :attr:`pmcbandit.runtime.executors.local.Outcome.cpu`; a remote pull that timed out or was lost is charged
     its wall seconds).
 
     Threads of pulls abandoned after a ``pull_timeout`` keep running and keep counting.

@@ -39,7 +39,7 @@ from 1.93 ± 0.51 / 1.21 / 1.06 with the first observation as centre to 1.14 ± 
 with the running centre at K = 0.06 / 0.07 / 0.08 (an oracle centre at the price, without the
 count reset: 1.17 / 1.22 / 1.02), and KL-UCB's from 23 / 1.6 / 1.17 to 2.8 / 1.24 / 1.08. UCB1 and
 UCB-V, whose shared range is set by the widest arm, did not change. The same functions serve the live loop
-(:class:`ObservationMoments`, used by :class:`pmcbandit.rewards.RewardRule`) and the
+(:class:`ObservationMoments`, used by :class:`pmcbandit.policies.rewards.RewardRule`) and the
 replicated-run simulator (:mod:`pmcbandit.simulate.kernel`), which therefore make the same
 decisions.
 """

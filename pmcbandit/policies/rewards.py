@@ -15,14 +15,14 @@ maximum of the losses (see :mod:`pmcbandit.policies.base`).
 Centre (``centre=``, :func:`centre_rule`): without bounds, ``"running"`` (the default for
 policies that can re-score their losses, i.e. have a ``recentre``) starts at the first
 observation and moves to the mean of all observations after the 2nd, 4th, 8th, ... reward,
-re-scoring every past loss (:mod:`pmcbandit.centring`); ``"first"`` keeps the first
+re-scoring every past loss (:mod:`pmcbandit.policies.centring`); ``"first"`` keeps the first
 observation; a float is a known centre (e.g. a rough price from a pilot).
 
 ``"paired"`` — the non-uniform-cost reduction (Sec. 5): each bandit decision is used
 twice and fed :math:`r = -\tfrac14 (D_1 + D_2)(X_1 - X_2)^2`, whose mean is
 :math:`-\delta_k V_k` when costs and values are independent (the paper's AIS setting).
 
-``"auto"`` picks ``"squared"`` for a :class:`~pmcbandit.budget.Pulls` budget (equal
+``"auto"`` picks ``"squared"`` for a :class:`~pmcbandit.runtime.budget.Pulls` budget (equal
 costs per decision) and ``"paired"`` for time budgets, where costs matter.
 
 Ranges (App. B): with unknown ranges each arm's losses are normalised by that arm's
@@ -33,7 +33,7 @@ values are mapped back to the loss scale before arms are compared
 maximum over all arms. Known ``bounds`` give one fixed range, so they imply ``"shared"``.
 
 For log-scale (evidence) arms the rule is fed working values ``exp(obs - shift)``
-(:mod:`pmcbandit.engine`); a change of ``shift`` rescales the centre through :meth:`RewardRule.rescale`.
+(:mod:`pmcbandit.runtime.engine`); a change of ``shift`` rescales the centre through :meth:`RewardRule.rescale`.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit._validation import check_choice
-from pmcbandit.budget import Budget, Pulls
-from pmcbandit.centring import ObservationMoments, recentre_due
+from pmcbandit.policies.centring import ObservationMoments, recentre_due
 
 __all__ = ["RewardRule", "REWARD_NAMES", "RANGE_NAMES", "CENTRE_NAMES", "make_reward_rule", "per_arm_ranges",
            "centre_rule"]
@@ -131,7 +130,7 @@ class RewardRule:
 
     def recentre(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Move the centre to the running mean; every arm's loss sum, squared-loss sum and
-        largest loss about it (for the policy's ``recentre``, :mod:`pmcbandit.centring`)."""
+        largest loss about it (for the policy's ``recentre``, :mod:`pmcbandit.policies.centring`)."""
         self.centre, loss_sum, loss_sq_sum, max_loss = self.moments.centre_and_losses()
         return loss_sum, loss_sq_sum, max_loss
 
@@ -190,9 +189,10 @@ def centre_rule(centre, bounds, can_recentre: bool, owner: str = "run"):
     return float(centre)
 
 
-def make_reward_rule(reward: str, bounds, budget: Budget, ranges: str = "auto", policy=None,
+def make_reward_rule(reward: str, bounds, equal_costs: bool, ranges: str = "auto", policy=None,
                      centre="auto", n_arms: int | None = None) -> RewardRule:
-    """The :class:`RewardRule` named by ``reward`` (``"auto"`` resolved from ``budget``) with
+    """The :class:`RewardRule` named by ``reward`` (``"auto"``: ``"squared"`` when the budget counts
+    decisions at ``equal_costs`` — a ``Pulls`` budget — else ``"paired"``) with
     the ranges of :func:`per_arm_ranges` and the centre of :func:`centre_rule` for ``policy``
     (a :class:`~pmcbandit.policies.Policy`; without one, ranges per arm and the first
     observation as centre)."""
@@ -200,5 +200,5 @@ def make_reward_rule(reward: str, bounds, budget: Budget, ranges: str = "auto", 
     per_arm = per_arm_ranges(ranges, bounds, policy.ranges if policy is not None else "per_arm")
     rule = centre_rule(centre, bounds, policy is not None and policy.recentre is not None)
     if reward == "auto":
-        reward = "squared" if isinstance(budget, Pulls) else "paired"
+        reward = "squared" if equal_costs else "paired"
     return RewardRule(reward, bounds, per_arm=per_arm, centre=rule, n_arms=n_arms)

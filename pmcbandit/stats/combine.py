@@ -36,7 +36,7 @@ Per-arm variance rule (documented degenerate cases)
   floored at the smallest positive per-arm variance of the run, so a constant arm can never take
   all the weight on its own. If every arm has zero variance the SE is 0 and flagged.
 * ``exclude`` (arms whose variance estimate is known to be unreliable, e.g. importance weights
-  failing the Pareto :math:`\hat k` check of :mod:`pmcbandit.psis`): their observations enter
+  failing the Pareto :math:`\hat k` check of :mod:`pmcbandit.stats.psis`): their observations enter
   neither combination (their moments are still reported). If every arm with observations is
   excluded, all are combined and the result is flagged.
 

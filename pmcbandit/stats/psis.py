@@ -36,6 +36,7 @@ points), then shrinks it towards 1/2 with the weakly informative prior of ArviZ 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 import numbers
 
 import numba
@@ -43,7 +44,7 @@ import numpy as np
 
 from pmcbandit._validation import _msg, check_positive
 
-__all__ = ["WeightTails", "khat_threshold", "min_sample_size", "pareto_khat", "tail_length"]
+__all__ = ["ArmReliability", "WeightTails", "khat_threshold", "min_sample_size", "pareto_khat", "tail_length"]
 
 #: ``log`` of the smallest normal double: a cutoff below it is raised to it (as in ArviZ).
 _CUTOFF_MIN = float(np.log(np.finfo(float).tiny))
@@ -418,3 +419,34 @@ class WeightTails:
         out._fit_counts[:] = fit_counts
         out._fit_khat[:] = fit_khat
         return out
+
+
+class ArmReliability(NamedTuple):
+    """Per-arm reliability of importance weights (Vehtari et al. 2024).
+
+    ``khat`` is NaN for arms whose values are not importance weights and while an arm has fewer
+    weights than the diagnostic needs; ``threshold`` is :math:`\\min(1 - 1/\\log_{10} S, 0.7)`
+    for the arm's ``n_weights`` = S; ``unreliable`` marks arms flagged during the run.
+    """
+
+    khat: np.ndarray
+    threshold: np.ndarray
+    n_weights: np.ndarray
+    unreliable: np.ndarray
+
+    @property
+    def unchecked(self) -> np.ndarray:
+        """Arms with importance weights but too few of them for a k-hat (NaN)."""
+        return (self.n_weights > 0) & np.isnan(self.khat)
+
+    @property
+    def excluded(self) -> np.ndarray:
+        """Arms the combination gives no weight (:mod:`pmcbandit.result`, rule 1): the unreliable ones, and
+        the unchecked ones while a checked importance-weight arm passed."""
+        passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
+        return self.unreliable | (self.unchecked if passed.any() else False)
+
+    @classmethod
+    def empty(cls, n_arms: int) -> "ArmReliability":
+        nan = np.full(n_arms, np.nan)
+        return cls(nan, nan.copy(), np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=bool))

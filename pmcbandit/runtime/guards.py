@@ -16,7 +16,7 @@ A policy (:mod:`pmcbandit.policies`) is a pure bandit: it learns which arm has t
 Rules
 -----
 Durations are predicted from each arm's mean measured wall seconds per pull
-(:attr:`pmcbandit.executors.Outcome.seconds`), and before its first pull from its declared
+(:attr:`pmcbandit.runtime.executors.local.Outcome.seconds`), and before its first pull from its declared
 :attr:`~pmcbandit.arms.base.Arm.expected_seconds` (``None``: unknown). A decision is
 ``m`` pulls (2 under the paired reward). For a budget with a time horizon ``H`` (``WallSeconds``,
 ``CpuSeconds``, ``TargetSE(max_seconds=H)``):
@@ -41,9 +41,9 @@ For every budget, when the arms still in play declare at least two
    observations a consistency test needs within the share. While the spending on the check arm is below :data:`CROSS_CHECK_SHARE`
    of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
    so the check accumulates the observations a consistency test needs
-   (:mod:`pmcbandit.consistency`) instead of spreading them over arms that never reach a
+   (:mod:`pmcbandit.stats.consistency`) instead of spreading them over arms that never reach a
    variance estimate. Spending is counted in the budget's own currency: pulls for a
-   :class:`~pmcbandit.budget.Pulls` budget (so such runs stay bit-reproducible), else the pulls'
+   :class:`~pmcbandit.runtime.budget.Pulls` budget (so such runs stay bit-reproducible), else the pulls'
    costs. Its price in accuracy is bounded: the check arm's observations are combined too, and
    if a fraction ``s`` of the budget goes to an arm with ``b = δV`` while the best arm has
    ``a <= b``, the inverse-variance combination's variance is at most
@@ -51,7 +51,7 @@ For every budget, when the arms still in play declare at least two
 
 Forced decisions (rules 3–4) do not consult the policy; the policy still receives their rewards.
 A policy pinned to one arm (the oracle) is never overridden. Which rule chose each decision is
-recorded in the history's ``reason`` column (:data:`pmcbandit.history.REASONS`).
+recorded in the history's ``reason`` column (:data:`pmcbandit.runtime.history.REASONS`).
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ CROSS_CHECK_SHARE = 0.1
 #: one weight per pull), with a margin.
 CHECK_PULLS = 32
 
-# Codes of the history's ``reason`` column (pmcbandit.history.REASONS).
+# Codes of the history's ``reason`` column (pmcbandit.runtime.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
 
 

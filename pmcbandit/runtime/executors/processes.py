@@ -3,7 +3,7 @@
 A :class:`ProcessExecutor` keeps ``workers`` processes started with the ``"spawn"`` method (no
 forked copy of the driver's threads, locks or compiled state), each serving one task at a time
 over its own pipe, so a worker is one pull slot. The run's arms are installed on each worker
-once (:mod:`pmcbandit._worker`: cloudpickled, compiled parts rebuilt there); a task is up to
+once (:mod:`pmcbandit.runtime.executors.worker`: cloudpickled, compiled parts rebuilt there); a task is up to
 ``pulls_per_task`` tickets, whose Outcomes the worker sends back one by one as they are made.
 
 Worker loss and timeouts. The driver watches every busy worker's pipe and process sentinel:
@@ -30,8 +30,8 @@ import time
 from collections import deque
 from multiprocessing.connection import wait as wait_ready
 
-from pmcbandit._worker import arm_payload, process_main
-from pmcbandit.executors import Outcome
+from pmcbandit.runtime.executors.worker import arm_payload, process_main
+from pmcbandit.runtime.executors.local import Outcome
 
 __all__ = ["ProcessExecutor"]
 

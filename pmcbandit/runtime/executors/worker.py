@@ -1,6 +1,6 @@
 """The worker side of the out-of-process executors: arms shipped once, pulls made from tickets.
 
-:class:`~pmcbandit.process_pool.ProcessExecutor` and :class:`~pmcbandit.dask_executor.DaskExecutor`
+:class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` and :class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor`
 never send an arm with a task. The driver serialises the run's arms once (:func:`arm_payload`,
 with cloudpickle, so a ``CallableArm`` of a lambda or a closure travels too) and each worker
 unpickles them once and keeps them by the payload's hash (:func:`install`). Arms that hold
@@ -9,7 +9,7 @@ compiled functions are rebuilt from a picklable spec on the way: a
 per worker process (cached by the density's token, so every arm of the pool shares it, as in the
 driver), and the evidence arms recompile or warm up their kernels in ``__setstate__``. A task is
 a list of tickets (decision, arm index ``k``, pull index ``j``) and the run's stream spec (the
-JSON form of :class:`~pmcbandit.streams.Streams`); pull ``(k, j)`` draws from
+JSON form of :class:`~pmcbandit.runtime.streams.Streams`); pull ``(k, j)`` draws from
 ``streams.pull_rng(k, j)``, which depends on nothing but the seed, ``k`` and ``j``, so a pull
 retried after its worker died gives the same values.
 
@@ -31,7 +31,7 @@ import traceback
 from collections import OrderedDict
 
 from pmcbandit.arms.base import thread_cpu_clock
-from pmcbandit.executors import execute_pull
+from pmcbandit.runtime.executors.local import execute_pull
 
 __all__ = ["arm_payload", "install", "uninstall", "worker_arms", "run_tickets", "setup_worker", "process_main"]
 
@@ -127,7 +127,7 @@ def worker_arms(token: str):
 def _streams(spec: str):
     import json
 
-    from pmcbandit.streams import Streams
+    from pmcbandit.runtime.streams import Streams
 
     return _remember(_STREAMS, spec, lambda: Streams.from_json(json.loads(spec)))
 
@@ -152,7 +152,7 @@ def run_tickets(token: str, streams_spec: str, tickets, send=None) -> list:
 
 
 def process_main(conn) -> None:
-    """Loop of a :class:`~pmcbandit.process_pool.ProcessExecutor` worker: serve messages from ``conn``.
+    """Loop of a :class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` worker: serve messages from ``conn``.
 
     ``("install", token, blob)`` unpickles arms; ``("pull", token, streams_spec, tickets)`` makes
     the pulls and sends each Outcome back as it is made; ``("stop",)`` or a closed pipe ends it.

@@ -5,9 +5,9 @@ pull), then ``submit(ticket)``, ``in_flight()`` and ``wait() -> list[Outcome]`` 
 can choose the next arm while earlier pulls are pending — and ``shutdown()`` on the way out.
 A ticket names the pull (arm ``k``, pull index ``j``); the executor makes its stream with
 ``streams.pull_rng(k, j)``, in the driver for the in-process executors here and on the worker
-for :class:`~pmcbandit.process_pool.ProcessExecutor` and
-:class:`~pmcbandit.dask_executor.DaskExecutor` (which never ship an arm with a task:
-:mod:`pmcbandit._worker`). Every executor has ``capacity`` (pulls it runs at once), ``kind``
+for :class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` and
+:class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor` (which never ship an arm with a task:
+:mod:`pmcbandit.runtime.executors.worker`). Every executor has ``capacity`` (pulls it runs at once), ``kind``
 and ``workers`` (recorded in the run's settings) and ``remote`` (whether its pulls' CPU is
 spent outside this process and reported in :attr:`Outcome.cpu`).
 
@@ -51,7 +51,7 @@ class Ticket(NamedTuple):
 
 class Outcome(NamedTuple):
     """A pull that came back: its ticket, status, Pull (None when it raised, timed out or was
-    lost), fault message, the wall seconds it took (the guards of :mod:`pmcbandit.guards` predict
+    lost), fault message, the wall seconds it took (the guards of :mod:`pmcbandit.runtime.guards` predict
     a decision's duration from them, whatever unit the arm's ``cost`` is in) and, from a remote
     executor, the CPU seconds it spent on its worker (``time.thread_time`` of the pull's thread;
     for a pull that timed out or was lost, its wall seconds: what a single-threaded worker slot
@@ -235,8 +235,8 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
         ``None``: :class:`SerialExecutor` for one pull at a time without timeout, else
         :class:`ThreadExecutor`. ``"threads"``: a :class:`ThreadExecutor` of ``max_in_flight``
         (default ``os.cpu_count()``) threads. ``"processes"``: a
-        :class:`~pmcbandit.process_pool.ProcessExecutor` of ``os.cpu_count()`` spawned worker
-        processes. A ``Client``: a :class:`~pmcbandit.dask_executor.DaskExecutor` on its
+        :class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` of ``os.cpu_count()`` spawned worker
+        processes. A ``Client``: a :class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor` on its
         cluster. An object with ``bind``/``submit``/``in_flight``/``wait``/``shutdown`` and
         ``capacity`` (e.g. a ``ProcessExecutor`` or ``DaskExecutor`` built with other options)
         is used as it is: its ``timeout`` is set from ``pull_timeout`` when that is given.
@@ -256,7 +256,7 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
             n = int(max_in_flight or os.cpu_count() or 1)
             return ThreadExecutor(n, pull_timeout), n, True
         if executor == "processes":
-            from pmcbandit.process_pool import ProcessExecutor
+            from pmcbandit.runtime.executors.processes import ProcessExecutor
 
             pool = ProcessExecutor(timeout=pull_timeout)
             return pool, int(max_in_flight or pool.capacity), True
@@ -265,7 +265,7 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
             f"or an executor object. Got {executor!r} instead."
         )
     if _is_dask_client(executor):
-        from pmcbandit.dask_executor import DaskExecutor
+        from pmcbandit.runtime.executors.dask_cluster import DaskExecutor
 
         ex = DaskExecutor(executor, timeout=pull_timeout)
         return ex, int(max_in_flight or ex.capacity), True
@@ -291,7 +291,7 @@ def _is_dask_client(obj) -> bool:
 
 
 class OpenExecutor(NamedTuple):
-    """An executor ready for :func:`pmcbandit.loop.drive`, the resolved ``max_in_flight``, and what the
+    """An executor ready for :func:`pmcbandit.runtime.loop.drive`, the resolved ``max_in_flight``, and what the
     run's settings record of it (``kind``, ``workers``)."""
 
     pool: object

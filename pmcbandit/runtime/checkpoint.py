@@ -1,9 +1,9 @@
 """Checkpoints of a run: an ``.npz`` file (no pickle) written while it runs, and the replay that resumes it.
 
-A checkpoint holds the history (:mod:`pmcbandit.history`), the settings, the number of decisions
+A checkpoint holds the history (:mod:`pmcbandit.runtime.history`), the settings, the number of decisions
 dispatched, the per-arm flags and weight tails of the reliability check
-(:class:`pmcbandit.psis.WeightTails`) and the schedule of a ``TargetSE`` budget. Resuming replays
-the recorded pulls through a fresh :class:`~pmcbandit.engine.Engine` (the policy consumes its
+(:class:`pmcbandit.stats.psis.WeightTails`) and the schedule of a ``TargetSE`` budget. Resuming replays
+the recorded pulls through a fresh :class:`~pmcbandit.runtime.engine.Engine` (the policy consumes its
 stream exactly as before, faults and quarantines included) and re-submits the pulls that were in
 flight with their original streams, so a resumed run with the same seed gives the same result as
 an uninterrupted one for ``Pulls`` and ``TargetSE`` budgets (``max_in_flight=1``).
@@ -17,12 +17,12 @@ import os
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
-from pmcbandit.config import FINGERPRINT
-from pmcbandit.engine import Engine
-from pmcbandit.guards import Plan
-from pmcbandit.history import COLUMNS, History, PullRecord
-from pmcbandit.psis import WeightTails
-from pmcbandit.streams import Streams
+from pmcbandit.runtime.config import FINGERPRINT
+from pmcbandit.runtime.engine import Engine
+from pmcbandit.runtime.guards import Plan
+from pmcbandit.runtime.history import COLUMNS, History, PullRecord
+from pmcbandit.stats.psis import WeightTails
+from pmcbandit.runtime.streams import Streams
 
 __all__ = ["CHECKPOINT_VERSION", "save_checkpoint", "resume", "run_streams"]
 

@@ -1,12 +1,12 @@
 r"""The mutable book-keeping of one run: decisions, pulls, faults and the learner's state.
 
-:mod:`pmcbandit.loop` reads as the flow of a run; this module holds the steps it calls.
+:mod:`pmcbandit.runtime.loop` reads as the flow of a run; this module holds the steps it calls.
 The same :meth:`Engine.absorb` handles a pull that just came back and a pull read from a
 checkpoint, so a resumed run rebuilds exactly the state an uninterrupted run had.
 
 Decisions. One decision (:meth:`Engine.dispatch`) is a
 :class:`~pmcbandit.identification.Selection`: one or more arms and how many pulls of each,
-chosen by the run's learner (:mod:`pmcbandit.learners`) — for an allocation policy one arm
+chosen by the run's learner (:mod:`pmcbandit.policies.learner`) — for an allocation policy one arm
 pulled ``pulls_per_decision`` times (2 for the paired reward of Neufeld et al. 2014, Sec. 5),
 for an identification algorithm e.g. both LUCB arms once. Every pull's history row carries its
 decision's index, so a decision's arms are the rows that share it. When the last pull of a
@@ -25,18 +25,18 @@ its choice is mapped back. An oracle policy (``pinned_arm``) whose arm is quaran
 valid choice left: the run stops dispatching; so does an identification run with a quarantined
 arm (an arm it cannot pull anymore leaves its answer unfounded).
 
-Guards and reliability. :meth:`Engine.plan` asks the run's guards (:mod:`pmcbandit.guards`)
+Guards and reliability. :meth:`Engine.plan` asks the run's guards (:mod:`pmcbandit.runtime.guards`)
 first: they may force a decision (every arm's first one under a time budget; the cross-check
 share on a second estimator family) or narrow the policy's choice (arms whose decision would
 take too large a share of the budget, or more than is left). For arms whose values are
 importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
-(:class:`pmcbandit.psis.WeightTails`); an arm whose Pareto :math:`\hat k` exceeds the
+(:class:`pmcbandit.stats.psis.WeightTails`); an arm whose Pareto :math:`\hat k` exceeds the
 sample-size-dependent threshold is *unreliable* from the next decision on: like a quarantined
 arm it is no longer chosen, and the combination gives it no weight
 (:mod:`pmcbandit.result`). ``unreliable_since`` records the decision count at which each arm
 was flagged, so a checkpoint replays the restriction where the original run applied it.
 
-Centre. With a running centre (:mod:`pmcbandit.centring`) the reward rule keeps per-arm power
+Centre. With a running centre (:mod:`pmcbandit.policies.centring`) the reward rule keeps per-arm power
 sums of the observations; after the 2nd, 4th, 8th, ... reward the policy's ``recentre`` gets
 every arm's losses re-scored against the mean of all observations so far.
 
@@ -60,12 +60,12 @@ import time
 
 import numpy as np
 
-from pmcbandit.budget import Progress
-from pmcbandit.executors import Ticket
-from pmcbandit.guards import POLICY, Guards, Plan
-from pmcbandit.history import History, PullRecord
-from pmcbandit.psis import WeightTails
-from pmcbandit.result import ArmReliability
+from pmcbandit.runtime.budget import Progress
+from pmcbandit.runtime.executors.local import Ticket
+from pmcbandit.runtime.guards import POLICY, Guards, Plan
+from pmcbandit.runtime.history import History, PullRecord
+from pmcbandit.stats.psis import WeightTails
+from pmcbandit.stats.psis import ArmReliability
 
 __all__ = ["Engine"]
 
@@ -84,7 +84,7 @@ _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 class _Decision:
     """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
-    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "costs", "failed")
+    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "costs", "failed", "diagnostics", "info")
 
     def __init__(self, arms: tuple, reason: int, tickets: list):
         self.arms = arms
@@ -95,6 +95,8 @@ class _Decision:
         self.value_arms: list[int] = []
         self.costs: list[float] = []
         self.failed = False
+        self.diagnostics: dict = {}  # the declared diagnostics of its last pull, as recorded
+        self.info = None  # the raw info of its last pull (None when replayed from a checkpoint)
 
 
 class Engine:
@@ -104,7 +106,7 @@ class Engine:
     ----------
     arms : list of Arm
     learner : PolicyLearner or IdentifierLearner
-        What chooses the decisions and learns from them (:mod:`pmcbandit.learners`).
+        What chooses the decisions and learns from them (:mod:`pmcbandit.policies.learner`).
     streams : Streams or None
         Set before the first dispatch.
     max_faults : int
@@ -112,7 +114,7 @@ class Engine:
     bounds : (float, float), optional
         Range of valid observations; outside is an ``out_of_bounds`` fault.
     guards : Guards, optional
-        The rules around the learner (:mod:`pmcbandit.guards`); ``None``: the learner alone.
+        The rules around the learner (:mod:`pmcbandit.runtime.guards`); ``None``: the learner alone.
     """
 
     def __init__(self, arms, learner, streams, max_faults: int, bounds=None, guards: Guards | None = None):
@@ -140,6 +142,8 @@ class Engine:
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
         self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
+        # The learner's stop rule, evaluated once per closed decision (never twice for one state).
+        self.stopped = bool(learner.stops and learner.done())
 
     @property
     def state(self):
@@ -159,7 +163,7 @@ class Engine:
 
     def cpu_seconds(self) -> float:
         """CPU seconds of the run: this process's (the driver, and pulls run in it) plus what remote
-        workers reported for the pulls that came back (:attr:`pmcbandit.executors.Outcome.cpu`)."""
+        workers reported for the pulls that came back (:attr:`pmcbandit.runtime.executors.local.Outcome.cpu`)."""
         return self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu
 
     def progress(self, se: float = float("nan"), cpu: bool = True) -> Progress:
@@ -183,15 +187,15 @@ class Engine:
         return self.quarantined | self.unreliable
 
     def plan(self, seconds_left: float | None = None) -> Plan | None:
-        """The next decision (:class:`~pmcbandit.guards.Plan`), or ``None`` when no arm may be chosen
+        """The next decision (:class:`~pmcbandit.runtime.guards.Plan`), or ``None`` when no arm may be chosen
         (or an identification algorithm has stopped).
 
         ``seconds_left`` is the time budget's remainder (``None`` without a time limit).
         """
         learner = self.learner
-        if learner.done():
+        if self.stopped:
             return None
-        if learner.kind == "identification":
+        if learner.halts_on_quarantine:
             return None if self.quarantined.any() else Plan(None, POLICY, ~self.quarantined)
         if learner.pinned is not None:  # an oracle plays its arm until it is quarantined, reliable or not
             return None if self.quarantined[learner.pinned] else Plan(None, POLICY, ~self.quarantined)
@@ -227,7 +231,7 @@ class Engine:
     def record(self, outcome) -> tuple:
         """History row of a pull that came back: ``(record, diagnostics, message, info)``.
 
-        ``record`` is a :class:`~pmcbandit.history.PullRecord` (the observation reduced to one
+        ``record`` is a :class:`~pmcbandit.runtime.history.PullRecord` (the observation reduced to one
         number; the reward is filled in by :meth:`absorb`). The pull's log weights, for an arm that
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
@@ -262,7 +266,7 @@ class Engine:
         while an arm has too few weights), its threshold, the weight counts and the flags.
 
         ``final``: refit every k-hat on all the weights (during the run a fit is refreshed only
-        once an arm's weights grew by 10 %, :class:`~pmcbandit.psis.WeightTails`), and flag an
+        once an arm's weights grew by 10 %, :class:`~pmcbandit.stats.psis.WeightTails`), and flag an
         arm whose final k-hat exceeds its threshold.
         """
         k = self.n_arms
@@ -303,15 +307,18 @@ class Engine:
             self.guards.observe(arm, rec.seconds, rec.cost if not status else math.nan)
         rows = decision.rows
         closes = len(rows) + 1 == len(decision.tickets)
-        if closes and not decision.failed:
-            rec = rec._replace(reward=self.learner.reward(decision))
+        if closes:
+            decision.diagnostics = dict(zip(self.history.diagnostics, diag))
+            decision.info = raw_info
+            rec = rec._replace(reward=self.learner.close(self.streams.policy, decision))
         r = self.history.append_row(rec, diag)
         rows.append(r)
         if status:
             self._fault(r, arm, status, message)
         if closes:
             del self.decisions[d]
-            self.learner.close(decision, rec.reward, diag, raw_info, self.history.diagnostics, self.streams.policy)
+            if self.learner.stops:
+                self.stopped = bool(self.learner.done())
 
     def _fault(self, row: int, arm: int, status: int, message: str) -> None:
         self.history.add_fault(row, arm, _STATUS_NAME[status], message)

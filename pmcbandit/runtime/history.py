@@ -21,7 +21,7 @@ One row per pull, in the order the pulls came back. Columns:
 ``reason``          why the decision's arm was chosen, an index into :data:`REASONS`: ``policy`` (the bandit
                     policy chose), ``initial`` (every arm's first decision under a time budget, cheapest
                     first) or ``cross_check`` (the share kept on a second estimator family);
-                    :mod:`pmcbandit.guards`
+                    :mod:`pmcbandit.runtime.guards`
 plus one column per diagnostic field any arm declares (NaN where an arm does not report it).
 
 A row is a :class:`PullRecord` (a NamedTuple whose fields are the columns above, in order).

@@ -1,0 +1,114 @@
+"""The protocols the layers meet at: a decision (:class:`Selection`), what chooses decisions
+(:class:`Learner`) and where pulls run (:class:`Executor`).
+
+The run loop (:mod:`pmcbandit.runtime`) drives any :class:`Learner` through any
+:class:`Executor`; the learners live with their algorithm families
+(:mod:`pmcbandit.policies.learner`, :mod:`pmcbandit.identification.learner`,
+:mod:`pmcbandit.compare.learner`, :mod:`pmcbandit.full_bandit.learner`) and the executors in
+:mod:`pmcbandit.runtime.executors`. What a learner needs from the engine it declares as attributes
+(``pulls_per_decision``, ``working_scale``, ``stops``, ``halts_on_quarantine``, ``pinned``,
+``replays_exactly``), never by a
+name the engine compares.
+
+This module imports nothing from the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Selection", "Learner", "Executor"]
+
+
+class Selection(NamedTuple):
+    """One decision: the arms it pulls and how many times each (in this order)."""
+
+    arms: tuple
+    pulls: tuple
+
+    @classmethod
+    def one(cls, arm: int, pulls: int = 1) -> "Selection":
+        """A decision that pulls one ``arm`` ``pulls`` times."""
+        return cls((int(arm),), (int(pulls),))
+
+
+@runtime_checkable
+class Learner(Protocol):
+    """What chooses a run's decisions and learns from their outcomes.
+
+    Attributes
+    ----------
+    pulls_per_decision : int
+        Pulls of a decision's arm a forced decision makes (2 under the paired reward).
+    working_scale : bool
+        Log-scale observations reach the learner as ``exp(obs - shift)`` (the engine's working
+        scale) rather than as logs.
+    stops : bool
+        The learner can end a run by itself (identification, comparison): ``done()`` is consulted.
+    halts_on_quarantine : bool
+        An arm quarantined after faults ends the run (its mean can no longer be learnt).
+    pinned : int or None
+        An arm the learner always plays (the oracle policy); no guard overrides it.
+    replays_exactly : bool
+        Its choices read no clock, so a checkpoint replays them exactly under any budget.
+    state
+        The learner's immutable state.
+    """
+
+    pulls_per_decision: int
+    working_scale: bool
+    stops: bool
+    halts_on_quarantine: bool
+    pinned: int | None
+    replays_exactly: bool
+
+    def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
+        """The next decision among the ``eligible`` arms."""
+
+    def forced(self, arm: int) -> Selection:
+        """The decision a guard forces on ``arm``."""
+
+    def opened(self, selection: Selection) -> None:
+        """A decision was dispatched."""
+
+    def close(self, rng: np.random.Generator, decision) -> float:
+        """Learn from a decision whose pulls are all back; return its reward (NaN when none)."""
+
+    def done(self) -> bool:
+        """Whether the learner's stop rule holds (evaluated once per absorbed decision)."""
+
+    def mean_loss(self) -> np.ndarray:
+        """Each arm's mean loss, for the guards (NaN where unknown)."""
+
+    def rescale(self, f: float) -> None:
+        """Working values were multiplied by ``f``."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Where pulls run: bound to the arms and streams once, then fed tickets.
+
+    Attributes
+    ----------
+    capacity : int
+        Pulls it can run at once.
+    """
+
+    capacity: int
+
+    def bind(self, arms, streams) -> None:
+        """Install the arms and the run's streams (before the budget's clock starts)."""
+
+    def submit(self, ticket) -> None:
+        """Start one pull."""
+
+    def in_flight(self) -> int:
+        """Pulls submitted and not yet returned."""
+
+    def wait(self) -> list:
+        """Block until at least one pull is back; return the outcomes."""
+
+    def shutdown(self) -> None:
+        """Release workers and threads."""

@@ -1,0 +1,42 @@
+"""The warning family of pmcbandit.
+
+Every warning the package emits is a :class:`PmcBanditWarning` (``warnings.simplefilter("error",
+PmcBanditWarning)`` turns every one into an exception a caller can catch). A warning means *the
+answer may be wrong or carries no guarantee*; each text names the action that would fix it.
+What was merely adapted or is sound but weaker than it could be goes to the result's notes and to
+the ``pmcbandit`` logger instead (``docs/guide/warnings.md``).
+
+Subclasses say which kind of doubt it is, so a caller can filter one kind:
+
+* :class:`UnreliableArmWarning` — an arm was left out of the answer (quarantined after faults,
+  or its importance weights failed the Pareto :math:`\\hat k` check);
+* :class:`NoGuaranteeWarning` — the answer lacks the guarantee it was asked for (an
+  identification or comparison that ran out of budget, an asymptotic-only guarantee, an interval
+  from too few observations, arms that disagree);
+* :class:`SettingsWarning` — a setting the package could not honour as given (e.g. a solver that
+  stopped at its iteration cap).
+
+This module imports nothing from the package: every layer may use it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["PmcBanditWarning", "UnreliableArmWarning", "NoGuaranteeWarning", "SettingsWarning"]
+
+
+class PmcBanditWarning(UserWarning):
+    """The answer may be wrong or has no guarantee; the message says what to do about it."""
+
+
+class UnreliableArmWarning(PmcBanditWarning):
+    """An arm was left out of the answer: quarantined after faults, or its importance weights failed
+    the Pareto k-hat check (Vehtari et al. 2024)."""
+
+
+class NoGuaranteeWarning(PmcBanditWarning):
+    """The answer lacks its guarantee: stopped by the budget before confidence, an asymptotic-only
+    guarantee, an interval from too few observations, or arms that disagree."""
+
+
+class SettingsWarning(PmcBanditWarning):
+    """A setting could not be honoured as given (a solver's iteration cap, a worker restart)."""
