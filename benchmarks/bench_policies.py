@@ -5,7 +5,7 @@ smoke run). Every pmcbandit policy is timed side by side, in the same process
 and interleaved block by block, with a per-step pure-Python policy written in the
 style of SMPyBandits (:mod:`benchmarks._reference_policies`). One step is what
 the live loop does per pull: ``arm = select(rng, state)`` then
-``state = update(state, arm, reward, cost, rng)`` (pmcbandit, immutable state)
+``state = update(rng, state, arm, reward, cost)`` (pmcbandit, immutable state)
 or ``arm = ref.choice()`` then ``ref.get_reward(arm, reward)`` (reference,
 in-place). Rewards are pre-drawn (scaled-Bernoulli arms of Neufeld et al. 2014,
 App. E, reward ``-X^2`` in the known range ``[-1, 0]``) so that only the policy
@@ -62,7 +62,7 @@ def _time_ours(policy, state, rng, rewards, start, steps):
     t0 = time.process_time()
     for i in range(start, start + steps):
         arm = select(rng, state)
-        state = update(state, arm, rewards[arm][i % POOL], 0.0, rng)
+        state = update(rng, state, arm, rewards[arm][i % POOL], 0.0)
     return (time.process_time() - t0) / steps * 1e6, state
 
 
