@@ -1,13 +1,15 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   creates .venv, installs pmcbandit and runs the Pima evidence job
 #   make test   creates .venv, installs pmcbandit[dev] and runs the default test suite
+# and `make docs` builds the user guide and API reference (warnings are errors).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 PYTEST_WORKERS ?= 2
 
-.PHONY: install blas demo test test-slow test-all notebooks bench clean
+.PHONY: install blas demo test test-slow test-all notebooks bench docs clean
 
 # PyTensor links its C backend against a system BLAS; a pip install finds none and
 # warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
@@ -44,5 +46,14 @@ test-all: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all
 
+# The docs extra on top of the dev install, under a stamp of its own so that `make test` never
+# installs Sphinx and `make docs` reinstalls only when pyproject.toml changes.
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache
+	rm -rf $(VENV) demo-output .pytest_cache docs/_build docs/api/generated

@@ -60,7 +60,7 @@ def run_pool(model, seconds: float, seed: int, smc: bool = False) -> dict:
     import warnings
 
     from pmcbandit.evidence import estimate_evidence, evidence_arms
-    from pmcbandit.run import PmcBanditWarning
+    from pmcbandit.exceptions import PmcBanditWarning
 
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:

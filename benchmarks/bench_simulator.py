@@ -56,11 +56,9 @@ def worker(name: str, quick: bool) -> dict:
     # The live loop on the same problem, for the side-by-side ratio.
     live_n = 300 if quick else 3000
     live_arms = arms.to_arms()
-    pmcbandit.run(live_arms, name, pmcbandit.Pulls(50), "uniform", 0, bounds=(0, 1), policy_kwargs=kwargs,
-                  progressbar=False)
+    pmcbandit.run(live_arms, name, budget=pmcbandit.Pulls(50), combine="uniform", random_seed=0, bounds=(0, 1), policy_kwargs=kwargs, progressbar=False)
     c0 = time.process_time()
-    pmcbandit.run(live_arms, name, pmcbandit.Pulls(live_n), "uniform", np.random.default_rng(2), bounds=(0, 1),
-                  policy_kwargs=kwargs, progressbar=False)
+    pmcbandit.run(live_arms, name, budget=pmcbandit.Pulls(live_n), combine="uniform", random_seed=np.random.default_rng(2), bounds=(0, 1), policy_kwargs=kwargs, progressbar=False)
     out["live_cpu_rate"] = live_n / (time.process_time() - c0)
     return out
 

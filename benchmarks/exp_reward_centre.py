@@ -51,8 +51,7 @@ def _coins_kept_pulls(matrix, seed) -> np.ndarray:
     from pmcbandit.policies.base import recentre_state
 
     pol = get_policy("thompson")._replace(recentre=recentre_state)
-    res = pmcbandit.run(matrix.to_arms(0), pol, pmcbandit.Pulls(N_SAMPLES), "uniform", seed, centre="running",
-                        progressbar=False)
+    res = pmcbandit.run(matrix.to_arms(0), pol, budget=pmcbandit.Pulls(N_SAMPLES), combine="uniform", random_seed=seed, centre="running", progressbar=False)
     return np.bincount(res.history.column("arm"), minlength=matrix.n_arms)
 
 

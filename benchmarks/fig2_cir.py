@@ -174,8 +174,7 @@ def one_batched_run(strike, policy, best, n_pulls, paths_per_pull, seed, pmc_pop
         kwargs = {"population_size": max(1, pmc_population // paths_per_pull)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = run(arms, name, Pulls(n_pulls), combine="uniform", random_seed=seed, progressbar=False,
-                  policy_kwargs=kwargs, ranges=ranges)
+        res = run(arms, name, budget=Pulls(n_pulls), combine="uniform", random_seed=seed, progressbar=False, policy_kwargs=kwargs, ranges=ranges)
     counts = np.bincount(res.history.column("arm"), minlength=len(arms))
     return res.estimate, res.combined_with("inverse_variance").estimate, counts
 

@@ -14,6 +14,13 @@ import numbers
 import numpy as np
 
 
+def check_seed(random_seed, owner: str = "run") -> None:
+    """Raise as :func:`get_random_generator` would for a bad ``random_seed``, without drawing from it."""
+    if random_seed is None or isinstance(random_seed, np.random.Generator):
+        return
+    get_random_generator(random_seed, owner)
+
+
 def get_random_generator(random_seed, owner: str = "run") -> np.random.Generator:
     """Return a Generator for ``random_seed`` (int >= 0, Generator or None).
 

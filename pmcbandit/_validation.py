@@ -42,6 +42,15 @@ def check_open_unit(value, param: str, owner: str) -> float:
     return float(value)
 
 
+def check_k(k, n_arms: int, owner: str) -> int:
+    """``k`` as an int with ``1 <= k < n_arms`` (how many arms a door selects)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(_msg("k", owner, f"an int with 1 <= k < {n_arms} (the number of arms)", k))
+    if not 1 <= k < n_arms:
+        raise ValueError(_msg("k", owner, f"an int with 1 <= k < {n_arms} (the number of arms)", k))
+    return int(k)
+
+
 def check_loop_options(owner: str, *, max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint,
                        checkpoint_every) -> None:
     """The run-loop arguments every entry point shares (:func:`pmcbandit.run`, :func:`pmcbandit.identify`,
@@ -62,7 +71,7 @@ def check_loop_options(owner: str, *, max_faults, max_in_flight, pull_timeout, p
         raise TypeError(_msg("checkpoint", owner, "a path (str or os.PathLike)", checkpoint))
 
 
-def resolve_named(value, cls, modules: dict, package: str, param: str, factory, params: dict):
+def resolve_named(value, cls, modules: dict, package: str, param: str, factory, params: dict, owner: str):
     """``value`` if it is a ``cls`` (then ``params`` must be empty), else ``factory(module, name)(**params)``
     for the name's module ``package.modules[name]``; ``TypeError``/``ValueError`` name ``param``.
 
@@ -73,12 +82,12 @@ def resolve_named(value, cls, modules: dict, package: str, param: str, factory, 
     names = tuple(modules)
     if isinstance(value, cls):
         if params:
-            raise ValueError(f"The {param!r} parameter must be a name when parameters are given ({params}). "
-                             f"Got a ready {cls.__name__} {value.name!r} instead.")
+            raise ValueError(f"The {param!r} parameter of {owner} must be a name when parameters are given "
+                             f"({params}). Got a ready {cls.__name__} {value.name!r} instead.")
         return value
     if not isinstance(value, str):
-        raise TypeError(f"The {param!r} parameter must be a str among {names} or a {cls.__name__}. Got {value!r} instead.")
+        raise TypeError(_msg(param, owner, f"a str among {names} or a {cls.__name__}", value))
     if value not in modules:
-        raise ValueError(f"The {param!r} parameter must be one of {names}. Got {value!r} instead.")
+        raise ValueError(_msg(param, owner, f"one of {names}", value))
     module = importlib.import_module(f"{package}.{modules[value]}")
     return factory(module, value)(**params)

@@ -76,8 +76,9 @@ class Learner(Protocol):
     def close(self, rng: np.random.Generator, decision) -> float:
         """Learn from a decision whose pulls are all back; return its reward (NaN when none)."""
 
-    def done(self) -> bool:
-        """Whether the learner's stop rule holds (evaluated once per absorbed decision)."""
+    def done(self, blocked: np.ndarray) -> bool:
+        """Whether the learner's stop rule holds, given the arms the engine has taken out of play
+        (quarantined or unreliable); evaluated once per closed decision."""
 
     def mean_loss(self) -> np.ndarray:
         """Each arm's mean loss, for the guards (NaN where unknown)."""

@@ -42,9 +42,10 @@ from pmcbandit.runtime.budget import Budget, as_budget
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 from pmcbandit.result import RunResult
 from pmcbandit.exceptions import PmcBanditWarning
-from pmcbandit.run import run
+from pmcbandit.runtime.door import emit_warnings
 
-__all__ = ["evidence_arms", "estimate_evidence", "EvidenceResult", "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS"]
+__all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResult", "DEFAULT_AIS_STEPS",
+           "MIN_AIS_STEPS"]
 
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
@@ -93,7 +94,7 @@ def evidence_arms(
     prior: bool = True,
     smc: bool = False,
     batch_size: int = 1000,
-    cost: str = "cpu",
+    cost: str = "cpu_seconds",
     budget_seconds: float | None = None,
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
@@ -130,7 +131,7 @@ def evidence_arms(
         Laplace arms are left out and a :class:`~pmcbandit.PmcBanditWarning` says why.
     batch_size : int
         Draws per pull of the importance-sampling arms.
-    cost : {"cpu", "logp_evals"}
+    cost : {"cpu_seconds", "logp_evals"}
         Cost of an AIS/prior-IS pull: CPU seconds (default) or log-density evaluations.
     budget_seconds : float, optional
         Size the AIS arms for a run of this many seconds (:func:`estimate_evidence` passes its
@@ -245,64 +246,101 @@ def _check_proposals(proposals) -> list[tuple[float, float, float]]:
 
 
 def estimate_evidence(
-    model,
-    arms: Sequence[Arm] | None = None,
+    model=None,
     policy="thompson",
+    *,
+    arms: Sequence[Arm] | None = None,
     budget: float | Budget = 30.0,
     combine: str = "inverse_variance",
     random_seed=None,
+    reward: str = "auto",
+    policy_kwargs: dict | None = None,
+    max_in_flight: int | None = None,
+    pull_timeout: float | None = None,
+    executor=None,
+    max_faults: int = 1,
+    cross_check_share: float = CROSS_CHECK_SHARE,
+    max_decision_share: float = MAX_DECISION_SHARE,
     progressbar: bool = True,
-    **run_kwargs,
+    callback=None,
+    checkpoint=None,
+    checkpoint_every: float = 30.0,
 ) -> EvidenceResult:
     """Estimate the evidence ``Z = ∫ p(θ) p(y | θ) dθ`` of a PyMC model.
 
     Parameters
     ----------
-    model : pymc.Model
+    model : pymc.Model, optional
+        The model; ``None`` takes it from the ``with pm.Model():`` context, as PyMC does.
+    policy : str or Policy
+        As in :func:`pmcbandit.run`.
     arms : sequence of Arm, optional
         Defaults to :func:`evidence_arms(model, budget_seconds=...) <evidence_arms>` with the
         time budget's horizon (AIS arms sized for the budget).
-    policy, budget, combine, random_seed, progressbar
+    budget, combine, random_seed, reward, policy_kwargs, max_in_flight, pull_timeout, executor, max_faults
         As in :func:`pmcbandit.run`; a float budget is seconds of wall time. The budget does not
-        count building the arms (``result.settings["setup_seconds"]``).
-    **run_kwargs
-        Passed to :func:`pmcbandit.run` (``reward``, ``checkpoint``, ``pull_timeout``,
-        ``executor`` ...). With ``executor="processes"`` or a Dask ``Client`` the arms are built
-        here and shipped to the workers as the ``pm.Model`` they estimate, each worker compiling
-        one density for all of them (``docs/scale_out.md``).
+        count building the arms (``result.settings["setup_seconds"]``). With
+        ``executor="processes"`` or a Dask ``Client`` the arms are built here and shipped to the
+        workers as the ``pm.Model`` they estimate, each worker compiling one density for all of
+        them (``docs/scale_out.md``).
+    cross_check_share, max_decision_share, progressbar, callback, checkpoint, checkpoint_every
+        As in :func:`pmcbandit.run`; the default pool's AIS arms are sized with the same shares.
 
     Returns
     -------
     EvidenceResult
         ``log_z``, ``log_z_se``, ``log_z_ci(0.95)``, ``interval_status``, per-arm table (with
         Pareto k-hat), ``to_inference_data()``; the notes of the pool (arms left out or shrunk,
-        and why) are among ``result.notes`` and ``result.warnings()``.
+        and why) are among ``result.notes``.
     """
     from pmcbandit.arms.evidence import check_model
+    from pmcbandit.run import allocate, check_allocation
 
-    check_model(model, "estimate_evidence")
+    door = "estimate_evidence"
+    model = resolve_model(model, door)
+    check_model(model, door)
+    run_options = dict(budget=budget, combine=combine, random_seed=random_seed, reward=reward, bounds=None,
+                       ranges="auto", centre="auto", policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+                       pull_timeout=pull_timeout, executor=executor, max_faults=max_faults,
+                       cross_check_share=cross_check_share, max_decision_share=max_decision_share,
+                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                       checkpoint_every=checkpoint_every)
+    # Every argument is checked before the pool is compiled (seconds to minutes on a large model).
+    _, options = check_allocation(door, arms, policy, **run_options)
     start = time.perf_counter()
     notes: list[str] = []
     if arms is None:
         arms, notes = _pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
                             laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
-                            cost="cpu", budget_seconds=as_budget(budget, "estimate_evidence").horizon,
-                            decision_share=run_kwargs.get("max_decision_share", MAX_DECISION_SHARE),
-                            check_share=run_kwargs.get("cross_check_share", CROSS_CHECK_SHARE))
+                            cost="cpu_seconds", budget_seconds=options.budget.horizon,
+                            decision_share=max_decision_share, check_share=cross_check_share)
     arms = list(arms)
     if arms and not all(getattr(a, "log_scale", False) for a in arms):
         raise ValueError(
-            "The 'arms' parameter of estimate_evidence must hold log-scale evidence arms "
-            "(log-weights whose exponentials estimate Z)."
+            f"The 'arms' parameter of {door} must hold log-scale evidence arms (log-weights whose exponentials "
+            f"estimate Z). Got {[getattr(a, 'name', a) for a in arms]!r} instead."
         )
     setup = time.perf_counter() - start
-    with warnings.catch_warnings():
-        # The run's own warnings are re-issued below, after the pool's notes are joined to them.
-        warnings.simplefilter("ignore", PmcBanditWarning)
-        result = run(arms, policy=policy, budget=budget, combine=combine, random_seed=random_seed,
-                     progressbar=progressbar, **run_kwargs)
-    result.notes = tuple(notes) + result.notes
+    result = allocate(door, arms, policy, notes=notes, **run_options)
     result.settings["setup_seconds"] = setup
-    for message in result.warnings():
-        warnings.warn(message, PmcBanditWarning, stacklevel=2)
-    return EvidenceResult.from_run(result)
+    result = EvidenceResult.from_run(result)
+    emit_warnings(result)
+    return result
+
+
+def resolve_model(model, door: str):
+    """``model``, or the model of the enclosing ``with pm.Model():`` block when ``None`` (PyMC's
+    ``modelcontext``); a ``TypeError`` naming ``door`` when there is neither."""
+    import pymc as pm
+
+    if model is None:
+        try:
+            return pm.modelcontext(None)
+        except TypeError:
+            raise TypeError(
+                f"The 'model' parameter of {door} must be a pymc.Model, or the call must be inside a "
+                "`with pm.Model():` block. Got None outside any model context instead."
+            ) from None
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"The 'model' parameter of {door} must be a pymc.Model. Got {model!r} instead.")
+    return model

@@ -21,26 +21,20 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from pmcbandit._validation import check_choice, check_loop_options
+from pmcbandit._validation import check_choice
 from pmcbandit.arms.base import Arm, check_arms
-from pmcbandit.runtime.budget import Budget, Pulls, TargetSE, as_budget
-from pmcbandit.stats.combine import COMBINE_METHODS
-from pmcbandit.runtime.checkpoint import run_streams
-from pmcbandit.runtime.config import RunConfig
-from pmcbandit.runtime.engine import Engine
-from pmcbandit.runtime.executors.local import open_executor
-from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards
-from pmcbandit.exceptions import PmcBanditWarning
-from pmcbandit.policies.learner import PolicyLearner
-from pmcbandit.runtime.loop import drive
 from pmcbandit.policies import get_policy
+from pmcbandit.policies.learner import PolicyLearner
+from pmcbandit.policies.rewards import RANGE_NAMES, REWARD_NAMES, make_reward_rule
 from pmcbandit.result import RunResult
-from pmcbandit.policies.rewards import make_reward_rule
+from pmcbandit.runtime.budget import Budget, Pulls, TargetSE
+from pmcbandit.runtime.door import drive_run, emit_warnings, loop_options
+from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE, Guards
+from pmcbandit.stats.combine import COMBINE_METHODS
 
 __all__ = ["run"]
 
@@ -48,10 +42,10 @@ __all__ = ["run"]
 def run(
     arms: Sequence[Arm],
     policy="thompson",
+    *,
     budget: float | Budget = 30.0,
     combine: str = "inverse_variance",
     random_seed=None,
-    *,
     reward: str = "auto",
     bounds: tuple[float, float] | None = None,
     ranges: str = "auto",
@@ -203,54 +197,86 @@ def run(
     >>> int(res.arm_table()["pulls"].argmax())
     0
     """
-    arms = check_arms(arms, "run")
-    pol = get_policy(policy, **(policy_kwargs or {}))
-    budget = as_budget(budget)
-    check_choice(combine, COMBINE_METHODS, "combine", "run")
-    check_loop_options("run", max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
-                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-                       checkpoint_every=checkpoint_every)
-    _check_share(cross_check_share, "cross_check_share", allow_zero=True)
-    _check_share(max_decision_share, "max_decision_share", allow_zero=False)
+    result = allocate("run", arms, policy, budget=budget, combine=combine, random_seed=random_seed, reward=reward,
+                      bounds=bounds, ranges=ranges, centre=centre, policy_kwargs=policy_kwargs,
+                      max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
+                      max_faults=max_faults, cross_check_share=cross_check_share,
+                      max_decision_share=max_decision_share, progressbar=progressbar, callback=callback,
+                      checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    emit_warnings(result)
+    return result
+
+
+def check_allocation(door: str, arms, policy, *, budget, combine, random_seed, reward, bounds, ranges, centre,
+                     policy_kwargs, max_in_flight, pull_timeout, executor, max_faults, cross_check_share,
+                     max_decision_share, progressbar, callback, checkpoint, checkpoint_every):
+    """Check every argument of an allocation door (``arms`` may be ``None``: built later by the door).
+
+    Returns the :class:`~pmcbandit.policies.Policy` and the :class:`~pmcbandit.runtime.door.LoopOptions`.
+    """
+    pol = get_policy(policy, owner=door, **_check_kwargs(policy_kwargs, "policy_kwargs", door))
+    options = loop_options(door, budget=budget, random_seed=random_seed, max_faults=max_faults,
+                           max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
+                           progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                           checkpoint_every=checkpoint_every)
+    check_choice(combine, COMBINE_METHODS, "combine", door)
+    check_choice(reward, REWARD_NAMES, "reward", door)
+    check_choice(ranges, RANGE_NAMES, "ranges", door)
+    _check_share(cross_check_share, "cross_check_share", door, allow_zero=True)
+    _check_share(max_decision_share, "max_decision_share", door, allow_zero=False)
+    return pol, options
+
+
+def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, bounds, ranges, centre,
+             policy_kwargs, max_in_flight, pull_timeout, executor, max_faults, cross_check_share,
+             max_decision_share, progressbar, callback, checkpoint, checkpoint_every, notes=()) -> RunResult:
+    """The allocation run behind :func:`run` and :func:`pmcbandit.estimate_evidence`: build the policy's
+    learner and guards, drive the one loop (:func:`pmcbandit.runtime.door.drive_run`), combine. Emits
+    no warning (the door does, once)."""
+    arms = check_arms(arms, door)
+    pol, options = check_allocation(
+        door, arms, policy, budget=budget, combine=combine, random_seed=random_seed, reward=reward, bounds=bounds,
+        ranges=ranges, centre=centre, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+        pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, cross_check_share=cross_check_share,
+        max_decision_share=max_decision_share, progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every)
+    budget = options.budget
     if bounds is not None and arms[0].log_scale:
         raise ValueError(
-            "The 'bounds' parameter of run must be None for log-scale arms (App. B bounds the linear "
+            f"The 'bounds' parameter of {door} must be None for log-scale arms (App. B bounds the linear "
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
-    rule = make_reward_rule(reward, bounds, isinstance(budget, Pulls), ranges, pol, centre, len(arms))
+    rule = make_reward_rule(reward, bounds, isinstance(budget, Pulls), ranges, pol, centre, len(arms), owner=door)
     learner = PolicyLearner(pol, rule, len(arms))
     if ranges == "per_arm" and not learner.state.per_arm:
         raise ValueError(
-            f"The 'ranges' parameter of run must be 'shared' or 'auto' for policy {pol.name!r}, which declares "
+            f"The 'ranges' parameter of {door} must be 'shared' or 'auto' for policy {pol.name!r}, which declares "
             f"no per_arm_ranges. Got {ranges!r} instead."
         )
     guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
                     cross_check_share=cross_check_share, max_decision_share=max_decision_share,
                     pinned=pol.pinned_arm is not None)
-    streams = run_streams(random_seed, checkpoint)
-    engine = Engine(arms, learner, streams, max_faults, rule.bounds, guards)
     watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
-    with open_executor(max_in_flight, pull_timeout, executor, "run") as ex:
-        config = RunConfig(
-            kind="allocation", policy=pol.name, policy_params=tuple(pol.params), budget=repr(budget),
-            arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=engine.log_scale,
-            streams=streams.to_json(), max_faults=max_faults, max_in_flight=ex.max_in_flight, pull_timeout=pull_timeout,
-            combine=combine, reward=rule.name, bounds=tuple(rule.bounds) if rule.bounds else None,
-            ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
-            cross_check_share=cross_check_share, max_decision_share=max_decision_share, executor=ex.kind,
-            workers=ex.workers,
-        )
-        settings = config.settings()
-        stopped_by = drive(engine, budget, ex.pool, settings, watch=watch, progressbar=progressbar, callback=callback,
-                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=ex.max_in_flight)
-    result = RunResult(
-        arm_names=list(config.arm_names), history=engine.history, combine=combine, log_scale=engine.log_scale,
-        quarantined=engine.quarantined.copy(), settings=dict(settings, stopped_by=stopped_by),
-        policy_state=engine.state, reliability=engine.reliability(final=True), notes=_run_notes(engine, arms),
+    config = dict(kind="allocation", policy=pol.name, policy_params=tuple(pol.params), combine=combine,
+                  reward=rule.name, ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
+                  cross_check_share=cross_check_share, max_decision_share=max_decision_share)
+    done = drive_run(door, arms, learner, random_seed, options, config=config, guards=guards, bounds=rule.bounds,
+                     watch=watch)
+    engine = done.engine
+    return RunResult(
+        arm_names=[a.name for a in arms], history=engine.history, combine=combine, log_scale=engine.log_scale,
+        quarantined=engine.quarantined.copy(), settings=dict(done.settings, stopped_by=done.stopped_by),
+        policy_state=engine.state, reliability=engine.reliability(final=True),
+        notes=tuple(notes) + _run_notes(engine, arms),
     )
-    for message in result.warnings():
-        warnings.warn(message, PmcBanditWarning, stacklevel=2)
-    return result
+
+
+def _check_kwargs(value, name: str, door: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"The '{name}' parameter of {door} must be a dict or None. Got {value!r} instead.")
+    return dict(value)
 
 
 def _run_notes(engine: Engine, arms) -> tuple[str, ...]:
@@ -261,13 +287,13 @@ def _run_notes(engine: Engine, arms) -> tuple[str, ...]:
     return (f"arms quarantined after faults: {names} (see result.faults)",)
 
 
-def _check_share(value, name: str, allow_zero: bool) -> None:
+def _check_share(value, name: str, door: str, allow_zero: bool) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"The '{name}' parameter of run must be a real number in [0, 1]. Got {value!r} instead.")
+        raise TypeError(f"The '{name}' parameter of {door} must be a real number in [0, 1]. Got {value!r} instead.")
     lower_ok = value >= 0 if allow_zero else value > 0
     if not (lower_ok and value <= 1):
         bound = "[0, 1]" if allow_zero else "(0, 1]"
-        raise ValueError(f"The '{name}' parameter of run must be in {bound}. Got {value!r} instead.")
+        raise ValueError(f"The '{name}' parameter of {door} must be in {bound}. Got {value!r} instead.")
 
 
 class _SEWatch:

@@ -202,8 +202,7 @@ def test_evidence_arms_are_rebuilt_from_their_model(pool, tiny_model):
     arms = [AISArm(density, n_steps=30, n_chains=2), LaplaceISArm(density, batch_size=50), PriorISArm(density, 50)]
     kw = dict(policy="ucb_v", reward="squared")
     serial = _run(arms, pb.Pulls(24), **kw)
-    remote = pb.estimate_evidence(tiny_model, arms, budget=pb.Pulls(24), random_seed=11, progressbar=False,
-                                  executor=pool, max_in_flight=1, **kw)
+    remote = pb.estimate_evidence(tiny_model, arms=arms, budget=pb.Pulls(24), random_seed=11, progressbar=False, executor=pool, max_in_flight=1, **kw)
     assert_same_run(serial, remote)
     assert remote.settings["executor"] == "processes"
 

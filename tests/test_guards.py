@@ -13,7 +13,7 @@ import pytest
 
 import pmcbandit as pb
 from pmcbandit.runtime.guards import CROSS_CHECK, INITIAL, POLICY, Guards
-from pmcbandit.run import PmcBanditWarning
+from pmcbandit.exceptions import PmcBanditWarning
 
 
 class _Arm(pb.Arm):

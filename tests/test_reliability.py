@@ -14,7 +14,7 @@ import pmcbandit as pb
 from pmcbandit._rng import get_random_generator
 from pmcbandit.diagnostics.arviz_io import from_inference_data
 from pmcbandit.stats.psis import pareto_khat
-from pmcbandit.run import PmcBanditWarning
+from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.runtime.streams import Streams
 from tests.tolerance import assert_within_se
 

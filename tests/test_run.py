@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pmcbandit as pb
-from pmcbandit.run import PmcBanditWarning
+from pmcbandit.exceptions import PmcBanditWarning
 from tests.helpers import ScriptedArm, normal_arm
 
 

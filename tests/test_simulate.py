@@ -28,8 +28,7 @@ def _sim_sequence(res, r=0):
 
 
 def _live(arms, policy, n, seed, bounds, ranges="auto", centre="auto"):
-    out = pmcbandit.run(arms, policy, pmcbandit.Pulls(n), "uniform", seed, bounds=bounds, ranges=ranges,
-                        centre=centre, policy_kwargs=_kwargs(policy), progressbar=False)
+    out = pmcbandit.run(arms, policy, budget=pmcbandit.Pulls(n), combine="uniform", random_seed=seed, bounds=bounds, ranges=ranges, centre=centre, policy_kwargs=_kwargs(policy), progressbar=False)
     return out.history.column("arm"), out
 
 

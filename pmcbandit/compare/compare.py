@@ -20,22 +20,16 @@ from __future__ import annotations
 
 import numbers
 import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 
-from pmcbandit._validation import check_loop_options, check_open_unit, check_positive
+from pmcbandit._validation import check_k, check_open_unit, check_positive
 from pmcbandit.arms.base import Arm, check_arms
-from pmcbandit.runtime.budget import Budget, Pulls, TargetSE, as_budget
-from pmcbandit.runtime.checkpoint import run_streams
 from pmcbandit.compare.efficiency import EfficiencyRule, default_min_pairs
 from pmcbandit.compare.learner import ComparisonLearner
 from pmcbandit.compare.result import ComparisonResult
-from pmcbandit.runtime.config import RunConfig
-from pmcbandit.runtime.engine import Engine
-from pmcbandit.runtime.executors.local import open_executor
-from pmcbandit.identification.identify import _check_bounds
-from pmcbandit.exceptions import PmcBanditWarning
-from pmcbandit.runtime.loop import drive
+from pmcbandit.identification.identify import check_bounds
+from pmcbandit.runtime.budget import Budget, Pulls, TargetSE
+from pmcbandit.runtime.door import drive_run, emit_warnings, loop_options
 
 __all__ = ["compare_samplers"]
 
@@ -46,11 +40,11 @@ OWNER = "compare_samplers"
 
 def compare_samplers(
     arms: Sequence[Arm],
+    *,
     k: int = 1,
     delta: float = 0.05,
     budget: float | Budget = DEFAULT_BUDGET,
     random_seed=None,
-    *,
     bounds: tuple[float, float] | None = None,
     costs: Sequence[float] | Mapping[str, float] | None = None,
     reference: float | None = None,
@@ -130,15 +124,17 @@ def compare_samplers(
     arms = check_arms(arms, OWNER)
     if len(arms) < 2:
         raise ValueError(f"The 'arms' parameter of {OWNER} must hold at least two arms. Got {len(arms)} instead.")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k < len(arms):
-        raise ValueError(f"The 'k' parameter of {OWNER} must be an int with 1 <= k < {len(arms)} (the number of "
-                         f"arms). Got {k!r} instead.")
+    k = check_k(k, len(arms), OWNER)
     delta = check_open_unit(delta, "delta", OWNER)
-    budget = as_budget(budget, OWNER)
+    options = loop_options(OWNER, budget=budget, random_seed=random_seed, max_faults=max_faults,
+                           max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
+                           progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                           checkpoint_every=checkpoint_every)
+    budget = options.budget
     if isinstance(budget, TargetSE):
         raise ValueError(f"The 'budget' parameter of {OWNER} must be Pulls, CpuSeconds or WallSeconds (a comparison "
                          f"has no combined standard error to target). Got {budget!r} instead.")
-    bounds = _check_bounds(bounds, OWNER)
+    bounds = check_bounds(bounds, OWNER)
     declared = _check_costs(costs, arms)
     units = {a.name: a.cost_unit for a in arms}
     if declared is None and len(set(units.values())) > 1:
@@ -158,45 +154,32 @@ def compare_samplers(
     if min_pairs < 2:
         raise ValueError(f"The 'min_pairs' parameter of {OWNER} must be >= 2. Got {min_pairs!r} instead.")
     gate_alpha = check_open_unit(gate_alpha, "gate_alpha", OWNER)
-    check_loop_options(OWNER, max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
-                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-                       checkpoint_every=checkpoint_every)
 
     rule = EfficiencyRule(k=int(k), delta=delta, n_arms=len(arms),
                           variance_bound=None if bounds is None else (bounds[1] - bounds[0]) ** 2 / 2.0,
                           costs=declared, epsilon=float(epsilon), min_pairs=int(min_pairs))
     log_scale = bool(arms[0].log_scale)
     learner = ComparisonLearner(rule, log_scale, reference, gate_alpha)
-    streams = run_streams(random_seed, checkpoint)
-    engine = Engine(arms, learner, streams, max_faults, bounds)
-    learner.attach(engine.blocked)
     guarantee = "delta-correct" if rule.exact else "asymptotic"
-    with open_executor(max_in_flight, pull_timeout, executor, OWNER) as ex:
-        config = RunConfig(
-            kind="comparison", policy="efficiency_lucb",
-            policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
-                           ("reference", reference), ("gate_alpha", gate_alpha)),
-            budget=repr(budget), arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms),
-            log_scale=log_scale, streams=streams.to_json(), max_faults=max_faults, max_in_flight=ex.max_in_flight,
-            pull_timeout=pull_timeout, bounds=bounds, k=rule.k, delta=delta, executor=ex.kind, workers=ex.workers,
-        )
-        settings = config.settings()
-        stopped_by = drive(engine, budget, ex.pool, settings, progressbar=progressbar, callback=callback,
-                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=ex.max_in_flight)
+    config = dict(kind="comparison", policy="efficiency_lucb",
+                  policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
+                                 ("reference", reference), ("gate_alpha", gate_alpha)),
+                  k=rule.k, delta=delta)
+    done = drive_run(OWNER, arms, learner, random_seed, options, config=config, bounds=bounds)
+    engine, settings, stopped_by = done
     engine.reliability(final=True)  # an arm whose final k-hat fails is not ranked either
-    learner.check_gate()
+    learner.settle(engine.blocked())
     in_play = learner.in_play()
     if in_play.sum() <= rule.k and stopped_by in ("confidence", "budget"):
         stopped_by = "no_arm"
     status = _status(engine, learner)
     result = ComparisonResult(
-        arm_names=config.arm_names, history=engine.history,
+        arm_names=tuple(a.name for a in arms), history=engine.history,
         settings=dict(settings, stopped_by=stopped_by, guarantee=guarantee, gate_checks=learner.gate_checks),
         rule=rule, state=learner.state, in_play=in_play, status=status,
         reasons=_reasons(engine, learner, status), z=learner.z,
     )
-    for message in result.warnings():
-        warnings.warn(message, PmcBanditWarning, stacklevel=2)
+    emit_warnings(result)
     return result
 
 

@@ -2,7 +2,7 @@ r"""Confidence sequences for a mean: intervals valid at every time at once, so a
 
 A *confidence sequence* (CS) at level :math:`1-\alpha` is a sequence of intervals :math:`C_t` with
 :math:`P(\forall t: \mu \in C_t) \ge 1-\alpha`; a run may stop whenever its data say so and the
-interval at the stop still covers with probability :math:`1-\alpha`. Two are used by
+interval at the stop still covers with probability :math:`1-\alpha`. Three are used by
 :func:`pmcbandit.compare_samplers`, each as a pure ``init`` / ``update`` / ``interval`` triple over an
 immutable state that holds one sequence per arm.
 
@@ -34,6 +34,32 @@ on a log-spaced grid of :math:`m` (small variances need relative, not absolute, 
 interval reported is widened to the neighbouring grid points, so it contains every :math:`m` the
 grid could not reject.
 
+**Lower betting CS (non-negative observations, no upper bound, exact).** The same capital
+:math:`\mathcal K^{+}_t(m)` with bets :math:`0 \le \lambda_i(m) \le c/m` is non-negative whenever
+every :math:`x_i \ge 0`, because :math:`1 + \lambda_i(m)(x_i - m) \ge 1 - \lambda_i(m)\,m \ge 1 - c > 0`:
+no upper bound on the data is needed. Under the true mean :math:`\mu` it is a non-negative
+martingale, and Ville's inequality bounds :math:`P(\exists t: \mathcal K^{+}_t(\mu) \ge 1/\alpha)` by
+:math:`\alpha` (Waudby-Smith & Ramdas 2024, Sec. 4, the capital process on its own, hedging weight
+:math:`\theta = 1`; the authors' ``confseq.betting.betting_lower_cs`` is this one-sided CS for
+``[0, inf)``-valued data). The lower CS is :math:`\{m : \mathcal K^{+}_t(m) < 1/\alpha\}`. Bets are
+the one-sided predictable plug-in
+:math:`\lambda_i = \sqrt{2\log(1/\alpha) / (\hat\sigma^2_{i-1}\, i\log(1+i))}` truncated at
+:math:`c/m`, :math:`c = \tfrac12`, with :math:`\hat\sigma^2_{i-1} = (s^2 + \sum_{j<i}(x_j -
+\hat\mu_j)^2)/i` in the data's own units. The scale :math:`s` is the first positive observation:
+that observation and any zeros before it only set the scale and the grid of candidate means
+:math:`m_g = s\,r_g` (:data:`REL_GRID`, 24 decades); betting starts with the next observation, so
+the grid and every bet are fixed before the observations they are staked on. Every bet scales
+with :math:`1/s`, so the sequence is the same in any units. The sequence tests the average of
+two such capitals, one with the plug-in bets and one with the largest bets :math:`c/m` (an average
+of martingales is one; it costs at most a factor 2 in the threshold): the largest bets reject
+means far below the data after a few observations, which is what an expensive, heavy-tailed arm
+needs, and the plug-in bets give the :math:`1/\sqrt t` width later. *Grid without gaps:* a grid point's
+capital is computed with the bet cap of that point, :math:`c/m_g`, which is also a valid cap for
+every :math:`m \le m_g`, and :math:`\prod_i (1 + \lambda_i(x_i - m))` decreases in :math:`m`; so
+:math:`\mathcal K^{+}_t(m_g) \ge 1/\alpha` rejects the whole cell :math:`(m_{g-1}, m_g]`, each
+:math:`m` of it by a martingale of its own. The lower bound is the left end of the first cell not
+rejected, and its running maximum is reported (the running intersection of a CS is a CS).
+
 **Asymptotic CS (any finite-variance observations).** Waudby-Smith, Arbour, Sinha, Kennedy &
 Ramdas (2024), "Time-uniform central limit theory and asymptotic confidence sequences", Ann.
 Statist., Thm 2.2 (Robbins' normal mixture with the empirical variance plugged in), applied to the
@@ -58,7 +84,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["BettingCS", "betting_init", "betting_update", "asymptotic_radius", "GRID"]
+__all__ = ["BettingCS", "betting_init", "betting_update", "LowerCS", "lower_init", "lower_update", "asymptotic_radius",
+           "GRID", "REL_GRID"]
 
 #: Candidate means of the betting CS: 0 and a log-spaced grid on [1e-12, 1] (relative step 1.6 %).
 GRID = np.concatenate(([0.0], np.geomspace(1e-12, 1.0, 1700)))
@@ -148,6 +175,100 @@ def _grid_interval(log_plus: np.ndarray, log_minus: np.ndarray, log_threshold: f
     lo = GRID[keep[0] - 1] if keep[0] > 0 else 0.0
     hi = GRID[keep[-1] + 1] if keep[-1] + 1 < GRID.size else 1.0
     return float(lo), float(hi)
+
+
+#: Candidate means of the lower CS relative to its scale s: 24 decades around s (relative step 2.3 %).
+REL_GRID = np.geomspace(1e-12, 1e12, 2401)
+_LOWER_CAP = _BET_CAP / REL_GRID  # lambda(m) <= c/m, in units of 1/s
+
+
+class LowerCS(NamedTuple):
+    r"""Lower betting confidence sequences of several means of non-negative observations (module docstring).
+
+    Attributes
+    ----------
+    n : ndarray of int64, shape (S,)
+        Observations of each sequence, the scale-setting ones included.
+    scale : ndarray, shape (S,)
+        :math:`s`, the first positive observation (0 until there is one).
+    bets : ndarray of int64, shape (S,)
+        Observations staked on (those after the scale-setting one).
+    total, dev2 : ndarray, shape (S,)
+        Sum of the staked observations and :math:`\sum (x_i - \hat\mu_i)^2` over them, in units of ``s``.
+    log_plugin, log_max : tuple of S ndarrays, shape (G,)
+        :math:`\log\mathcal K^{+}_t(s\,r_g)` on :data:`REL_GRID` with the plug-in bets and with the
+        largest bets :math:`c/m`; the sequence tests their average.
+    lower : ndarray, shape (S,)
+        The running maximum of the lower bounds.
+    log_alpha : ndarray, shape (S,)
+    """
+
+    n: np.ndarray
+    scale: np.ndarray
+    bets: np.ndarray
+    total: np.ndarray
+    dev2: np.ndarray
+    log_plugin: tuple
+    log_max: tuple
+    lower: np.ndarray
+    log_alpha: np.ndarray
+
+
+def lower_init(alpha) -> LowerCS:
+    """Empty lower sequences, one per entry of ``alpha`` (each its own level)."""
+    alpha = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
+    s = alpha.size
+    zeros = tuple(np.zeros(REL_GRID.size) for _ in range(s))
+    return LowerCS(np.zeros(s, dtype=np.int64), np.zeros(s), np.zeros(s, dtype=np.int64), np.zeros(s), np.zeros(s),
+                   zeros, zeros, np.zeros(s), np.log(alpha))
+
+
+def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
+    """``cs`` after the non-negative observation ``x`` of sequence ``row``.
+
+    A NaN or negative ``x`` is a caller's error (the observations are squares and costs): ValueError.
+    ``+inf`` rejects every candidate mean (the capital of every grid point becomes infinite).
+    """
+    x = float(x)
+    if not x >= 0.0:
+        raise ValueError(f"The 'x' parameter of lower_update must be a non-negative number. Got {x!r} instead.")
+    n = cs.n.copy()
+    n[row] += 1
+    s = float(cs.scale[row])
+    if s == 0.0:  # no scale yet: this observation sets it (when positive) and is not staked on
+        scale = cs.scale.copy()
+        scale[row] = x if math.isfinite(x) else 0.0
+        return cs._replace(n=n, scale=scale)
+    y = x / s
+    t = int(cs.bets[row]) + 1
+    mean_prev = cs.total[row] / (t - 1) if t > 1 else 1.0
+    sigma2_prev = max((1.0 + cs.dev2[row]) / t, 1e-300)  # s^2 = 1 in units of s: the prior term
+    lam = math.sqrt(2.0 * (-cs.log_alpha[row]) / (sigma2_prev * t * math.log1p(t)))
+    bet = np.minimum(lam, _LOWER_CAP)
+    with np.errstate(over="ignore", invalid="ignore"):
+        row_plugin = cs.log_plugin[row] + np.log1p(bet * (y - REL_GRID))
+        row_max = cs.log_max[row] + np.log1p(_LOWER_CAP * (y - REL_GRID))
+        row_plugin = np.where(np.isnan(row_plugin), np.inf, row_plugin)  # y = inf: every m rejected
+        row_max = np.where(np.isnan(row_max), np.inf, row_max)
+        row_capital = np.logaddexp(row_plugin, row_max) + math.log(0.5)
+    log_plugin = cs.log_plugin[:row] + (row_plugin,) + cs.log_plugin[row + 1:]
+    log_max = cs.log_max[:row] + (row_max,) + cs.log_max[row + 1:]
+    bets = cs.bets.copy()
+    bets[row] = t
+    total, dev2 = cs.total.copy(), cs.dev2.copy()
+    if math.isfinite(y):
+        total[row] += y
+        dev2[row] += (y - total[row] / t) ** 2
+    else:
+        total[row] += mean_prev
+    lower = cs.lower.copy()
+    kept = np.flatnonzero(row_capital < -cs.log_alpha[row])
+    if kept.size == 0:
+        lo = s * REL_GRID[-1]
+    else:
+        lo = s * REL_GRID[kept[0] - 1] if kept[0] > 0 else 0.0
+    lower[row] = max(lower[row], lo)
+    return LowerCS(n, cs.scale, bets, total, dev2, log_plugin, log_max, lower, cs.log_alpha)
 
 
 def asymptotic_radius(n, var, alpha, t_star: float = 100.0) -> np.ndarray:

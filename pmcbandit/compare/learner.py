@@ -57,16 +57,18 @@ class ComparisonLearner:
         self.gate_checks = 0
         self._values: list[float] = []
         self._arms: list[int] = []
-        self._blocked = lambda: np.zeros(self.n_arms, dtype=bool)
+        self.blocked = np.zeros(self.n_arms, dtype=bool)  # the engine's out-of-play arms, as last seen
         self._gated_at = -1  # observations at the last gate check (same data, same verdict)
 
-    def attach(self, blocked) -> None:
-        """Read the engine's out-of-play arms (quarantined, unreliable) through ``blocked()``."""
-        self._blocked = blocked
-
     def in_play(self) -> np.ndarray:
-        """Arms still ranked: not blocked by the engine, not excluded by the gate."""
-        return ~(self._blocked() | self.excluded)
+        """Arms still ranked: not blocked by the engine (as last seen), not excluded by the gate."""
+        return ~(self.blocked | self.excluded)
+
+    def settle(self, blocked: np.ndarray) -> GateResult:
+        """The final verdict: the engine's out-of-play arms at the end of the run, and the gate on
+        everything the run saw."""
+        self.blocked = np.asarray(blocked, dtype=bool).copy()
+        return self.check_gate()
 
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
         return efficiency.select(self.rule, rng, self.state, eligible & ~self.excluded)
@@ -106,8 +108,9 @@ class ComparisonLearner:
                 self.reasons[i] = verdict.reasons[i]
         return GateResult(self.excluded.copy(), tuple(self.reasons), self.z.copy())
 
-    def done(self) -> bool:
+    def done(self, blocked: np.ndarray) -> bool:
         """The rule stops on the arms in play, and still does after the gate checked them."""
+        self.blocked = blocked
         if not efficiency.stop(self.rule, self.state, self.in_play()):
             return False
         self.check_gate()

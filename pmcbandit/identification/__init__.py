@@ -54,7 +54,8 @@ _MODULES = {name: name for name in SETTINGS}
 IDENTIFIER_NAMES = tuple(_MODULES)
 
 
-def get_identifier(algorithm, **params) -> Identifier:
-    """An :class:`Identifier` from a name in :data:`IDENTIFIER_NAMES` (built with ``params``) or as given."""
+def get_identifier(algorithm, *, owner: str = "get_identifier", **params) -> Identifier:
+    """An :class:`Identifier` from a name in :data:`IDENTIFIER_NAMES` (built with ``params``) or as given;
+    ``owner`` is the door named in error messages."""
     return resolve_named(algorithm, Identifier, _MODULES, "pmcbandit.identification", "algorithm",
-                         lambda module, name: getattr(module, name), params)
+                         lambda module, name: getattr(module, name), params, owner)

@@ -18,21 +18,15 @@ from __future__ import annotations
 
 import numbers
 import os
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from pmcbandit._validation import check_loop_options, check_positive
+from pmcbandit._validation import check_k, check_open_unit, check_positive
 from pmcbandit.arms.base import Arm, check_arms
-from pmcbandit.runtime.budget import Budget, Pulls, as_budget
-from pmcbandit.runtime.checkpoint import run_streams
-from pmcbandit.runtime.config import RunConfig
-from pmcbandit.runtime.engine import Engine
-from pmcbandit.runtime.executors.local import open_executor
 from pmcbandit.identification import SETTINGS, Identifier, get_identifier
-from pmcbandit.identification.result import IdentificationResult
 from pmcbandit.identification.learner import IdentifierLearner
-from pmcbandit.exceptions import PmcBanditWarning
-from pmcbandit.runtime.loop import drive
+from pmcbandit.identification.result import IdentificationResult
+from pmcbandit.runtime.budget import Budget, Pulls
+from pmcbandit.runtime.door import drive_run, emit_warnings, loop_options
 
 __all__ = ["identify"]
 
@@ -43,11 +37,11 @@ DEFAULT_BUDGET = Pulls(1_000_000)
 def identify(
     arms: Sequence[Arm],
     algorithm="lil_rand_lucb",
+    *,
     k: int = 1,
     delta: float = 0.05,
     budget: float | Budget = DEFAULT_BUDGET,
     random_seed=None,
-    *,
     bounds: tuple[float, float] | None = None,
     sigma: float | None = None,
     mode: str = "faithful",
@@ -124,41 +118,34 @@ def identify(
             f"The 'arms' parameter of {owner} must hold linear-scale arms (identification compares means of "
             f"observations). Got log-scale arms {[a.name for a in arms]!r} instead."
         )
-    budget = as_budget(budget, owner)
-    bounds = _check_bounds(bounds, owner)
+    options = loop_options(owner, budget=budget, random_seed=random_seed, max_faults=max_faults,
+                           max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
+                           progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                           checkpoint_every=checkpoint_every)
+    bounds = check_bounds(bounds, owner)
+    check_k(k, len(arms), owner)
+    delta = check_open_unit(delta, "delta", owner)
     if sigma is not None:
         check_positive(sigma, "sigma", owner)
-    check_loop_options(owner, max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
-                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-                       checkpoint_every=checkpoint_every)
-    algo = _build(algorithm, k, delta, sigma, bounds, mode, epsilon, algorithm_kwargs or {})
+    algo = _build(algorithm, k, delta, sigma, bounds, mode, epsilon, algorithm_kwargs, owner)
     learner = IdentifierLearner(algo, len(arms))
-    streams = run_streams(random_seed, checkpoint)
-    engine = Engine(arms, learner, streams, max_faults, bounds)
-    with open_executor(max_in_flight, pull_timeout, executor, owner) as ex:
-        config = RunConfig(
-            kind="identification", policy=algo.name, policy_params=tuple(algo.params), budget=repr(budget),
-            arm_names=tuple(a.name for a in arms), families=tuple(a.family for a in arms), log_scale=False,
-            streams=streams.to_json(), max_faults=max_faults, max_in_flight=ex.max_in_flight,
-            pull_timeout=pull_timeout, bounds=bounds, k=algo.k, delta=algo.delta, executor=ex.kind, workers=ex.workers,
-        )
-        settings = config.settings()
-        stopped_by = drive(engine, budget, ex.pool, settings, progressbar=progressbar, callback=callback,
-                           checkpoint=checkpoint, checkpoint_every=checkpoint_every, max_in_flight=ex.max_in_flight)
+    config = dict(kind="identification", policy=algo.name, policy_params=tuple(algo.params), k=algo.k,
+                  delta=algo.delta)
+    done = drive_run(owner, arms, learner, random_seed, options, config=config, bounds=bounds)
     lower, upper = algo.confidence(learner.state)
     report = algo.report(learner.state) if algo.report is not None else {}
     result = IdentificationResult(
-        arm_names=list(config.arm_names), history=engine.history,
-        settings=dict(settings, stopped_by=stopped_by, algorithm_report=report),
+        arm_names=[a.name for a in arms], history=done.engine.history,
+        settings=dict(done.settings, stopped_by=done.stopped_by, algorithm_report=report),
         selected_indices=algo.recommend(learner.state), lower=lower, upper=upper,
-        quarantined=engine.quarantined.copy(), state=learner.state,
+        quarantined=done.engine.quarantined.copy(), state=learner.state,
     )
-    for message in result.warnings():
-        warnings.warn(message, PmcBanditWarning, stacklevel=2)
+    emit_warnings(result)
     return result
 
 
-def _check_bounds(bounds, owner: str):
+def check_bounds(bounds, owner: str):
+    """``bounds`` as finite ``(a, b)`` floats with ``a < b`` (``None`` stays ``None``)."""
     if bounds is None:
         return None
     try:
@@ -170,38 +157,39 @@ def _check_bounds(bounds, owner: str):
     return (lo, hi)
 
 
-def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra) -> Identifier:
+def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> Identifier:
     """The named algorithm built with the settings it declares (:data:`~pmcbandit.identification.SETTINGS`)."""
+    if extra is not None and not isinstance(extra, Mapping):
+        raise TypeError(f"The 'algorithm_kwargs' parameter of {owner} must be a dict or None. Got {extra!r} instead.")
+    extra = dict(extra or {})
     if isinstance(algorithm, Identifier):  # a ready Identifier carries its own k, delta and scale
         if extra:
-            raise ValueError(f"The 'algorithm_kwargs' parameter of identify must be empty for a ready Identifier. "
+            raise ValueError(f"The 'algorithm_kwargs' parameter of {owner} must be empty for a ready Identifier. "
                              f"Got {extra!r} instead.")
         return algorithm
     if isinstance(algorithm, str) and algorithm in SETTINGS:
         wanted = SETTINGS[algorithm]
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise ValueError(f"The 'k' parameter of identify must be an int >= 1. Got {k!r} instead.")
         if "k" not in wanted and k != 1:
-            raise ValueError(f"The 'k' parameter of identify must be 1 for {algorithm} (best arm only). "
+            raise ValueError(f"The 'k' parameter of {owner} must be 1 for {algorithm} (best arm only). "
                              f"Got {k!r} instead.")
         if epsilon is not None and "epsilon" not in wanted:
-            raise ValueError(f"The 'epsilon' parameter of identify must be None for {algorithm!r}, which has no "
+            raise ValueError(f"The 'epsilon' parameter of {owner} must be None for {algorithm!r}, which has no "
                              f"tolerance. Got {epsilon!r} instead.")
         if "reward_range" in wanted and bounds is None:
-            raise ValueError(f"The 'bounds' parameter of identify must be given for {algorithm!r}: its bounds use the "
+            raise ValueError(f"The 'bounds' parameter of {owner} must be given for {algorithm!r}: its bounds use the "
                              "width of the rewards' range. Got bounds=None instead.")
         if "sigma" in wanted:
             if sigma is None:
                 if bounds is None:
                     raise ValueError(
-                        "The 'sigma' parameter of identify must be given (the rewards' sub-Gaussian scale) when "
+                        f"The 'sigma' parameter of {owner} must be given (the rewards' sub-Gaussian scale) when "
                         "'bounds' is not. Got sigma=None and bounds=None instead."
                     )
                 sigma = (bounds[1] - bounds[0]) / 2.0
-            check_positive(sigma, "sigma", "identify")
+            check_positive(sigma, "sigma", owner)
         available = dict(k=k, delta=delta, sigma=sigma, mode=mode, epsilon=epsilon,
                          reward_range=None if bounds is None else bounds[1] - bounds[0])
         params = {name: available[name] for name in wanted if not (name == "epsilon" and epsilon is None)}
         params.update(extra)
-        return get_identifier(algorithm, **params)
-    return get_identifier(algorithm, **extra)  # an unknown name or type: the lookup's error names it
+        return get_identifier(algorithm, owner=owner, **params)
+    return get_identifier(algorithm, owner=owner, **extra)  # an unknown name or type: the lookup's error names it

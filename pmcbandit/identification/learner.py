@@ -52,7 +52,7 @@ class IdentifierLearner:
         self.state = state
         return math.nan
 
-    def done(self) -> bool:
+    def done(self, blocked: np.ndarray) -> bool:
         return bool(self.identifier.stop(self.state))
 
     def mean_loss(self) -> np.ndarray:

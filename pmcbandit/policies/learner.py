@@ -99,7 +99,7 @@ class PolicyLearner:
             self.state = self.policy.recentre(self.state, *self.rule.recentre())
         return reward
 
-    def done(self) -> bool:
+    def done(self, blocked: np.ndarray) -> bool:
         return False
 
     def mean_loss(self) -> np.ndarray:

@@ -190,15 +190,15 @@ def centre_rule(centre, bounds, can_recentre: bool, owner: str = "run"):
 
 
 def make_reward_rule(reward: str, bounds, equal_costs: bool, ranges: str = "auto", policy=None,
-                     centre="auto", n_arms: int | None = None) -> RewardRule:
+                     centre="auto", n_arms: int | None = None, owner: str = "run") -> RewardRule:
     """The :class:`RewardRule` named by ``reward`` (``"auto"``: ``"squared"`` when the budget counts
     decisions at ``equal_costs`` — a ``Pulls`` budget — else ``"paired"``) with
     the ranges of :func:`per_arm_ranges` and the centre of :func:`centre_rule` for ``policy``
     (a :class:`~pmcbandit.policies.Policy`; without one, ranges per arm and the first
     observation as centre)."""
-    check_choice(reward, REWARD_NAMES, "reward", "run")
-    per_arm = per_arm_ranges(ranges, bounds, policy.ranges if policy is not None else "per_arm")
-    rule = centre_rule(centre, bounds, policy is not None and policy.recentre is not None)
+    check_choice(reward, REWARD_NAMES, "reward", owner)
+    per_arm = per_arm_ranges(ranges, bounds, policy.ranges if policy is not None else "per_arm", owner)
+    rule = centre_rule(centre, bounds, policy is not None and policy.recentre is not None, owner)
     if reward == "auto":
         reward = "squared" if equal_costs else "paired"
     return RewardRule(reward, bounds, per_arm=per_arm, centre=rule, n_arms=n_arms)

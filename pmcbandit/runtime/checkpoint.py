@@ -31,12 +31,13 @@ __all__ = ["CHECKPOINT_VERSION", "save_checkpoint", "resume", "run_streams"]
 CHECKPOINT_VERSION = 3
 
 
-def run_streams(random_seed, checkpoint) -> Streams:
-    """Streams from the seed; when resuming with no seed, from the checkpoint."""
+def run_streams(random_seed, checkpoint, owner: str = "run") -> Streams:
+    """Streams from the seed (``owner`` names the door in errors); when resuming with no seed, from the
+    checkpoint."""
     if random_seed is None and checkpoint is not None and os.path.exists(checkpoint):
         with np.load(checkpoint, allow_pickle=False) as data:
             return Streams.from_json(json.loads(str(data["settings_json"]))["streams"])
-    return Streams.from_generator(get_random_generator(random_seed, "run"))
+    return Streams.from_generator(get_random_generator(random_seed, owner))
 
 
 def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:

@@ -143,7 +143,7 @@ class Engine:
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
         self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
-        self.stopped = bool(learner.stops and learner.done())
+        self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
     @property
     def state(self):
@@ -318,7 +318,7 @@ class Engine:
         if closes:
             del self.decisions[d]
             if self.learner.stops:
-                self.stopped = bool(self.learner.done())
+                self.stopped = bool(self.learner.done(self.blocked()))
 
     def _fault(self, row: int, arm: int, status: int, message: str) -> None:
         self.history.add_fault(row, arm, _STATUS_NAME[status], message)

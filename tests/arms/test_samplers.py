@@ -93,7 +93,7 @@ def test_diagnostics_declared_and_finite(arms, sampler):
 
 def test_cost_units_are_counts_of_evaluations(model):
     iters = 20 + 30
-    nuts = MCMCArm(model, "lam", "nuts", tune=20, draws=30, cost="gradients")
+    nuts = MCMCArm(model, "lam", "nuts", tune=20, draws=30, cost="gradient_evals")
     pull = nuts.pull(np.random.default_rng(1))
     # One evaluation per leapfrog step (>= 1 per iteration) plus one at each iteration's start.
     assert pull.cost == pull.info["n_grad"] >= 2 * iters and nuts.cost_unit == "gradient_evals"
@@ -146,16 +146,16 @@ def test_bad_quantity_types(model):
 @pytest.mark.parametrize(
     "samplers, cost, error, match",
     [
-        (["hmc"], "cpu", ValueError, r"'samplers' parameter of sampler_arms must name samplers.*'hmc'"),
-        ([], "cpu", ValueError, r"'samplers' parameter of sampler_arms must be a non-empty"),
-        ([("nuts", 3)], "cpu", TypeError, r"'samplers' parameter"),
-        (["nuts", "metropolis"], "gradients", ValueError, r"'cost' parameter of sampler_arms.*'metropolis': 'logp_"),
+        (["hmc"], "cpu_seconds", ValueError, r"'samplers' parameter of sampler_arms must name samplers.*'hmc'"),
+        ([], "cpu_seconds", ValueError, r"'samplers' parameter of sampler_arms must be a non-empty"),
+        ([("nuts", 3)], "cpu_seconds", TypeError, r"'samplers' parameter"),
+        (["nuts", "metropolis"], "gradient_evals", ValueError, r"'cost' parameter of sampler_arms.*'metropolis': 'logp_"),
         (["nuts", "smc"], "logp_evals", ValueError, r"'cost' parameter of sampler_arms.*'nuts': 'gradients'"),
         (["nuts"], "seconds", ValueError, r"'cost' parameter of sampler_arms"),
-        (["nuts", "nuts"], "cpu", ValueError, r"'samplers' parameter of sampler_arms must give arms distinct names"),
-        ([("slice", {"tune": -1})], "cpu", ValueError, r"'tune' parameter of MCMCArm"),
-        ([("smc", {"kernel": "HMC"})], "cpu", ValueError, r"'kernel' parameter of SMCSamplerArm"),
-        ([("nuts", {"random_seed": 1})], "cpu", ValueError, r"'samplers' parameter.*\['random_seed'\]"),
+        (["nuts", "nuts"], "cpu_seconds", ValueError, r"'samplers' parameter of sampler_arms must give arms distinct names"),
+        ([("slice", {"tune": -1})], "cpu_seconds", ValueError, r"'tune' parameter of MCMCArm"),
+        ([("smc", {"kernel": "HMC"})], "cpu_seconds", ValueError, r"'kernel' parameter of SMCSamplerArm"),
+        ([("nuts", {"random_seed": 1})], "cpu_seconds", ValueError, r"'samplers' parameter.*\['random_seed'\]"),
     ],
 )
 def test_bad_samplers_and_costs(model, samplers, cost, error, match):

@@ -8,7 +8,7 @@ import pytest
 import pmcbandit as pb
 from pmcbandit.diagnostics.arviz_io import identification_to_inference_data
 from pmcbandit.identification import IDENTIFIER_NAMES, SETTINGS
-from pmcbandit.run import PmcBanditWarning
+from pmcbandit.exceptions import PmcBanditWarning
 
 
 def _arms(means, sd=0.5):

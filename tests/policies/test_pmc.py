@@ -147,8 +147,8 @@ def test_runs_under_pmcbandit_run_with_per_path_fields():
     arms = caplet_arms(0.08, thetas=[0.0, 0.6, 1.2], paths_per_pull=100, cost="paths")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        a = run(arms, "pmc", Pulls(30), random_seed=3, progressbar=False, policy_kwargs={"population_size": 5})
-    b = run(arms, "pmc", Pulls(30), random_seed=3, progressbar=False, policy_kwargs={"population_size": 5})
+        a = run(arms, "pmc", budget=Pulls(30), random_seed=3, progressbar=False, policy_kwargs={"population_size": 5})
+    b = run(arms, "pmc", budget=Pulls(30), random_seed=3, progressbar=False, policy_kwargs={"population_size": 5})
     assert a.policy_state.extra.populations == 6
     assert a.estimate == b.estimate
     np.testing.assert_array_equal(a.policy_state.extra.alpha, b.policy_state.extra.alpha)

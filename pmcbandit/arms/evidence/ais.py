@@ -24,7 +24,7 @@ __all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS"]
 
 SCHEDULES = ("power4", "linear")
 TRANSITIONS = ("slice", "imh")
-COSTS = ("cpu", "logp_evals")
+COSTS = ("cpu_seconds", "logp_evals")
 #: Annealing steps of the short timed run that predicts a pull's duration (``AISArm.step_seconds``).
 PROBE_STEPS = 32
 
@@ -105,7 +105,7 @@ class AISArm(Arm):
         0.040 / 0.059 / 0.080 for df = 0 / 10 / 5 (acceptance 0.97 / 0.80 / 0.69);
         10 keeps heavier tails than the Laplace fit for non-Gaussian posteriors
         at a small price.
-    cost : {"cpu", "logp_evals"}
+    cost : {"cpu_seconds", "logp_evals"}
         Measured CPU seconds (default, as the paper) or the number of log-density
         evaluations (deterministic, for reproducible benchmarks).
     parallel : bool
@@ -154,7 +154,7 @@ class AISArm(Arm):
         slice_width=0.5,
         max_stepout: int = 100,
         imh_df: int = 10,
-        cost: str = "cpu",
+        cost: str = "cpu_seconds",
         parallel: bool = False,
         name: str | None = None,
     ):

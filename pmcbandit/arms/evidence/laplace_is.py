@@ -148,7 +148,7 @@ class LaplaceISArm(Arm):
     mode : str, optional
         PyTensor compilation mode of the batched log density (``None``: PyTensor's
         default C backend; ``"NUMBA"`` also works).
-    cost : {"cpu", "logp_evals"}, default "cpu"
+    cost : {"cpu_seconds", "logp_evals"}, default "cpu_seconds"
         Cost of a pull: measured CPU seconds, or the number of model log-density
         evaluations (``batch_size``; deterministic, for reproducible benchmarks;
         the mode search at construction is not charged).
@@ -219,7 +219,7 @@ class LaplaceISArm(Arm):
         n_starts: int = 16,
         rng: np.random.Generator | None = None,
         mode: str | None = None,
-        cost: str = "cpu",
+        cost: str = "cpu_seconds",
         name: str = "laplace-t",
     ):
         owner = "LaplaceISArm"
@@ -229,7 +229,7 @@ class LaplaceISArm(Arm):
         self.defensive = float(check_positive(defensive, "defensive", owner, allow_zero=True))
         if self.defensive >= 1.0:
             raise ValueError(f"The 'defensive' parameter of {owner} must be in [0, 1). Got {defensive!r} instead.")
-        self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", owner)
+        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", owner)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         if not isinstance(name, str) or not name:
             raise TypeError(f"The 'name' parameter of {owner} must be a non-empty str. Got {name!r} instead.")

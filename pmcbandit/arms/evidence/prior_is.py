@@ -30,7 +30,7 @@ class PriorISArm(Arm):
         See :class:`~pmcbandit.arms.evidence.model_density.ModelDensity`.
     batch_size : int
         Prior draws per pull.
-    cost : {"cpu", "logp_evals"}
+    cost : {"cpu_seconds", "logp_evals"}
         Measured CPU seconds, or the number of density evaluations (``batch_size``).
     name : str
         Defaults to ``"prior-is"``.
@@ -51,9 +51,9 @@ class PriorISArm(Arm):
     importance_weights = True
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
 
-    def __init__(self, model, batch_size: int = 1000, cost: str = "cpu", name: str = "prior-is"):
+    def __init__(self, model, batch_size: int = 1000, cost: str = "cpu_seconds", name: str = "prior-is"):
         self.batch_size = int(check_positive(batch_size, "batch_size", "PriorISArm", integer=True))
-        self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", "PriorISArm")
+        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", "PriorISArm")
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
         self.name = str(name)

@@ -21,9 +21,9 @@ from pmcbandit.arms.samplers.smc import SMCSamplerArm
 __all__ = ["sampler_arms", "MCMCArm", "SMCSamplerArm", "SAMPLERS", "SAMPLER_COSTS", "check_sampler_model"]
 
 SAMPLERS = (*MCMC_SAMPLERS, "smc")
-SAMPLER_COSTS = ("cpu", "gradients", "logp_evals")
+SAMPLER_COSTS = ("cpu_seconds", "gradient_evals", "logp_evals")
 #: The cost unit each sampler can report besides CPU seconds.
-_UNIT = {"nuts": "gradients", "metropolis": "logp_evals", "slice": "logp_evals", "smc": "logp_evals"}
+_UNIT = {"nuts": "gradient_evals", "metropolis": "logp_evals", "slice": "logp_evals", "smc": "logp_evals"}
 
 
 #: Keywords the arms set themselves: one model, quantity and cost for the pool, a seed per pull.
@@ -62,7 +62,7 @@ def _parse(samplers, cost: str) -> list[tuple[str, dict]]:
                              f"arm sets them; cost is sampler_arms' own parameter). Got {spec!r} instead.")
         specs.append((name, kwargs))
     units = {name: _UNIT[name] for name, _ in specs}
-    if cost != "cpu" and set(units.values()) != {cost}:
+    if cost != "cpu_seconds" and set(units.values()) != {cost}:
         raise ValueError(
             f"The 'cost' parameter of sampler_arms must be 'cpu' or a unit every sampler reports (a gradient "
             f"and a log-density evaluation are not the same price; units: {units}). Got {cost!r} instead."
@@ -70,7 +70,7 @@ def _parse(samplers, cost: str) -> list[tuple[str, dict]]:
     return specs
 
 
-def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"), *, cost: str = "cpu") -> list[Arm]:
+def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"), *, cost: str = "cpu_seconds") -> list[Arm]:
     """One posterior-expectation arm per sampler setting, for :func:`pmcbandit.compare_samplers`.
 
     Parameters
@@ -89,9 +89,9 @@ def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"
         the MCMC samplers; ``draws`` (default 500), ``kernel`` and kernel keywords for SMC; ``name``
         to override the arm's name. Names explain the setting: ``"nuts-t500-d500"``,
         ``"nuts-t500-d500-target_accept0.95"``, ``"smc-d1000"``.
-    cost : {"cpu", "gradients", "logp_evals"}
+    cost : {"cpu_seconds", "gradient_evals", "logp_evals"}
         CPU seconds of a pull (default, comparable across samplers), or a count that is exact and
-        reproducible: ``"gradients"`` (log-density-and-gradient evaluations; NUTS only) or
+        reproducible: ``"gradient_evals"`` (log-density-and-gradient evaluations; NUTS only) or
         ``"logp_evals"`` (log-density evaluations; Metropolis, slice, SMC only). A count unit is
         refused for a pool where some sampler does not report it: a gradient costs several
         log-density evaluations, so the two counts cannot be compared. Every arm carries its unit

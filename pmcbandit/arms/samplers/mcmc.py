@@ -79,8 +79,8 @@ class MCMCArm(Arm):
     sampler : {"nuts", "metropolis", "slice"}
     tune, draws : int
         Warm-up iterations (``>= 0``) and kept iterations (``>= 1``) of one pull.
-    cost : {"cpu", "gradients", "logp_evals"}
-        ``"cpu"``: CPU seconds of the pull (:func:`time.process_time`). ``"gradients"`` (NUTS only):
+    cost : {"cpu_seconds", "gradient_evals", "logp_evals"}
+        ``"cpu_seconds"``: CPU seconds of the pull (:func:`time.process_time`). ``"gradient_evals"`` (NUTS only):
         joint log-density-and-gradient evaluations, warm-up included. ``"logp_evals"`` (Metropolis,
         slice only): log-density evaluations, warm-up included. Declared in :attr:`cost_unit`.
     name : str, optional
@@ -104,7 +104,7 @@ class MCMCArm(Arm):
     family = "mcmc"
 
     def __init__(self, model, quantity, sampler: str = "nuts", *, tune: int = 500, draws: int = 500,
-                 cost: str = "cpu", name: str | None = None, **step_kwargs):
+                 cost: str = "cpu_seconds", name: str | None = None, **step_kwargs):
         import pymc as pm
         from pymc.initial_point import make_initial_point_fn
 
@@ -115,14 +115,14 @@ class MCMCArm(Arm):
         self.sampler = check_choice(sampler, MCMC_SAMPLERS, "sampler", owner)
         self.tune = int(check_positive(tune, "tune", owner, integer=True, allow_zero=True))
         self.draws = int(check_positive(draws, "draws", owner, integer=True))
-        self.cost = check_choice(cost, ("cpu", "gradients", "logp_evals"), "cost", owner)
-        if (cost == "gradients") != (sampler == "nuts") and cost != "cpu":
+        self.cost = check_choice(cost, ("cpu_seconds", "gradient_evals", "logp_evals"), "cost", owner)
+        if (cost == "gradient_evals") != (sampler == "nuts") and cost != "cpu_seconds":
             raise ValueError(
                 f"The 'cost' parameter of {owner} must be 'cpu' or the unit of the {sampler!r} sampler "
                 f"({'gradients' if sampler == 'nuts' else 'logp_evals'}): a gradient and a log-density "
                 f"evaluation are different units. Got {cost!r} instead."
             )
-        self.cost_unit = {"cpu": "cpu_seconds", "gradients": "gradient_evals", "logp_evals": "logp_evals"}[cost]
+        self.cost_unit = cost
         self.model = model
         self.quantity = quantity if isinstance(quantity, Quantity) else Quantity(model, quantity, owner)
         self.step_kwargs = dict(step_kwargs)
@@ -214,7 +214,7 @@ class MCMCArm(Arm):
                 f"arm {self.name!r}: the quantity {self.quantity.label!r} is not finite at some draw of the run"
             )
         info, evals = self._info(stats)
-        return np.array([estimate]), info, (None if self.cost == "cpu" else float(evals))
+        return np.array([estimate]), info, (None if self.cost == "cpu_seconds" else float(evals))
 
     def _info(self, stats):
         kept = stats[self.tune:]

@@ -49,7 +49,7 @@ class SMCSamplerArm(Arm):
         Number of particles :math:`N`.
     kernel : {"IMH", "MH"}
         PyMC's independence (default) or random-walk Metropolis–Hastings mutation kernel.
-    cost : {"cpu", "logp_evals"}
+    cost : {"cpu_seconds", "logp_evals"}
         CPU seconds (:func:`time.process_time`) or log-density evaluations: one per particle at
         the start and one per particle and mutation step (each evaluates PyMC's compiled prior
         and likelihood terms at one point). SMC takes no gradients.
@@ -70,7 +70,7 @@ class SMCSamplerArm(Arm):
     family = "annealing"
     diagnostics = ("logp_evals", "n_stages", "final_accept_rate")
 
-    def __init__(self, model, quantity, *, draws: int = 500, kernel: str = "IMH", cost: str = "cpu",
+    def __init__(self, model, quantity, *, draws: int = 500, kernel: str = "IMH", cost: str = "cpu_seconds",
                  name: str | None = None, **kernel_kwargs):
         import pymc as pm
 
@@ -84,11 +84,11 @@ class SMCSamplerArm(Arm):
             raise ValueError(f"The 'draws' parameter of {owner} must be >= 2 (SMC estimates a covariance "
                              f"from the particles). Got {draws!r} instead.")
         kernel = check_choice(kernel, _KERNELS, "kernel", owner)
-        if cost == "gradients":
+        if cost == "gradient_evals":
             raise ValueError(f"The 'cost' parameter of {owner} must be 'cpu' or 'logp_evals' (SMC takes no "
                              f"gradients). Got {cost!r} instead.")
-        self.cost = check_choice(cost, ("cpu", "logp_evals"), "cost", owner)
-        self.cost_unit = "cpu_seconds" if cost == "cpu" else "logp_evals"
+        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", owner)
+        self.cost_unit = "cpu_seconds" if cost == "cpu_seconds" else "logp_evals"
         flat = [rv.name for rv in model.free_RVs if type(rv.owner.op).__name__ in ("FlatRV", "HalfFlatRV")]
         if flat:
             raise ValueError(f"The 'model' parameter of {owner} must have a proper prior (SMC starts from prior "
@@ -137,4 +137,4 @@ class SMCSamplerArm(Arm):
         accept = stats.get("accept_rate", np.nan) if stages else np.nan
         info = {"logp_evals": evals, "n_stages": float(stages),
                 "final_accept_rate": float(np.nan if accept is None else accept)}
-        return np.array([estimate]), info, (None if self.cost == "cpu" else evals)
+        return np.array([estimate]), info, (None if self.cost == "cpu_seconds" else evals)

@@ -1,0 +1,153 @@
+"""Sphinx configuration: the user guide (Markdown, myst-parser) and the API reference (autodoc +
+numpydoc, as PyMC and ArviZ build theirs).
+
+Built by ``make docs`` with warnings as errors. The API pages are listed from
+``pmcbandit.__all__`` at build time (``_write_api_lists``, run as this file is read), so a public name added to the package
+is documented without editing this folder, and one removed cannot leave a dangling entry.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import pmcbandit  # noqa: E402
+
+project = "pmcbandit"
+author = "the pmcbandit developers"
+copyright = "the pmcbandit developers"
+release = version = pmcbandit.__version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_templates", "README.md"]
+templates_path = ["_templates"]
+
+html_theme = "alabaster"
+html_title = f"pmcbandit {release}"
+
+# Markdown: $...$ maths and ``{eval-rst}``-free tables; heading anchors so the guide's pages can
+# link to each other's sections.
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_heading_anchors = 3
+
+# API reference. autodoc imports the package; type hints go in the signature only, because the
+# numpydoc "Parameters" sections already say what each argument is.
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_typehints = "signature"
+autodoc_member_order = "bysource"
+autodoc_default_options = {"members": True, "show-inheritance": True}
+# numpydoc's own members table would list every method twice (autodoc lists them already) and
+# asks for stub pages of each.
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+# Parameter types are free text here ("float or Budget", "ndarray of bool"), not cross-references.
+numpydoc_xref_param_type = False
+# Unresolved references in docstrings (a private helper named in prose) are not build errors:
+# strict reference checking would tie the docs build to every internal rename.
+nitpicky = False
+
+
+def _kind(obj) -> str:
+    """Which section of the API reference a public object belongs to."""
+    from pmcbandit.arms import Arm
+    from pmcbandit.runtime.budget import Budget
+
+    if inspect.isclass(obj):
+        if issubclass(obj, Warning):
+            return "warnings"
+        if issubclass(obj, Budget):
+            return "budgets"
+        if issubclass(obj, Arm):
+            return "arms"
+        return "results"
+    if callable(obj):
+        return "functions"
+    return "data"
+
+
+#: Public classes documented beside ``pmcbandit.__all__``: names a user meets in results,
+#: arguments and warnings without importing them from the top level.
+EXTRA = (
+    "pmcbandit.arms.evidence.AISArm",
+    "pmcbandit.arms.evidence.LaplaceISArm",
+    "pmcbandit.arms.evidence.PriorISArm",
+    "pmcbandit.arms.evidence.SMCArm",
+    "pmcbandit.arms.samplers.MCMCArm",
+    "pmcbandit.arms.samplers.SMCSamplerArm",
+    "pmcbandit.runtime.budget.Budget",
+    "pmcbandit.exceptions.PmcBanditWarning",
+    "pmcbandit.exceptions.UnreliableArmWarning",
+    "pmcbandit.exceptions.NoGuaranteeWarning",
+    "pmcbandit.exceptions.SettingsWarning",
+    "pmcbandit.compare.EfficiencyRatio",
+    "pmcbandit.full_bandit.FullBanditEnvironment",
+    "pmcbandit.runtime.executors.processes.ProcessExecutor",
+    "pmcbandit.runtime.executors.dask_cluster.DaskExecutor",
+)
+
+SECTIONS = (
+    ("functions", "Doors", "Every job is one call; each returns a result object."),
+    ("results", "Results and helpers", "What the doors return, and the objects they accept."),
+    ("arms", "Arms", "Estimators the bandit allocates among."),
+    ("budgets", "Budgets", "When a run stops (a float ``budget`` means wall seconds)."),
+    ("warnings", "Warnings", "The warning family (the user guide's *Warnings and what to do*)."),
+    ("data", "Constants", ""),
+)
+
+
+def _resolve(path: str):
+    import importlib
+
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name, None)
+
+
+def _write_api_lists() -> None:
+    """Write ``api/generated/public.rst``: one autosummary table per section, public names from
+    ``pmcbandit.__all__`` under ``pmcbandit.``, the extras under their defining module (an extra
+    that is also a top-level name is listed once, at the top level)."""
+    entries: dict[str, list[str]] = {key: [] for key, _, _ in SECTIONS}
+    seen = set()
+    for name in pmcbandit.__all__:
+        obj = getattr(pmcbandit, name)
+        entries[_kind(obj)].append(f"pmcbandit.{name}")
+        seen.add(id(obj))
+    for path in EXTRA:
+        obj = _resolve(path)
+        if obj is None or id(obj) in seen:
+            continue
+        entries[_kind(obj)].append(path)
+        seen.add(id(obj))
+    lines = ["Public names", "============", ""]
+    for key, title, blurb in SECTIONS:
+        if not entries[key]:
+            continue
+        lines += [title, "-" * len(title), "", blurb, "", ".. autosummary::", "   :toctree: .",
+                  "   :nosignatures:", ""]
+        lines += [f"   {path}" for path in entries[key]]
+        lines.append("")
+    out = HERE / "api" / "generated"
+    out.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(lines)
+    target = out / "public.rst"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
+# Written when this file is read, before Sphinx looks for source files, so the page is found and
+# autosummary generates its stubs in the same build.
+_write_api_lists()
