@@ -427,7 +427,7 @@ def test_repr_summary_and_warning_export():
     text = repr(res)
     assert text.startswith("<RunResult: 40 pulls, 2 arms>") and "policy='ucb1'" in text and "95% CI" in text
     assert "<pre>" in res._repr_html_()
-    assert pb.PmcBanditWarning is pb.run.__globals__["PmcBanditWarning"] and "PmcBanditWarning" in pb.__all__
+    assert pb.PmcBanditWarning is pb.exceptions.PmcBanditWarning and "PmcBanditWarning" in pb.__all__
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ class PolicyLearner:
                     f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
                 )
             arm = int(idx[choice])
-        return Selection.one(arm, self.pulls_per_decision)
+        return Selection((arm,), (self.pulls_per_decision,))
 
     def forced(self, arm: int) -> Selection:
         """The decision a guard forces on ``arm``."""
@@ -95,7 +95,7 @@ class PolicyLearner:
             self.state = self.policy.update(rng, self.state, arm, reward, cost, value=value, info=info)
         else:
             self.state = self.policy.update(rng, self.state, arm, reward, cost)
-        if self.rule.recentre_due():
+        if self.rule.due:
             self.state = self.policy.recentre(self.state, *self.rule.recentre())
         return reward
 

@@ -81,6 +81,7 @@ class RewardRule:
         self.centre = None
         self.centre_rule = None if name == "paired" else centre
         self.moments = None
+        self.due = False  # the centre moves after this reward (a running centre; see recentre_due)
         if self.centre_rule == "running":
             if n_arms is None:
                 raise ValueError("a running centre needs the number of arms (n_arms)")
@@ -121,11 +122,14 @@ class RewardRule:
             if arm is None:
                 raise ValueError("a running centre needs the arm of each reward: call reward(values, costs, arm)")
             self.moments.add(arm, x)
+            count = self.moments.count
+            self.due = count >= 2 and (count & (count - 1)) == 0  # as centring.recentre_due, without a call
         d = x - self.centre
         return -(d * d)
 
     def recentre_due(self) -> bool:
-        """Whether the centre moves now (after the 2nd, 4th, 8th, ... reward of a running centre)."""
+        """Whether the centre moves now (after the 2nd, 4th, 8th, ... reward of a running centre);
+        also kept as the attribute :attr:`due`, set by :meth:`reward`."""
         return self.moments is not None and recentre_due(self.moments.count)
 
     def recentre(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -132,13 +132,14 @@ class Engine:
         self.decisions: dict[int, _Decision] = {}
         self.selected = 0
         self.pulls_dispatched = 0
+        self.rows = 0  # pulls recorded in the history (its length, read without a call)
         self.shift: float | None = None
         self.wall_offset = 0.0
         self.cpu_offset = 0.0
         self.remote_cpu = 0.0  # CPU seconds remote workers reported for the pulls since the run started or resumed
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
-        self.guards = guards
+        self.guards = guards if guards is not None and guards.active else None
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
         self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
@@ -170,7 +171,7 @@ class Engine:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
         process clock is a system call, and most budgets do not read it)."""
         return Progress(
-            len(self.history),
+            self.rows,
             self.wall_offset + time.perf_counter() - self._t0,
             self.cpu_seconds() if cpu else math.nan,
             se,
@@ -259,7 +260,12 @@ class Engine:
         cpu = self.cpu_seconds()
         rec = PullRecord(d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
                          cost, math.nan, wall, cpu, outcome.seconds)
-        return rec, self.history.diagnostic_values(info), message, info
+        diag = self.history.diagnostic_values(info) if self.history.diagnostics else ()
+        return rec, diag, message, info
+
+    def receive(self, outcome) -> None:
+        """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
+        self.absorb(self.record(outcome))
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
@@ -312,6 +318,7 @@ class Engine:
             decision.info = raw_info
             rec = rec._replace(reward=self.learner.close(self.streams.policy, decision))
         r = self.history.append_row(rec, diag)
+        self.rows = r + 1
         rows.append(r)
         if status:
             self._fault(r, arm, status, message)

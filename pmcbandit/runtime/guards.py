@@ -49,6 +49,15 @@ For every budget, when the arms still in play declare at least two
    ``a <= b``, the inverse-variance combination's variance is at most
    :math:`1/((1-s) + s\,a/b) \le 1/(1-s)` times the best arm's alone (1.11 for ``s = 0.1``).
 
+Determinism. Only a time budget's rules (1–3 and the quick-check filter of rule 4) read measured
+durations. Without a time horizon (``Pulls``, ``TargetSE`` without ``max_seconds``) no rule reads a
+clock: rule 4 counts pulls unless every arm declares its cost (``cost_unit`` other than
+``"cpu_seconds"``), and among untried check arms it takes the first in pool order. Durations
+play no part there: a pull budget charges every pull alike, and an arm's ``expected_seconds`` may
+itself come from a timed probe when the arm is built (the AIS arms'), so ordering by it would
+make the decisions depend on the machine's load. The same seed therefore makes the same
+decisions on an idle and on a loaded machine, and a checkpoint replays them exactly.
+
 Forced decisions (rules 3–4) do not consult the policy; the policy still receives their rewards.
 A policy pinned to one arm (the oracle) is never overridden. Which rule chose each decision is
 recorded in the history's ``reason`` column (:data:`pmcbandit.runtime.history.REASONS`).
@@ -69,10 +78,11 @@ __all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_P
 MAX_DECISION_SHARE = 0.1
 #: Smallest share of the spending kept on families other than the leading one.
 CROSS_CHECK_SHARE = 0.1
-#: Pulls a check arm should reach within its share: enough for a variance estimate with the
-#: degrees of freedom the consistency test needs (:data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29,
-#: one weight per pull), with a margin.
-CHECK_PULLS = 32
+#: Pulls a check arm should reach within its share: an arm of one importance weight per pull (AIS,
+#: one chain) enters the consistency test only once it has a Pareto k-hat, which needs 100 weights
+#: (:data:`pmcbandit.result.KHAT_MIN_WEIGHTS`; before, it is unchecked and gets no weight), and a
+#: variance estimate of :data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29 dof (30 pulls).
+CHECK_PULLS = 100
 
 # Codes of the history's ``reason`` column (pmcbandit.runtime.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
@@ -98,7 +108,9 @@ class Guards:
         The budget's horizon in seconds (``None``: no time rules 1–3).
     pulls_per_decision : int
     count_pulls : bool
-        Rule 4 counts pulls (``True``, for pull budgets) or costs.
+        Rule 4 counts pulls (``True``, for pull budgets) or costs. Without a horizon, measured
+        costs (``cost_unit == "cpu_seconds"``) are never counted: pulls are (module docstring,
+        *Determinism*).
     cross_check_share, max_decision_share : float
         The shares of rules 4 and 1.
     pinned : bool
@@ -112,7 +124,8 @@ class Guards:
         self.n_arms = k
         self.horizon = None if pinned else horizon
         self.per_decision = int(pulls_per_decision)
-        self.count_pulls = bool(count_pulls)
+        measured = any(getattr(a, "cost_unit", "cpu_seconds") == "cpu_seconds" for a in arms)
+        self.count_pulls = bool(count_pulls) or (horizon is None and measured)
         self.cross_check_share = float(cross_check_share)
         self.max_decision_share = float(max_decision_share)
         self.pinned = bool(pinned)
@@ -121,6 +134,8 @@ class Guards:
         self.families = labels
         self.family = np.array([labels.index(f) if f is not None else -1 for f in names], dtype=np.int64)
         self.checks = not pinned and len(labels) >= 2 and self.cross_check_share > 0
+        # No rule applies without a time horizon or a second family: the engine then skips the guards.
+        self.active = self.horizon is not None or self.checks
         self.expected = np.array(
             [math.nan if a.expected_seconds is None else float(a.expected_seconds) for a in arms], dtype=np.float64
         )
@@ -200,11 +215,14 @@ class Guards:
             per_pull = predicted / self.per_decision
             quick = candidates & (per_pull * CHECK_PULLS <= self.cross_check_share * self.horizon)
             candidates = quick if quick.any() else _only(candidates, _quickest(candidates, predicted))
+            order = predicted
+        else:
+            order = np.zeros(self.n_arms)  # pool order (module docstring, *Determinism*)
         seen = candidates & np.isfinite(mean_loss)
         if seen.any():
             arm = int(np.argmin(np.where(seen, mean_loss, np.inf)))
         else:
-            arm = _quickest(candidates, predicted)
+            arm = _quickest(candidates, order)
         if self.spent[arm] >= self.cross_check_share * total:
             return None
         return arm

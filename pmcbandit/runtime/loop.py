@@ -62,8 +62,10 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
         resume(engine, checkpoint, settings, executor, watch, exact=exact)
     learner = engine.learner
     need_cpu = budget.uses_cpu
+    timed = budget.horizon is not None
     last_pull = learner.pulls_per_decision - 1
     capacity = executor.capacity if max_in_flight is None else max_in_flight
+    pending = executor.in_flight()  # pulls a resumed run re-submitted; counted here from now on
     saved_at = time.perf_counter()
     stopped_by = "budget"
     bar = _progress_bar(progressbar, len(engine.arms))
@@ -75,28 +77,33 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
             if engine.stopped:
                 stopped_by = "confidence"
                 break
-            while executor.in_flight() < capacity and budget.may_dispatch(engine.pulls_dispatched + last_pull):
-                plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)))
+            while pending < capacity and budget.may_dispatch(engine.pulls_dispatched + last_pull):
+                plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)) if timed else None)
                 if plan is None:
                     break
-                for ticket in engine.dispatch(plan):
+                tickets = engine.dispatch(plan)
+                for ticket in tickets:
                     executor.submit(ticket)
-            if executor.in_flight() == 0:  # nothing left to wait for
+                pending += len(tickets)
+            if pending == 0:  # nothing left to wait for
                 if engine.stopped:
                     stopped_by = "confidence"
                 elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
                     stopped_by = "no_arm"
                 break
             outcomes = executor.wait()
-            while capacity == 1 and executor.in_flight():
+            pending -= len(outcomes)
+            while capacity == 1 and pending:
                 # One decision at a time: its pulls (two for a paired reward) are absorbed together
                 # before the budget and the callback look, as when they run inline, so that a run
                 # stops at the same pull on every executor (docs/scale_out.md, level 2).
-                outcomes += executor.wait()
+                more = executor.wait()
+                pending -= len(more)
+                outcomes += more
             if capacity == 1 and len(outcomes) > 1:  # in the order they were dispatched, as inline
                 outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
             for outcome in outcomes:
-                engine.absorb(engine.record(outcome))
+                engine.receive(outcome)
             if bar is not None:
                 _advance(bar, budget.fraction(progress))
             if callback is not None and callback(engine.progress(progress.se), engine.history):

@@ -242,9 +242,9 @@ def test_oracle_rejects_bad_arm():
 
 
 def test_get_policy_rejects_bad_names():
-    with pytest.raises(ValueError, match="The 'policy' parameter must be one of"):
+    with pytest.raises(ValueError, match="The 'policy' parameter of get_policy must be one of"):
         get_policy("ucb2")
-    with pytest.raises(TypeError, match="The 'policy' parameter must be a str"):
+    with pytest.raises(TypeError, match="The 'policy' parameter of get_policy must be a str"):
         get_policy(3)
     with pytest.raises(ValueError, match="must be a name when parameters are given"):
         get_policy(ucb1.policy(), scale=1.0)
