@@ -26,6 +26,7 @@ The markdown section is printed and written to ``benchmarks/results/bench_run_lo
 from __future__ import annotations
 
 import argparse
+import inspect
 import datetime
 import json
 import os
@@ -75,6 +76,8 @@ def worker(policy: str, n_arms: int, reward: str, pulls: int, repeats: int, kind
         rng = np.random.default_rng(seed)
         state = pol.init(n_arms)
         select, update, draw = pol.select, pol.update, rng.random
+        if next(iter(inspect.signature(update).parameters)) == "state":  # a baseline whose update takes rng last
+            update = (lambda f: lambda rng_, s, a, r, c: f(s, a, r, c, rng_))(update)
         c = draw()
         t0 = time.process_time()
         for _ in range(pulls):

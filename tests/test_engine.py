@@ -5,6 +5,8 @@ import math
 import time
 import warnings
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from scipy.special import logsumexp
@@ -220,29 +222,36 @@ def test_quarantined_arm_is_never_chosen_again(policy):
     assert res.policy_state.pending.sum() == 0
 
 
-class _ExtraDictPolicy:
-    """A policy whose extra is a dict of per-arm arrays and whose update takes value=/info=
+class _Scores(NamedTuple):
+    score: np.ndarray
+    values: np.ndarray
+
+    per_arm_fields = ("score", "values")
+
+
+class _ExtraPolicy:
+    """A policy whose extra is a NamedTuple of per-arm arrays and whose update takes value=/info=
     (the protocol PMC uses); it picks the arm with the largest info sum."""
 
     @staticmethod
     def make():
         def init(n_arms, scale=None):
-            return init_state(n_arms, scale, extra={"score": np.zeros(n_arms), "values": np.zeros(n_arms)})
+            return init_state(n_arms, scale, extra=_Scores(np.zeros(n_arms), np.zeros(n_arms)))
 
         def select(rng, state):
             n = state.n + state.pending
             if (n == 0).any():
                 return int(np.argmin(n))
-            return int(np.argmax(state.extra["score"] / n + 1e-3 * rng.random(n.size)))
+            return int(np.argmax(state.extra.score / n + 1e-3 * rng.random(n.size)))
 
         def update(rng, state, arm, reward, cost=0.0, *, value=None, info=None):
-            score = state.extra["score"].copy()
-            values = state.extra["values"].copy()
+            score = state.extra.score.copy()
+            values = state.extra.values.copy()
             score[arm] += info["q"]
             values[arm] += value
-            return record_loss(state, arm, reward, cost, {"score": score, "values": values})
+            return record_loss(state, arm, reward, cost, _Scores(score, values))
 
-        return Policy("extra-dict", init, select, update, observes=True)
+        return Policy("extra-scores", init, select, update, observes=True)
 
 
 def _info_arm(name, q, p_fault=0.0, extra_info=False):
@@ -258,14 +267,14 @@ def _info_arm(name, q, p_fault=0.0, extra_info=False):
     return pb.CallableArm(fn, name=name, diagnostics=("q",), cost=1.0)
 
 
-def test_policy_with_value_and_info_resumes_exactly_and_sees_a_restricted_dict_extra(tmp_path):
+def test_policy_with_value_and_info_resumes_exactly_and_sees_its_restricted_extra(tmp_path):
     """A policy fed value=/info= (declared float diagnostics) replays exactly from a checkpoint;
-    its dict extra is restricted to the active arms after a quarantine (was not cut before)."""
+    the per-arm fields its extra declares are restricted to the active arms after a quarantine."""
     arms = lambda: [_info_arm("a", 1.0), _info_arm("b", 2.0, p_fault=0.2), _info_arm("c", 0.5)]  # noqa: E731
-    pol = _ExtraDictPolicy.make()
+    pol = _ExtraPolicy.make()
     full = _run(arms(), policy=pol, budget=pb.Pulls(90), random_seed=8)
-    assert full.quarantined.tolist() == [False, True, False]  # the dict extra was cut to 2 arms after this
-    values = full.policy_state.extra["values"]
+    assert full.quarantined.tolist() == [False, True, False]  # the extra was cut to 2 arms after this
+    values = full.policy_state.extra.values
     obs, arm = full.history.column("obs"), full.history.column("arm")
     rewarded = np.isfinite(full.history.column("reward"))
     np.testing.assert_allclose(values, np.bincount(arm[rewarded], weights=obs[rewarded], minlength=3))
@@ -274,14 +283,14 @@ def test_policy_with_value_and_info_resumes_exactly_and_sees_a_restricted_dict_e
          callback=lambda p, h: p.pulls >= 37)
     resumed = _run(arms(), policy=pol, budget=pb.Pulls(90), random_seed=8, checkpoint=path)
     _same_history(full, resumed)
-    np.testing.assert_array_equal(resumed.policy_state.extra["score"], full.policy_state.extra["score"])
+    np.testing.assert_array_equal(resumed.policy_state.extra.score, full.policy_state.extra.score)
 
 
 def test_policy_fed_unrecorded_info_gets_it_live_but_refuses_an_inexact_resume(tmp_path):
     """Live updates get the arm's info as returned (PMC needs its per-path arrays); a replay
     could only give the recorded diagnostics, so resuming such a run raises instead of diverging."""
     seen = []
-    base = _ExtraDictPolicy.make()
+    base = _ExtraPolicy.make()
 
     def update(rng, state, arm, reward, cost=0.0, *, value=None, info=None):
         seen.append(info)

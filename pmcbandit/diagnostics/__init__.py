@@ -8,6 +8,9 @@ ArviZ door (:mod:`~pmcbandit.diagnostics.arviz_io`)
 Plots (:mod:`~pmcbandit.diagnostics.plots`)
     :func:`plot_allocation`, :func:`plot_running_estimate`, :func:`plot_variance_cost`,
     :func:`plot_run`, :func:`save_run_plots`, :func:`running_estimate`.
+
+The top layer with the CLI: it may import every other layer; nothing but the results'
+``to_inference_data``/``plot`` methods (lazily) imports it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ _EXPORTS = {
     "plot_run": "plots",
     "save_run_plots": "plots",
     "running_estimate": "plots",
+    "plot_model_comparison": "model_plots",
+    "model_comparison_to_inference_data": "arviz_io",
 }
 
 __all__ = list(_EXPORTS)

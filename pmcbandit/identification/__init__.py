@@ -7,7 +7,11 @@ simulator) in :mod:`pmcbandit.identification.kernels`. :func:`pmcbandit.identify
 of arms. Sources: Jiang, Li & Qiao (2017), "Practical Algorithms for Best-K Identification in
 Multi-Armed Bandits" (LUCB1, lil'LUCB, LUCB++, lil'RandLUCB, lil'CLUCB, lil'UCB), Kalyanakrishnan &
 Stone (2010), "Efficient Selection of Multiple Bandit Arms" (DIRECT, INCREMENTAL, HALVING, ADAPT,
-and the baselines OCBA-m and RACING), each module citing its own.
+and the baselines OCBA-m and RACING), each module citing its own. The learner the run loop drives is
+:mod:`~pmcbandit.identification.learner`.
+
+May import: the helpers, :mod:`pmcbandit.stats`, :mod:`pmcbandit.arms` and :mod:`pmcbandit.runtime`;
+ArviZ only through :mod:`pmcbandit.diagnostics`, lazily, from the result's ``to_inference_data``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,13 @@
-"""Allocation policies, one module each; :func:`get_policy` resolves names."""
+"""Allocation policies, one module each; :func:`get_policy` resolves names.
+
+Lives here: the policy protocol and shared state (:mod:`~pmcbandit.policies.base`), one module per
+policy (UCB1, UCB-V, KL-UCB, Thompson sampling, uniform, oracle, PMC), the reward rules of Neufeld
+et al. 2014 (:mod:`~pmcbandit.policies.rewards`, :mod:`~pmcbandit.policies.centring`) and the
+allocation learner the run loop drives (:mod:`~pmcbandit.policies.learner`).
+
+May import: the helpers and :mod:`pmcbandit.stats`; never the runtime (a learner reaches the loop
+through :class:`pmcbandit.base.Learner`), the other algorithm families, the doors or diagnostics.
+"""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import ClassVar, NamedTuple, Protocol
 
 import numba
 import numpy as np
@@ -54,6 +54,7 @@ from pmcbandit.policies.centring import recentred_scale
 
 __all__ = [
     "BanditState",
+    "PolicyExtra",
     "Policy",
     "init_state",
     "add_pending",
@@ -66,6 +67,27 @@ __all__ = [
     "argmax_random",
     "index_policy",
 ]
+
+
+class PolicyExtra(Protocol):
+    """A policy's own immutable statistics, kept in :attr:`BanditState.extra`: a NamedTuple that
+    declares which of its fields are per-arm arrays (``per_arm_fields``), so that the run loop can
+    show the policy only the arms still in play (:meth:`restrict`) without guessing from shapes.
+    """
+
+    per_arm_fields: ClassVar[tuple[str, ...]]
+
+    def _replace(self, **fields) -> "PolicyExtra": ...
+
+
+def restrict(state: "BanditState", idx: np.ndarray) -> "BanditState":
+    """The state a policy sees when only the arms ``idx`` may be chosen: every per-arm array of the
+    shared statistics and the fields ``state.extra`` declares per arm, indexed by ``idx``."""
+    extra = state.extra
+    if extra is not None:
+        extra = extra._replace(**{f: getattr(extra, f)[idx] for f in extra.per_arm_fields})
+    return BanditState(state.n[idx], state.pending[idx], state.loss_sum[idx], state.loss_sq_sum[idx],
+                       state.cost_sum[idx], state.scale[idx], state.fixed_scale, state.t, extra, state.per_arm)
 
 
 class BanditState(NamedTuple):
@@ -88,8 +110,9 @@ class BanditState(NamedTuple):
         ``True`` when ``scale`` was given at ``init`` and never changes.
     t : int
         Decisions made so far (dispatched, whether or not they came back).
-    extra : Any
-        Policy-specific immutable fields (e.g. Thompson's Beta counts).
+    extra : PolicyExtra or None
+        Policy-specific immutable fields (e.g. Thompson's Beta counts), a NamedTuple that declares
+        its per-arm fields (:class:`PolicyExtra`).
     per_arm : bool
         ``True``: ``scale[k]`` is arm ``k``'s own running maximum loss (App. B);
         ``False``: every entry is the maximum over all arms.
@@ -103,7 +126,7 @@ class BanditState(NamedTuple):
     scale: np.ndarray
     fixed_scale: bool
     t: int
-    extra: Any = None
+    extra: PolicyExtra | None = None
     per_arm: bool = False
 
 
@@ -143,7 +166,7 @@ class Policy(NamedTuple):
     simulator_rule: str | None = None
 
 
-def init_state(n_arms: int, scale: float | None = None, extra: Any = None, *, per_arm: bool = False) -> BanditState:
+def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | None = None, *, per_arm: bool = False) -> BanditState:
     """Empty state for ``n_arms`` arms.
 
     ``scale`` fixes the loss range of every arm if known (shared); otherwise each
@@ -215,7 +238,7 @@ def raise_range(scale, arm, loss, per_arm):
 _KEEP = object()
 
 
-def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra: Any = _KEEP,
+def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra: PolicyExtra | None = _KEEP,
                 scale: np.ndarray | None = None) -> BanditState:
     """Fold one reward into the shared statistics (every policy's ``update`` starts here).
 

@@ -9,12 +9,22 @@ with ``KL`` the Bernoulli divergence, ``mean_j`` the mean normalised reward in
 ``[0, 1]`` and ``T_j`` the arm's pulls (pending included). ``c = 3`` is the
 choice of the paper (Sec. 2, bound (6); Cappé et al. 2013, Cor. 1).
 
-The supremum is found by bisection (:func:`kl_upper_bound`): the bracket starts
-at ``[mean, min(1, mean + sqrt(d/2))]`` with ``d = f(t)/T_j`` (Pinsker's
-inequality ``KL(p, q) >= 2 (q - p)^2`` puts the supremum inside), is halved
-until its width is at most ``PRECISION = 1e-6`` or ``MAX_ITER = 50`` halvings
-were made, and its upper end is returned -- never below the exact bound, at
-most ``1e-6`` above it.
+The index is reported on the grid of multiples of ``GRID = 2^-20`` (< 1e-6): it is
+the smallest grid point ``q`` above ``mean_j`` with ``T_j * KL(mean_j, q) > f(t)``
+(1.0 when there is none) -- never below the exact supremum, less than ``GRID``
+above it. Snapping to the grid makes the index a function of ``(mean, d)`` alone,
+``d = f(t)/T_j``, whatever point the search starts from: :func:`grid_index`
+brackets the answer between a grid point known to be below it and one known to be
+at or above it, and moves by Newton steps on ``q -> KL(mean, q) - d`` (convex and
+increasing on ``[mean, 1]``, so a step from above lands above the root and one
+from below overshoots it; KL's derivative in ``q`` is ``(q - mean)/(q(1 - q))``, no
+logarithm), falling back to halving the bracket when a step leaves it or after
+``MAX_NEWTON`` steps. The live policy starts at Pinsker's bound
+``mean + sqrt(d/2)`` (``KL(p, q) >= 2 (q - p)^2`` puts the supremum below it); the
+replicated-run simulator starts from the arm's previous index, which changes only
+when the arm is pulled or ``d`` crosses the next grid point, so most rounds cost a
+comparison (:mod:`pmcbandit.simulate.kernel`). Both give the same grid point, so
+the simulator replays the live pulls exactly.
 """
 
 from __future__ import annotations
@@ -25,12 +35,13 @@ import numpy as np
 from pmcbandit._validation import check_positive
 from pmcbandit.policies.base import Policy, index_policy
 
-__all__ = ["PRECISION", "MAX_ITER", "kl_bernoulli", "kl_upper_bound", "exploration", "index", "policy"]
+__all__ = ["GRID", "MAX_NEWTON", "kl_bernoulli", "grid_index", "kl_upper_bound", "exploration", "index", "policy"]
 
-#: Width of the final bisection bracket.
-PRECISION = 1e-6
-#: Cap on the number of bisection steps (the Pinsker bracket needs at most ~20).
-MAX_ITER = 50
+#: Spacing of the grid the index is reported on (2^-20 < 1e-6; multiples are exact doubles).
+GRID = 2.0**-20
+#: Newton steps before the search falls back to halving its bracket.
+MAX_NEWTON = 12
+_N_GRID = 2**20
 _EPS = 1e-15
 
 
@@ -57,31 +68,79 @@ def kl_bernoulli(p, q):
 
 
 @numba.njit(cache=True)
-def kl_upper_bound(p, d, precision, max_iter):
-    """``sup {q in [p, 1] : KL(p, q) <= d}`` by bisection (see the module docstring).
+def grid_index(p, d, start, known_below):
+    """KL-UCB's grid index: the smallest ``j`` with ``j * GRID > p`` and ``KL(p, j * GRID) > d``.
+
+    Parameters
+    ----------
+    p : float
+        Mean normalised reward of the arm.
+    d : float
+        Exploration budget ``f(t) / T`` (> 0).
+    start : int
+        Grid point to evaluate first (any; clamped into the bracket).
+    known_below : int
+        A grid point already known not to satisfy the condition (-1 if none).
+
+    Returns
+    -------
+    (int, float)
+        ``j`` (``2^20``, i.e. ``q = 1``, when no grid point below 1 satisfies it) and
+        ``KL(p, j * GRID)`` (``inf`` for ``j = 2^20`` unless evaluated there).
 
     Examples
     --------
-    >>> kl_upper_bound(1.0, 0.3, 1e-6, 50)
-    1.0
-    >>> abs(kl_bernoulli(0.5, kl_upper_bound(0.5, 0.1, 1e-9, 60)) - 0.1) < 1e-7
+    >>> j, _ = grid_index(0.5, 0.1, 0, -1)
+    >>> q = j * GRID
+    >>> kl_bernoulli(0.5, q) > 0.1 >= kl_bernoulli(0.5, q - GRID)
     True
     """
+    hi = _N_GRID
+    kl_hi = np.inf
     if p >= 1.0:
-        return 1.0
-    lo = p
-    hi = min(1.0, p + np.sqrt(0.5 * d))
-    if hi >= 1.0 and kl_bernoulli(p, 1.0) <= d:
-        return 1.0
-    i = 0
-    while hi - lo > precision and i < max_iter:
-        mid = 0.5 * (lo + hi)
-        if kl_bernoulli(p, mid) > d:
-            hi = mid
+        return hi, kl_hi
+    lo = max(int(np.floor(p * _N_GRID)), known_below, 0)
+    j = start
+    steps = 0
+    while hi - lo > 1:
+        if not lo < j < hi:
+            j = (lo + hi) // 2
+        q = j * GRID
+        g = kl_bernoulli(p, q)
+        above = g > d
+        if above:
+            hi = j
+            kl_hi = g
         else:
-            lo = mid
-        i += 1
-    return hi
+            lo = j
+        steps += 1
+        slope = (q - p) / (q * (1.0 - q))
+        if steps > MAX_NEWTON or not slope > 0.0:
+            j = (lo + hi) // 2
+            continue
+        target = q - (g - d) / slope
+        # Keep the target finite and inside (0, 1) before it becomes a grid index.
+        target = min(max(target, 0.0), 1.0)
+        j = int(np.ceil(target * _N_GRID))
+        if above and j >= hi:
+            j = hi - 1  # from above the answer is at most ceil(target): test the point below
+    return hi, kl_hi
+
+
+@numba.njit(cache=True)
+def kl_upper_bound(p, d):
+    """``sup {q in [p, 1] : KL(p, q) <= d}`` on the grid of :data:`GRID` (see the module docstring).
+
+    Examples
+    --------
+    >>> kl_upper_bound(1.0, 0.3)
+    1.0
+    >>> q = kl_upper_bound(0.5, 0.1)
+    >>> kl_bernoulli(0.5, q - GRID) <= 0.1 < kl_bernoulli(0.5, q)
+    True
+    """
+    start = int(np.ceil(min(p + np.sqrt(0.5 * d), 1.0) * _N_GRID))
+    return grid_index(p, d, start, -1)[0] * GRID
 
 
 @numba.njit(cache=True)
@@ -98,7 +157,7 @@ def index(n, mean, var, t, params):
     f = exploration(t, params[0])
     out = np.empty(n.shape[0])
     for i in range(n.shape[0]):
-        out[i] = kl_upper_bound(mean[i], f / n[i], PRECISION, MAX_ITER) if n[i] > 0 else np.inf
+        out[i] = kl_upper_bound(mean[i], f / n[i]) if n[i] > 0 else np.inf
     return out
 
 

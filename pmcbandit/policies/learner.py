@@ -11,12 +11,11 @@ itself (``stops = False``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
 from pmcbandit.base import Selection
-from pmcbandit.policies.base import BanditState, add_pending
+from pmcbandit.policies.base import BanditState, add_pending, restrict
 
 __all__ = ["PolicyLearner"]
 
@@ -56,7 +55,7 @@ class PolicyLearner:
             arm = int(self.policy.select(rng, self.state))
         else:
             idx = np.flatnonzero(eligible)
-            choice = int(self.policy.select(rng, _restrict(self.state, idx, self.n_arms)))
+            choice = int(self.policy.select(rng, restrict(self.state, idx)))
             if not 0 <= choice < idx.size:
                 raise RuntimeError(
                     f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
@@ -132,27 +131,6 @@ def _same_info(info: dict, recorded: dict) -> bool:
         if not (float(v) == rec or (v != v and rec != rec)):
             return False
     return True
-
-
-def _restrict(state: BanditState, idx: np.ndarray, n_arms: int) -> BanditState:
-    """The state seen by the policy when only arms ``idx`` may be chosen.
-
-    Every array whose first axis has length ``n_arms`` is indexed by ``idx``, also inside
-    tuples, named tuples, lists and mappings held in ``state.extra``; scalars stay.
-    """
-
-    def cut(v):
-        if isinstance(v, np.ndarray):
-            return v[idx] if v.ndim >= 1 and v.shape[0] == n_arms else v
-        if isinstance(v, tuple):
-            return type(v)(*map(cut, v)) if hasattr(v, "_fields") else tuple(map(cut, v))
-        if isinstance(v, list):
-            return [cut(x) for x in v]
-        if isinstance(v, Mapping):
-            return {k: cut(x) for k, x in v.items()}
-        return v
-
-    return BanditState(*map(cut, state))
 
 
 def _release_pending(state: BanditState, arm: int) -> BanditState:

@@ -88,6 +88,8 @@ class PMCExtra(NamedTuple):
     filled: int
     populations: int
 
+    per_arm_fields = ("alpha", "log_acc")  # indexed by arm (PolicyExtra)
+
 
 def mixture_log_weights(alpha, h, stat, coef):
     """Per-path ``log ω_i`` of (2) and the log posterior ``log ρ_ij = log α_j q_j/q_α``.

@@ -33,36 +33,39 @@ Random numbers, in the order they are taken (the replicated-run simulator
 reproduces live pull sequences from them):
 
 * ``select`` (``sampler="numba"``, the default) takes **one** call
-  ``rng.random(n_select_uniforms(K))``; :func:`select_kernel` turns that buffer
-  into the decision.
+  ``rng.random(SELECT_UNIFORMS)`` (2 values, whatever the number of arms);
+  :func:`select_kernel` turns that buffer into the decision.
 * ``update`` takes **one** call ``rng.random()``; the coin is a success iff
   ``u < r`` (:func:`coin`).
 
 Because both only call ``Generator.random`` (one 64-bit word per double), a
-simulator can draw ``rng.random((T, n_select_uniforms(K) + 1))`` in one go:
-row ``i`` holds decision ``i``'s buffer followed by the uniform of its coin.
+simulator can draw ``rng.random((T, SELECT_UNIFORMS + 1))`` in one go: row ``i``
+holds decision ``i``'s buffer followed by the uniform of its coin.
 
-How a buffer becomes ``K`` Beta draws (:func:`select_kernel`). Buffer slot 0 is
-the tie-break uniform; the rest feed ``2K`` Gamma variates in arm order
-(``G_a ~ Gamma(S_k + 1)`` then ``G_b ~ Gamma(F_k + 1)``, ``theta_k = G_a /
-(G_a + G_b)``), each by Marsaglia & Tsang (2000) (exact for shape >= 1, which
-holds here) with standard normals from Box-Muller pairs (the second normal of a
-pair is kept for the next request). Without rejections every arm uses exactly 4
-uniforms; :data:`SLACK_UNIFORMS` extra slots absorb the first rejections.
-Should a decision still run out (about 3% of decisions for K = 16 arms with
-all counts zero, where Marsaglia-Tsang rejects ~5% of proposals; none in 20,000
-once every count is 5 or more), the kernel continues with a SplitMix64
-stream seeded from the bits of the whole buffer -- deterministic in the buffer,
-so the Generator's consumption per decision stays fixed and the choice is a
-pure function of it. Every step is exact (no approximation of the Beta law);
-the tests compare it with ``scipy.stats.beta`` and with the PyMC backend.
+How a buffer becomes ``K`` Beta draws (:func:`select_kernel`). Slot 0 is the
+tie-break uniform of :func:`~pmcbandit.policies.base.argmax_random` (exact ties
+among continuous draws have probability zero, so sharing its bits is harmless).
+The 53-bit integers of both slots are hashed into the 64-bit key of a
+counter-based stream private to the decision: output ``i`` is the SplitMix64 finaliser of
+``key + i * 0x9E3779B97F4A7C15`` (Steele, Lea & Flood 2014), so the decision
+never runs out of random bits and the Generator's consumption is fixed. From it
+come ``2K`` Gamma variates in arm order (``G_a ~ Gamma(S_k + 1)`` then
+``G_b ~ Gamma(F_k + 1)``, ``theta_k = G_a / (G_a + G_b)``), each by Marsaglia &
+Tsang (2000), "A simple method for generating gamma variables" (exact for shape
+>= 1, which holds here), with standard normals by the 256-layer ziggurat
+(Marsaglia & Tsang 2000, "The ziggurat method for generating random variables";
+52-bit layout as in Doornik 2005, tail by Marsaglia's exponential method). Every
+step is exact (no approximation of the Beta law); the tests compare the normals,
+Gammas and Betas with ``scipy.stats`` and the decisions with the PyMC backend.
+The kernels allocate nothing per decision (:func:`select_into` writes the draws
+to a caller's buffer), which is what lets the simulator run them per round.
 
 ``sampler="pymc"`` draws the same posterior as PyMC distributions:
 ``pm.Beta.dist(alpha=S+1, beta=F+1)`` with ``alpha``/``beta`` PyTensor shared
 variables, compiled once per number of arms by :func:`pymc.pytensorf.compile`;
 each decision reseeds its RNG from ``rng.integers(2**63)`` and then takes one
 ``rng.random()`` for ties. It is the reference implementation (50-100 µs a
-decision, against about 3 µs for the kernel; ``benchmarks/bench_policies.py``).
+decision, against a few µs for the kernel; ``benchmarks/bench_policies.py``).
 """
 
 from __future__ import annotations
@@ -86,10 +89,13 @@ from pmcbandit.policies.base import (
 
 __all__ = [
     "BetaCounts",
-    "SLACK_UNIFORMS",
-    "UNIFORMS_PER_ARM",
-    "n_select_uniforms",
+    "SELECT_UNIFORMS",
+    "counter_key",
+    "std_normal",
+    "std_gamma",
+    "beta_draws_into",
     "beta_draws_kernel",
+    "select_into",
     "select_kernel",
     "scaled_select_kernel",
     "coin",
@@ -98,15 +104,45 @@ __all__ = [
     "policy",
 ]
 
-#: Uniforms one arm consumes when no Gamma draw is rejected (2 Gammas x (1 normal + 1 uniform)).
-UNIFORMS_PER_ARM = 4
-#: Extra buffer slots per decision that absorb the first rejections.
-SLACK_UNIFORMS = 8
+#: Uniforms one decision takes from the Generator: the tie-break, then the second word of the stream key.
+SELECT_UNIFORMS = 2
 
 _SAMPLERS = ("numba", "pymc")
-_TWO_PI = 2.0 * np.pi
-_INV_2_53 = 1.0 / 9007199254740992.0
 _U64 = np.uint64
+_GOLDEN = _U64(0x9E3779B97F4A7C15)
+_TWO_53 = 9007199254740992.0
+_INV_2_53 = 1.0 / _TWO_53
+# Ziggurat constants for 256 layers (Marsaglia & Tsang 2000): the base layer's right edge
+# and the common area of every layer.
+_ZIG_R = 3.6541528853610088
+_ZIG_V = 4.92867323399e-3
+_ZIG_INV_R = 1.0 / _ZIG_R
+_MANTISSA = _U64(0x000FFFFFFFFFFFFF)
+
+
+def _ziggurat_tables():
+    """Layer tables ``(k, w, f)`` of the 256-layer ziggurat with 52-bit mantissas (Marsaglia & Tsang's
+    ``zigset`` recursion: ``x_{i-1} = sqrt(-2 log(v / x_i + f(x_i)))``, ``f(x) = exp(-x^2 / 2)``)."""
+    m = 2.0**52
+    k = np.zeros(256, dtype=np.uint64)
+    w = np.zeros(256)
+    f = np.zeros(256)
+    dn = tn = _ZIG_R
+    q = _ZIG_V / np.exp(-0.5 * dn * dn)
+    k[0] = np.uint64(dn / q * m)
+    w[0], w[255] = q / m, dn / m
+    f[0], f[255] = 1.0, np.exp(-0.5 * dn * dn)
+    for i in range(254, 0, -1):
+        dn = np.sqrt(-2.0 * np.log(_ZIG_V / dn + np.exp(-0.5 * dn * dn)))
+        k[i + 1] = np.uint64(dn / tn * m)
+        tn = dn
+        f[i] = np.exp(-0.5 * dn * dn)
+        w[i] = dn / m
+    return k, w, f
+
+
+_ZIG_K, _ZIG_W, _ZIG_F = _ziggurat_tables()
+_ZIG_K = _ZIG_K.astype(np.int64)  # compared with a signed 52-bit abscissa (cheap int -> float)
 
 
 class BetaCounts(NamedTuple):
@@ -116,109 +152,205 @@ class BetaCounts(NamedTuple):
     successes: np.ndarray
     failures: np.ndarray
 
-
-def n_select_uniforms(n_arms: int) -> int:
-    """Length of the uniform buffer one decision takes: ``1 + 4 K + 8``."""
-    return 1 + UNIFORMS_PER_ARM * int(n_arms) + SLACK_UNIFORMS
+    per_arm_fields = ("successes", "failures")  # indexed by arm (PolicyExtra)
 
 
-# --- uniform source: the buffer, then a SplitMix64 fallback ---------------------------
-# stream[0]: next buffer position; stream[1]: SplitMix64 state; stream[2]: 1 once seeded;
-# stream[3]: 1 while a Box-Muller normal is cached (its value lives in cache[0]).
+# --- the decision's counter-based stream: a uint64 counter, SplitMix64's finaliser as output ---
 
 
 @numba.njit(cache=True, inline="always")
-def _splitmix64(stream):
-    stream[1] += _U64(0x9E3779B97F4A7C15)
-    z = stream[1]
+def _mix64(z):
     z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
     return z ^ (z >> _U64(31))
 
 
 @numba.njit(cache=True)
-def _next_uniform(uniforms, stream):
-    pos = stream[0]
-    if pos < uniforms.shape[0]:
-        stream[0] = pos + _U64(1)
-        return uniforms[pos]
-    if stream[2] == _U64(0):
-        # Seed from every slot: a deterministic function of what the Generator gave.
-        h = _U64(0x6A09E667F3BCC909)
-        for i in range(uniforms.shape[0]):
-            stream[1] = h ^ _U64(uniforms[i] * 9007199254740992.0)
-            h = _splitmix64(stream)
-        stream[1] = h
-        stream[2] = _U64(1)
-    return (_splitmix64(stream) >> _U64(11)) * _INV_2_53
+def counter_key(u1, u2):
+    """Key of a decision's stream from its two Generator uniforms: their 53-bit integers, the second
+    shifted over the first's top 11 bits, hashed by the SplitMix64 finaliser."""
+    w1 = _U64(np.int64(u1 * _TWO_53))
+    w2 = _U64(np.int64(u2 * _TWO_53))
+    return _mix64(w1 ^ (w2 << _U64(11)))
 
 
-@numba.njit(cache=True)
-def _next_normal(uniforms, stream, cache):
-    if stream[3] == _U64(1):
-        stream[3] = _U64(0)
-        return cache[0]
-    # 1 - u lies in (0, 1], so the log is finite.
-    radius = np.sqrt(-2.0 * np.log(1.0 - _next_uniform(uniforms, stream)))
-    angle = _TWO_PI * _next_uniform(uniforms, stream)
-    cache[0] = radius * np.sin(angle)
-    stream[3] = _U64(1)
-    return radius * np.cos(angle)
+@numba.njit(cache=True, inline="always")
+def _uniform(s):
+    """``(u, s')``: the next output's top 53 bits as a double in [0, 1)."""
+    s = s + _GOLDEN
+    return np.int64(_mix64(s) >> _U64(11)) * _INV_2_53, s  # signed: a cheap int -> float
 
 
-@numba.njit(cache=True)
-def _gamma(shape, uniforms, stream, cache):
-    """Gamma(shape, 1) for shape >= 1 by Marsaglia & Tsang (2000), Sec. 4."""
-    d = shape - 1.0 / 3.0
-    c = 1.0 / np.sqrt(9.0 * d)
+@numba.njit(cache=True, inline="never")
+def _normal_rest(idx, x, negative, s):
+    """The ziggurat's rarer branches: layer ``idx``'s wedge or the tail, then fresh tries."""
     while True:
-        x = _next_normal(uniforms, stream, cache)
+        if idx == 0:
+            while True:
+                u1, s = _uniform(s)
+                u2, s = _uniform(s)
+                xx = -_ZIG_INV_R * np.log1p(-u1)
+                yy = -np.log1p(-u2)
+                if yy + yy > xx * xx:
+                    return (-(_ZIG_R + xx) if negative else _ZIG_R + xx), s
+        else:
+            u, s = _uniform(s)
+            if (_ZIG_F[idx - 1] - _ZIG_F[idx]) * u + _ZIG_F[idx] < np.exp(-0.5 * x * x):
+                return x, s
+        s = s + _GOLDEN
+        bits = _mix64(s)
+        idx = np.int64(bits & _U64(0xFF))
+        sign = 1.0 - 2.0 * np.int64((bits >> _U64(8)) & _U64(1))
+        negative = sign < 0.0
+        rabs = np.int64((bits >> _U64(9)) & _MANTISSA)
+        x = sign * (rabs * _ZIG_W[idx])
+        if rabs < _ZIG_K[idx]:
+            return x, s
+
+
+@numba.njit(cache=True, inline="always")
+def std_normal(s):
+    """``(z, s')``: a standard normal by the 256-layer ziggurat from the stream at counter ``s``.
+
+    One output usually suffices (about 99% of the time): its low 8 bits pick the layer, the
+    next bit the sign and 52 bits the abscissa; outside the layer's rectangle the wedge (one
+    more uniform) or the tail beyond ``r`` (Marsaglia's method, two uniforms per try) decides,
+    out of line.
+    """
+    s = s + _GOLDEN
+    bits = _mix64(s)
+    idx = np.int64(bits & _U64(0xFF))
+    sign = 1.0 - 2.0 * np.int64((bits >> _U64(8)) & _U64(1))  # +-1 without a branch
+    rabs = np.int64((bits >> _U64(9)) & _MANTISSA)
+    x = sign * (rabs * _ZIG_W[idx])
+    if rabs < _ZIG_K[idx]:
+        return x, s
+    return _normal_rest(idx, x, sign < 0.0, s)
+
+
+@numba.njit(cache=True, inline="always")
+def gamma_constants(shape):
+    """Marsaglia & Tsang's ``d = shape - 1/3`` and ``c = 1/sqrt(9 d)`` of ``Gamma(shape, 1)``."""
+    d = shape - 1.0 / 3.0
+    return d, 1.0 / np.sqrt(9.0 * d)
+
+
+@numba.njit(cache=True, inline="always")
+def gamma_from_constants(d, c, s):
+    """``(g, s')``: ``Gamma(shape, 1)`` for ``shape >= 1`` by Marsaglia & Tsang (2000), Sec. 4,
+    given ``(d, c) = gamma_constants(shape)``."""
+    while True:
+        x, s = std_normal(s)
         v = 1.0 + c * x
         if v <= 0.0:
             continue
         v = v * v * v
-        u = _next_uniform(uniforms, stream)
+        u, s = _uniform(s)
         x2 = x * x
         if u < 1.0 - 0.0331 * x2 * x2:  # squeeze: accepts ~98% without logs
-            return d * v
+            return d * v, s
         if np.log(u) < 0.5 * x2 + d * (1.0 - v + np.log(v)):
-            return d * v
+            return d * v, s
+
+
+@numba.njit(cache=True)
+def std_gamma(shape, s):
+    """``(g, s')``: ``Gamma(shape, 1)`` for ``shape >= 1`` by Marsaglia & Tsang (2000), Sec. 4."""
+    d, c = gamma_constants(shape)
+    return gamma_from_constants(d, c, s)
+
+
+@numba.njit(cache=True)
+def beta_draws_into(successes, failures, offset, n_arms, key, theta):
+    """``theta[i] ~ Beta(S + 1, F + 1)`` of arms ``offset .. offset + n_arms - 1`` from the stream ``key``.
+
+    ``successes`` and ``failures`` may hold several bandits back to back (the simulator's block);
+    ``theta`` (length ``>= n_arms``) receives the draws. Nothing is allocated.
+    """
+    s = key
+    for i in range(n_arms):
+        da, ca = gamma_constants(successes[offset + i] + 1.0)
+        db, cb = gamma_constants(failures[offset + i] + 1.0)
+        ga, s = gamma_from_constants(da, ca, s)
+        gb, s = gamma_from_constants(db, cb, s)
+        theta[i] = ga / (ga + gb)
+
+
+@numba.njit(cache=True)
+def refresh_constants(successes, failures, arm, constants):
+    """``constants[:, arm]`` = ``gamma_constants`` of ``S + 1`` (rows 0-1) and ``F + 1`` (rows 2-3)."""
+    constants[0, arm], constants[1, arm] = gamma_constants(successes[arm] + 1.0)
+    constants[2, arm], constants[3, arm] = gamma_constants(failures[arm] + 1.0)
+
+
+@numba.njit(cache=True)
+def cached_select_into(constants, scale, offset, n_arms, per_arm, u0, u1, theta):
+    """:func:`select_into` with the arms' Gamma constants kept by the caller (:func:`refresh_constants`
+    after every change of a count): the same arithmetic, hence the same decision, without a square
+    root and a division per Gamma variate (the replicated-run simulator's loop)."""
+    s = counter_key(u0, u1)
+    for i in range(n_arms):
+        j = offset + i
+        ga, s = gamma_from_constants(constants[0, j], constants[1, j], s)
+        gb, s = gamma_from_constants(constants[2, j], constants[3, j], s)
+        theta[i] = ga / (ga + gb)
+    return _decide(scale, offset, n_arms, per_arm, u0, theta)
+
+
+@numba.njit(cache=True, inline="always")
+def _decide(scale, offset, n_arms, per_arm, u0, theta):
+    if per_arm:
+        widest = 0.0
+        for i in range(n_arms):
+            widest = max(widest, scale[offset + i])
+        for i in range(n_arms):
+            w = scale[offset + i]
+            theta[i] = (w if w > 0.0 else widest) * (theta[i] - 1.0)
+    return argmax_random(theta, u0)
 
 
 @numba.njit(cache=True)
 def beta_draws_kernel(successes, failures, uniforms):
-    """``theta_k ~ Beta(S_k + 1, F_k + 1)`` for every arm from one uniform buffer.
+    """``theta_k ~ Beta(S_k + 1, F_k + 1)`` for every arm from one decision's buffer.
 
     Parameters
     ----------
     successes, failures : ndarray of float64, shape (K,)
-    uniforms : ndarray of float64, shape (n_select_uniforms(K),)
-        Uniforms in [0, 1); slot 0 is left for the tie-break of :func:`select_kernel`.
+    uniforms : ndarray of float64, shape (SELECT_UNIFORMS,)
+        Uniforms in [0, 1) (slot 0 is also the tie-break of :func:`select_kernel`).
 
     Returns
     -------
     ndarray of float64, shape (K,)
     """
-    stream = np.zeros(4, dtype=np.uint64)
-    stream[0] = 1
-    cache = np.zeros(1)
     k = successes.shape[0]
     theta = np.empty(k)
-    for i in range(k):
-        ga = _gamma(successes[i] + 1.0, uniforms, stream, cache)
-        gb = _gamma(failures[i] + 1.0, uniforms, stream, cache)
-        theta[i] = ga / (ga + gb)
+    beta_draws_into(successes, failures, 0, k, counter_key(uniforms[0], uniforms[1]), theta)
     return theta
+
+
+@numba.njit(cache=True)
+def select_into(successes, failures, scale, offset, n_arms, per_arm, u0, u1, theta):
+    """Thompson decision for arms ``offset .. offset + n_arms - 1`` from a decision's buffer ``(u0, u1)``.
+
+    The argmax of the posterior draws (Alg. 2); under per-arm ranges (App. B) of
+    ``scale[k] * (theta_k - 1)``, an arm whose range is still 0 taking the widest range of the
+    bandit (:func:`~pmcbandit.policies.base.to_loss_scale`). Ties by ``u0``. ``theta`` is
+    a work buffer of length ``n_arms``; nothing is allocated.
+    """
+    beta_draws_into(successes, failures, offset, n_arms, counter_key(u0, u1), theta)
+    return _decide(scale, offset, n_arms, per_arm, u0, theta)
 
 
 @numba.njit(cache=True)
 def select_kernel(successes, failures, uniforms):
     """Thompson decision: argmax of posterior draws, ties by ``uniforms[0]`` (Alg. 2).
 
-    ``uniforms`` must hold ``n_select_uniforms(K)`` values from
-    ``Generator.random``; the result is a pure function of the three arrays.
+    ``uniforms`` must hold ``SELECT_UNIFORMS`` values from ``Generator.random``; the result is
+    a pure function of the three arrays.
     """
-    return argmax_random(beta_draws_kernel(successes, failures, uniforms), uniforms[0])
+    k = successes.shape[0]
+    return select_into(successes, failures, successes, 0, k, False, uniforms[0], uniforms[1], np.empty(k))
 
 
 @numba.njit(cache=True)
@@ -230,8 +362,8 @@ def scaled_select_kernel(successes, failures, scale, uniforms):
     (:func:`~pmcbandit.policies.base.to_loss_scale`, which also says what an arm whose range is
     still 0 gets). Same buffer and consumption as :func:`select_kernel`.
     """
-    theta = beta_draws_kernel(successes, failures, uniforms)
-    return argmax_random(to_loss_scale(theta, scale, theta.shape[0]), uniforms[0])
+    k = successes.shape[0]
+    return select_into(successes, failures, scale, 0, k, True, uniforms[0], uniforms[1], np.empty(k))
 
 
 @numba.njit(cache=True)
@@ -327,7 +459,7 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
 
         def select(rng: np.random.Generator, state: BanditState) -> int:
             successes, failures = state.extra
-            uniforms = rng.random(n_select_uniforms(successes.shape[0]))
+            uniforms = rng.random(SELECT_UNIFORMS)
             if state.per_arm:
                 return scaled_select_kernel(successes, failures, state.scale, uniforms)
             return select_kernel(successes, failures, uniforms)

@@ -9,6 +9,9 @@ the decisions ``pmcbandit.run`` would make (see :mod:`pmcbandit.simulate.core`):
                    random_seed=1, bounds=(0, 1), n_jobs=2)
     res.pulls.mean(axis=0)             # E[T_k(n)]
     res.regret_from_pulls()            # Thm 1: sum_k E[T_k(t)] (V_k - V*)
+
+May import: the helpers, :mod:`pmcbandit.stats`, :mod:`pmcbandit.policies` (the rules it replays)
+and :mod:`pmcbandit.runtime` (the streams the live loop draws from); never the doors.
 """
 
 from pmcbandit.simulate.arms import Gaussian, RewardMatrix, ScaledBernoulli, SyntheticArms
