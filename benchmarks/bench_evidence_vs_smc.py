@@ -1,6 +1,6 @@
 """Evidence on Pima T=50: ``estimate_evidence`` against ``pm.sample_smc`` for the same wall time.
 
-Run as ``.venv/bin/python -m benchmarks.bench_evidence_vs_smc`` (issue 3, "Goals"; ``--quick``
+Run as ``.venv/bin/python -m benchmarks.bench_evidence_vs_smc`` (``--quick``
 for a smoke run). For each seed and configuration, in that order (seeds outer, so drift in
 machine speed hits every configuration alike), a FRESH Python process builds what it needs
 (compilation is not timed), then spends ``--seconds`` of wall time and reports ``log Ẑ``:
@@ -29,7 +29,7 @@ and compilation per process) is about 2.5 h on 2 cores.
 
 MSE is against ``models.pima.REFERENCE_LOG_Z[T]`` (or, where that is missing, a long Laplace-t
 importance-sampling reference computed here in its own process; its SE² is reported beside
-the MSEs because it is a floor under every MSE). Goals (issue 3): MSE(sample_smc) /
+the MSEs because it is a floor under every MSE). Goals: MSE(sample_smc) /
 MSE(default) >= 300, and MSE(default) / min_k MSE(single k) <= 1.25. The markdown section is
 printed and written to ``benchmarks/results/bench_evidence_vs_smc.md``.
 """
@@ -280,7 +280,7 @@ def main(argv=None) -> int:
                         help="run seeds first-seed .. first-seed + seeds - 1 (to extend an earlier run)")
     parser.add_argument("--T", type=int, default=50)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="budget in wall seconds (default, issue 3) or CPU seconds incl. children")
+                        help="budget in wall seconds (default) or CPU seconds incl. children")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS)
     parser.add_argument("--reference-draws", type=int, default=10**8,
                         help="Laplace-t draws for a reference when models.pima.REFERENCE_LOG_Z lacks T")

@@ -1,4 +1,4 @@
-"""Throughput of ``pmcbandit.run`` on the executors of issue 15: serial, threads, processes, Dask.
+"""Throughput of ``pmcbandit.run`` on every executor: serial, threads, processes, Dask.
 
 Run as ``.venv/bin/python -m benchmarks.bench_scale_out`` (``--quick`` for a smoke run).
 

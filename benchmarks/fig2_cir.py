@@ -5,7 +5,7 @@ Run as ``.venv/bin/python -m benchmarks.fig2_cir`` (full scale) or with
 ``benchmarks/results/fig2_cir.md`` and ``fig2_cir.png`` (``_quick`` suffixed in
 quick mode).
 
-Setting (Sec. 6.2, App. F, issue 4): the 16 arms of :func:`models.cir.caplet_arms`
+Setting (Sec. 6.2, App. F): the 16 arms of :func:`models.cir.caplet_arms`
 (θ_k = k/10, drift per unit time), strikes K ∈ {0.06, 0.07, 0.08}; UCB1,
 UCB-V, KL-UCB, Thompson sampling, d-kernel PMC (:mod:`pmcbandit.policies.pmc`),
 uniform, and the best fixed arm in hindsight (``oracle`` on the arm with the

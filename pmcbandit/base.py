@@ -6,8 +6,7 @@ The run loop (:mod:`pmcbandit.runtime`) drives any :class:`Learner` through any
 (:mod:`pmcbandit.policies.learner`, :mod:`pmcbandit.identification.learner`,
 :mod:`pmcbandit.compare.learner`, :mod:`pmcbandit.full_bandit.learner`) and the executors in
 :mod:`pmcbandit.runtime.executors`. What a learner needs from the engine it declares as attributes
-(``pulls_per_decision``, ``working_scale``, ``stops``, ``halts_on_quarantine``, ``pinned``,
-``replays_exactly``), never by a
+(``pulls_per_decision``, ``stops``, ``halts_on_quarantine``, ``pinned``, ``replays_exactly``), never by a
 name the engine compares.
 
 This module imports nothing from the package: every layer may use it.
@@ -42,9 +41,6 @@ class Learner(Protocol):
     ----------
     pulls_per_decision : int
         Pulls of a decision's arm a forced decision makes (2 under the paired reward).
-    working_scale : bool
-        Log-scale observations reach the learner as ``exp(obs - shift)`` (the engine's working
-        scale) rather than as logs.
     stops : bool
         The learner can end a run by itself (identification, comparison): ``done()`` is consulted.
     halts_on_quarantine : bool
@@ -58,7 +54,6 @@ class Learner(Protocol):
     """
 
     pulls_per_decision: int
-    working_scale: bool
     stops: bool
     halts_on_quarantine: bool
     pinned: int | None
@@ -74,7 +69,11 @@ class Learner(Protocol):
         """A decision was dispatched."""
 
     def close(self, rng: np.random.Generator, decision) -> float:
-        """Learn from a decision whose pulls are all back; return its reward (NaN when none)."""
+        """Learn from a decision whose pulls are all back; return its reward (NaN when none).
+
+        ``decision.values`` are the observations as recorded (logs for log-scale arms),
+        ``decision.value_arms`` their arms and ``decision.costs`` their costs; ``decision.failed``
+        says whether one of its pulls was a fault."""
 
     def done(self, blocked: np.ndarray) -> bool:
         """Whether the learner's stop rule holds, given the arms the engine has taken out of play
@@ -82,9 +81,6 @@ class Learner(Protocol):
 
     def mean_loss(self) -> np.ndarray:
         """Each arm's mean loss, for the guards (NaN where unknown)."""
-
-    def rescale(self, f: float) -> None:
-        """Working values were multiplied by ``f``."""
 
 
 @runtime_checkable

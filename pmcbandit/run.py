@@ -247,7 +247,7 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
     rule = make_reward_rule(reward, bounds, isinstance(budget, Pulls), ranges, pol, centre, len(arms), owner=door)
-    learner = PolicyLearner(pol, rule, len(arms))
+    learner = PolicyLearner(pol, rule, len(arms), log_scale=arms[0].log_scale)
     if ranges == "per_arm" and not learner.state.per_arm:
         raise ValueError(
             f"The 'ranges' parameter of {door} must be 'shared' or 'auto' for policy {pol.name!r}, which declares "
@@ -267,7 +267,7 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
         arm_names=[a.name for a in arms], history=engine.history, combine=combine, log_scale=engine.log_scale,
         quarantined=engine.quarantined.copy(), settings=dict(done.settings, stopped_by=done.stopped_by),
         policy_state=engine.state, reliability=engine.reliability(final=True),
-        notes=tuple(notes) + _run_notes(engine, arms),
+        notes=tuple(notes),
     )
 
 
@@ -277,14 +277,6 @@ def _check_kwargs(value, name: str, door: str) -> dict:
     if not isinstance(value, Mapping):
         raise TypeError(f"The '{name}' parameter of {door} must be a dict or None. Got {value!r} instead.")
     return dict(value)
-
-
-def _run_notes(engine: Engine, arms) -> tuple[str, ...]:
-    """What the run loop knows that the history does not show: quarantines."""
-    if not engine.quarantined.any():
-        return ()
-    names = [arms[k].name for k in np.flatnonzero(engine.quarantined)]
-    return (f"arms quarantined after faults: {names} (see result.faults)",)
 
 
 def _check_share(value, name: str, door: str, allow_zero: bool) -> None:

@@ -1,4 +1,4 @@
-"""Only pmcbandit/diagnostics/arviz_io.py may import arviz (issue 2, "ArviZ door")."""
+"""Only pmcbandit/diagnostics/arviz_io.py may import arviz (the one ArviZ door)."""
 
 import ast
 import subprocess

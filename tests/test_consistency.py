@@ -202,7 +202,7 @@ def test_random_effects_interval_covers_when_one_arm_is_biased(bad):
 
 
 def test_only_the_precise_wrong_arm_is_named():
-    # the funnel failure of issue 10: a Laplace-type arm 46 nats off with a tiny se, two agreeing arms
+    # the funnel failure: a Laplace-type arm 46 nats off with a tiny se, two agreeing arms
     y = np.array([46.0, 0.012, -0.009])
     se = np.array([1e-19, 0.01, 0.01])
     h = heterogeneity(y, se)

@@ -12,7 +12,8 @@ import pytest
 from scipy.special import logsumexp
 
 import pmcbandit as pb
-from pmcbandit.runtime.engine import _MAX_LOG_GAP, _reduce
+from pmcbandit.policies.learner import MAX_LOG_GAP as _MAX_LOG_GAP
+from pmcbandit.runtime.engine import _reduce
 from pmcbandit.policies.base import Policy, init_state, record_loss
 from pmcbandit.runtime.streams import PullSeed, Streams
 from tests.helpers import normal_arm

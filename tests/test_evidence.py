@@ -1,4 +1,4 @@
-"""``estimate_evidence`` on models whose evidence is known in closed form (issue 3, Correctness).
+"""``estimate_evidence`` on models whose evidence is known in closed form (correctness).
 
 Every model here has an analytic log marginal likelihood ``log Z``; the combined estimate of
 the default arm pool (smaller AIS arms for speed) must cover it: ``|log Ẑ - log Z| <= 4 se``

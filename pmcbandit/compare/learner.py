@@ -5,8 +5,7 @@ It plugs into the one run loop (:mod:`pmcbandit.runtime.loop`) like the learners
 initial round is over, :mod:`pmcbandit.compare.efficiency`); a closed decision gives every arm
 whose two pulls came back valid one variance observation; ``done`` holds when the rule stops on
 the arms still in play, after the validity gate (:mod:`pmcbandit.compare.gate`) had its say.
-Observations of log-scale arms are taken as they are (logs), not on the allocation runs'
-working scale (``working_scale = False``).
+Observations of log-scale arms are taken as they are (logs), as the engine records them.
 """
 
 from __future__ import annotations
@@ -34,6 +33,8 @@ class ComparisonLearner:
         Known value of the common quantity (same scale as the observations), for the gate.
     gate_alpha : float
         Level of the gate's tests.
+    arm_names : tuple of str
+        For :meth:`progress_text`.
     """
 
     stops = True
@@ -42,10 +43,11 @@ class ComparisonLearner:
     pinned = None
     info_replayable = True
     pulls_per_decision = 2
-    working_scale = False
 
-    def __init__(self, rule: efficiency.EfficiencyRule, log_scale: bool, reference: float | None, gate_alpha: float):
+    def __init__(self, rule: efficiency.EfficiencyRule, log_scale: bool, reference: float | None, gate_alpha: float,
+                 arm_names: tuple = ()):
         self.rule = rule
+        self.arm_names = tuple(arm_names) or tuple(f"arm {i}" for i in range(rule.n_arms))
         self.n_arms = rule.n_arms
         self.log_scale = log_scale
         self.reference = reference
@@ -116,8 +118,14 @@ class ComparisonLearner:
         self.check_gate()
         return efficiency.stop(self.rule, self.state, self.in_play())
 
+    def progress_text(self) -> str:
+        """The leader and the interval of its efficiency ratio to the runner-up, for the progress bar."""
+        r = efficiency.ratio_to_runner_up(self.rule, self.state, self.in_play())
+        if r is None:
+            return "initial pairs"
+        a, b, lo, hi = r
+        return f"leader {self.arm_names[a]}: x[{lo:.3g}, {hi:.3g}] vs {self.arm_names[b]}"
+
     def mean_loss(self) -> np.ndarray:
         return np.full(self.n_arms, np.nan)
 
-    def rescale(self, f: float) -> None:
-        raise RuntimeError("comparison runs take log observations as they are, not on a working scale")

@@ -20,7 +20,6 @@ __all__ = ["IdentifierLearner"]
 class IdentifierLearner:
     """A best-K identification algorithm (module docstring; :class:`~pmcbandit.identification.Identifier`)."""
 
-    working_scale = True
     stops = True
     # An arm that can no longer be pulled leaves the algorithm's answer unfounded: the run stops.
     halts_on_quarantine = True
@@ -58,5 +57,3 @@ class IdentifierLearner:
     def mean_loss(self) -> np.ndarray:
         return np.full(self.n_arms, np.nan)
 
-    def rescale(self, f: float) -> None:
-        raise RuntimeError("identification runs work on linear-scale observations")

@@ -1,4 +1,4 @@
-"""The learner of an allocation run: a bandit policy and its reward rule.
+r"""The learner of an allocation run: a bandit policy and its reward rule.
 
 :class:`PolicyLearner` is the :class:`~pmcbandit.base.Learner` that :func:`pmcbandit.run` hands to
 the run loop (:mod:`pmcbandit.runtime`): an allocation policy (:mod:`pmcbandit.policies`) with its
@@ -6,6 +6,16 @@ reward rule (:mod:`pmcbandit.policies.rewards`, Neufeld et al. 2014, Thm 2 and S
 is one arm pulled ``pulls_per_decision`` times (2 for the paired reward); when its pulls are back,
 ``close`` computes the decision's reward and feeds it to ``policy.update``. It never ends a run by
 itself (``stops = False``).
+
+Working scale of log-scale runs. Rewards need observations on the linear scale, but evidence
+estimates ``exp(obs)`` overflow. The learner feeds the reward rule :math:`x = \exp(\mathrm{obs} - s)`
+with a shift :math:`s`, the first observation, raised to an observation that exceeds it by more than
+:data:`MAX_LOG_GAP`. Raising ``s`` multiplies every working value by :math:`f = e^{s_{old} - s_{new}}`,
+the squared-reward centre by ``f``, losses and the loss scale by :math:`f^2` and squared losses by
+:math:`f^4` (:meth:`PolicyLearner.rescale`); policies see ``loss/scale``, so decisions are unchanged
+(past losses that underflow to 0 were :math:`< 10^{-300}` of the new scale, i.e. 0 to double
+precision anyway). The value handed to a policy whose ``update`` takes ``value=`` is on this working
+scale.
 """
 
 from __future__ import annotations
@@ -17,7 +27,13 @@ import numpy as np
 from pmcbandit.base import Selection
 from pmcbandit.policies.base import BanditState, add_pending, restrict
 
-__all__ = ["PolicyLearner"]
+__all__ = ["PolicyLearner", "MAX_LOG_GAP"]
+
+#: Largest excess of a log observation over the shift before the shift is raised. Working values then
+#: stay below e^50, losses below cost * e^100 and squared losses below cost^2 * e^200, far from the
+#: float64 limit (e^709) even summed over 1e9 pulls with costs of 1e6 (a gap of 300 lets squared
+#: losses overflow to inf and corrupts UCB-V's variance).
+MAX_LOG_GAP = 50.0
 
 
 class PolicyLearner:
@@ -37,8 +53,10 @@ class PolicyLearner:
     # re-opens recorded decisions instead of re-making them.
     replays_exactly = False
 
-    def __init__(self, policy, rule, n_arms: int):
+    def __init__(self, policy, rule, n_arms: int, log_scale: bool = False):
         self.policy = policy
+        self.log_scale = bool(log_scale)
+        self.shift: float | None = None  # the working scale's shift (module docstring)
         self.rule = rule
         self.n_arms = n_arms
         self.state: BanditState = _init_state(policy, n_arms, rule)
@@ -78,11 +96,11 @@ class PolicyLearner:
         if decision.failed:
             self.state = _release_pending(self.state, arm)
             return math.nan
-        reward = float(self.rule.reward(decision.values, decision.costs, arm))
+        values = self._working(decision.values) if self.log_scale else decision.values
+        reward = float(self.rule.reward(values, decision.costs, arm))
         costs = decision.costs
         cost = costs[0] if len(costs) == 1 else sum(costs)
         if self.policy.observes:
-            values = decision.values
             value = values[0] if len(values) == 1 else sum(values) / len(values)
             recorded = decision.diagnostics
             if decision.info is None:
@@ -105,6 +123,16 @@ class PolicyLearner:
         """Each arm's mean loss (its estimated :math:`\\delta_k V_k` under the paired reward)."""
         s = self.state
         return np.divide(s.loss_sum, s.n, out=np.full(self.n_arms, np.nan), where=s.n > 0)
+
+    def _working(self, logs: list) -> list:
+        """A decision's log observations on the working scale, ``exp(obs - shift)`` (module docstring)."""
+        for obs in logs:
+            if self.shift is None:
+                self.shift = float(obs)
+            elif obs - self.shift > MAX_LOG_GAP:
+                self.rescale(math.exp(self.shift - obs))
+                self.shift = float(obs)
+        return [math.exp(obs - self.shift) for obs in logs]
 
     def rescale(self, f: float) -> None:
         """Working values were multiplied by ``f``: losses scale by ``f^2``, squared losses by

@@ -40,23 +40,16 @@ Centre. With a running centre (:mod:`pmcbandit.policies.centring`) the reward ru
 sums of the observations; after the 2nd, 4th, 8th, ... reward the policy's ``recentre`` gets
 every arm's losses re-scored against the mean of all observations so far.
 
-Working scale of log-scale runs. Rewards need observations on the linear scale, but
-evidence estimates ``exp(obs)`` overflow. The engine feeds the reward rule
-:math:`x = \exp(\mathrm{obs} - s)` with a shift :math:`s`, the first observation, raised to
-an observation that exceeds it by more than :data:`_MAX_LOG_GAP`. Raising ``s`` multiplies every
-working value by :math:`f = e^{s_{old} - s_{new}}`, the squared-reward centre by ``f``, losses
-and the loss scale by :math:`f^2` and squared losses by :math:`f^4`; policies see
-``loss/scale``, so decisions are unchanged (past losses that underflow to 0 were
-:math:`< 10^{-300}` of the new scale, i.e. 0 to double precision anyway). The value handed to
-a policy whose ``update`` takes ``value=`` is on this working scale. Identification runs take
-linear-scale arms only; a comparison (:func:`pmcbandit.compare_samplers`) takes log observations as
-they are (its learner declares ``working_scale = False``).
+Observations of log-scale arms (evidence) stay logs here: the engine hands every learner the
+decision's observations as recorded; the allocation learner puts them on its working scale
+(:mod:`pmcbandit.policies.learner`).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -67,18 +60,22 @@ from pmcbandit.runtime.history import History, PullRecord
 from pmcbandit.stats.psis import WeightTails
 from pmcbandit.stats.psis import ArmReliability
 
-__all__ = ["Engine"]
-
-# Largest excess of a log observation over the shift before the shift is raised. Working
-# values then stay below e^50, losses below cost * e^100 and squared losses below
-# cost^2 * e^200, far from the float64 limit (e^709) even summed over 1e9 pulls with costs of
-# 1e6 (a gap of 300 let squared losses overflow to inf and corrupt UCB-V's variance).
-_MAX_LOG_GAP = 50.0
+__all__ = ["Engine", "Row"]
 
 _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4, "lost": 5}
 # A pull lost with its worker (after the executor's retries) says nothing about its arm.
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
+
+
+class Row(NamedTuple):
+    """One pull as the engine folds it in (:meth:`Engine.absorb`): from a pull that came back
+    (:meth:`Engine.record`) or from a checkpoint (``info=None``)."""
+
+    record: PullRecord
+    diagnostics: tuple
+    message: str
+    info: dict | None
 
 
 class _Decision:
@@ -133,7 +130,6 @@ class Engine:
         self.selected = 0
         self.pulls_dispatched = 0
         self.rows = 0  # pulls recorded in the history (its length, read without a call)
-        self.shift: float | None = None
         self.wall_offset = 0.0
         self.cpu_offset = 0.0
         self.remote_cpu = 0.0  # CPU seconds remote workers reported for the pulls since the run started or resumed
@@ -229,8 +225,8 @@ class Engine:
         return tickets
 
     # --- receiving -----------------------------------------------------------------
-    def record(self, outcome) -> tuple:
-        """History row of a pull that came back: ``(record, diagnostics, message, info)``.
+    def record(self, outcome) -> Row:
+        """History row of a pull that came back (a :class:`Row`).
 
         ``record`` is a :class:`~pmcbandit.runtime.history.PullRecord` (the observation reduced to one
         number; the reward is filled in by :meth:`absorb`). The pull's log weights, for an arm that
@@ -261,7 +257,7 @@ class Engine:
         rec = PullRecord(d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
                          cost, math.nan, wall, cpu, outcome.seconds)
         diag = self.history.diagnostic_values(info) if self.history.diagnostics else ()
-        return rec, diag, message, info
+        return Row(rec, diag, message, info)
 
     def receive(self, outcome) -> None:
         """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
@@ -294,7 +290,7 @@ class Engine:
         if self.unreliable_since[arm] < 0 and self.tails.unreliable(arm):
             self.unreliable_since[arm] = self.selected
 
-    def absorb(self, row: tuple) -> None:
+    def absorb(self, row: Row) -> None:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
         into faults, decisions, the guards' book-keeping and the learner's state."""
         rec, diag, message, raw_info = row
@@ -303,10 +299,7 @@ class Engine:
         if status:
             decision.failed = True
         else:
-            # Compute the working value before looking up decision.values: it may re-shift
-            # (replace) the value lists of every open decision, this one included.
-            value = self._working_value(rec.obs) if self.log_scale and self.learner.working_scale else rec.obs
-            decision.values.append(value)
+            decision.values.append(rec.obs)
             decision.value_arms.append(arm)
             decision.costs.append(rec.cost)
         if self.guards is not None:
@@ -346,21 +339,6 @@ class Engine:
             done = {(int(arm[r]), int(pull_index[r])) for r in dec.rows}
             out += [t for t in dec.tickets if (t.arm, t.pull_index) not in done]
         return out
-
-    def _working_value(self, obs: float) -> float:
-        """A log-scale observation on the run's working scale, ``exp(obs - shift)``."""
-        if self.shift is None:
-            self.shift = float(obs)
-        elif obs - self.shift > _MAX_LOG_GAP:
-            self._reshift(float(obs))
-        return math.exp(obs - self.shift)
-
-    def _reshift(self, new_shift: float) -> None:
-        f = math.exp(self.shift - new_shift)
-        self.learner.rescale(f)
-        for dec in self.decisions.values():
-            dec.values = [v * f for v in dec.values]
-        self.shift = new_shift
 
 
 def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:

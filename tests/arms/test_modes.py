@@ -1,4 +1,4 @@
-"""Multi-start mode search and the defensive t-mixture proposal (issue 10, robust proposals).
+"""Multi-start mode search and the defensive t-mixture proposal (robust proposals).
 
 Ground truths: the evidence of a two-mean normal mixture by a fine 2-D grid (label switching: two
 symmetric modes), the analytic evidence of a conjugate linear regression, and the centred
