@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 PYTEST_WORKERS ?= 2
 
-.PHONY: install blas demo test test-slow test-all notebooks bench docs clean
+.PHONY: install blas demo test test-slow test-all lint notebooks bench docs clean
 
 # PyTensor links its C backend against a system BLAS; a pip install finds none and
 # warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
@@ -36,6 +36,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) -q
+
+# ruff: pycodestyle, pyflakes, NumPy and numpydoc rules (pyproject.toml, [tool.ruff]).
+lint: $(STAMP)
+	$(BIN)/ruff check pmcbandit models benchmarks tests
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -n $(PYTEST_WORKERS) -q

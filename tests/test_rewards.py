@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from tests.tolerance import assert_within_se
+
 from pmcbandit.runtime.budget import Pulls, WallSeconds
 from pmcbandit.policies import get_policy
 from pmcbandit.policies.rewards import make_reward_rule
@@ -18,7 +20,7 @@ def test_paired_reward_mean_is_minus_delta_times_variance(rng):
         d = rng.exponential(delta, size=(n, 2))
         r = np.array([rule.reward(x[i], d[i]) for i in range(n)])
         se = r.std(ddof=1) / np.sqrt(n)
-        assert abs(r.mean() - (-delta * sd**2)) < 4 * se
+        assert_within_se(r.mean(), (-delta * sd**2), se)
 
 
 def test_squared_reward_centre_and_bounds():

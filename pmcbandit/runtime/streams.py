@@ -8,13 +8,13 @@ which other pulls ran, in which order or in which thread.
 
 Cheap construction
 ------------------
-Building that ``SeedSequence`` and seeding a bit generator from it costs about 35 µs in
-NumPy, more than the rest of a live-loop step. The words NumPy derives from the seed
+Building that ``SeedSequence`` and seeding a bit generator from it in NumPy costs more than the
+rest of a live-loop step (``benchmarks/results/bench_run_loop.md``). The words NumPy derives from the seed
 (``SeedSequence.generate_state``) are a fixed hash (O'Neill's ``seed_seq`` as NumPy
 implements it, NEP 19) of the words ``entropy, arm_key, k, j``; ``j`` comes last and its words
 are mixed into the 4-word pool one at a time, so the pool after ``entropy, arm_key, k`` is
 computed once per arm and each pull only mixes in ``j`` and hashes the pool out.
-:class:`PullSeed` does that (a few µs) and is handed to the bit generator in place of the
+:class:`PullSeed` does that and is handed to the bit generator in place of the
 ``SeedSequence`` (both are :class:`numpy.random.bit_generator.ISpawnableSeedSequence`). The
 words are the same as NumPy's, so the streams are bit-identical to
 ``Generator(PCG64(SeedSequence(entropy, spawn_key=arm_key + (k, j))))``; ``rng.spawn(n)``

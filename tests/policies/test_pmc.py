@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pytest
 
+from tests.tolerance import assert_within_se
+
 import pmcbandit  # noqa: F401
 from pmcbandit.policies import get_policy
 from pmcbandit.policies.pmc import PMCExtra, policy
@@ -103,7 +105,7 @@ def test_select_follows_alpha_and_is_reproducible():
     picks = np.array([pol.select(rng, state) for _ in range(4000)])
     assert not np.any(picks == 2)
     p_hat = np.mean(picks == 0)
-    assert abs(p_hat - 0.2) <= 4 * np.sqrt(0.2 * 0.8 / picks.size)
+    assert_within_se(p_hat, 0.2, np.sqrt(0.2 * 0.8 / picks.size))
     again = [pol.select(np.random.default_rng(4), state) for _ in range(1)]
     assert again[0] == picks[0]
 
