@@ -7,7 +7,7 @@ Every configuration is pulled in round-robin blocks inside one process, so
 machine load and speed drift hit all of them alike (the ratios are side by
 side). Costs are CPU seconds (``time.process_time``) per AIS estimate (one
 chain); "hand-fused" runs the same AIS kernel on a hand-written numba log
-density, as the issue's prototype did, to calibrate this machine against the
+density, as the reference prototype did, to calibrate this machine against the
 prototype's figures (12/61/243 ms per estimate with the PyMC logp and
 6.4/32/126 ms hand-fused). The relative variance of :math:`\\hat Z` per estimate
 is ``var(w) / mean(w)^2`` over all estimates of a configuration, with the
@@ -63,7 +63,6 @@ class _FusedDensity(ModelDensity):
     def __init__(self, density, jit_fn):  # noqa: D107 - shares the compiled parts of ``density``
         self.__dict__.update(density.__dict__)
         self.jit_fn = jit_fn
-
 
 
 def _measure(configs, blocks, rng):
@@ -172,7 +171,7 @@ def main(argv=None) -> str:
         "",
         "`ais-imh-*`: one independence-Metropolis move per temperature from the interpolated "
         "Laplace Student-t proposal (df = 10, the default; `gauss`: df = 0). Prototype figures are "
-        "from issue 3 (another 2-core machine, unloaded): compare them through the hand-fused "
+        "from a reference prototype measured on another 2-core machine, unloaded: compare them through the hand-fused "
         "calibration below, not directly.",
         "",
         "Ratios (side by side in this run):",

@@ -46,7 +46,6 @@ GOAL = 1e8
 N_STEPS = 100
 
 
-
 def _in_graph_rng_fn(paths: int):
     """The same recursion with the normals drawn inside the scan (NUMBA backend)."""
     import pytensor
@@ -66,8 +65,8 @@ def _in_graph_rng_fn(paths: int):
 
     zeros = pt.zeros((paths,))
     r_path, s_path, inner_path, _ = pytensor.scan(
-        step, outputs_info=[zeros + r0, zeros, zeros, rng_in], n_steps=N_STEPS,
-        return_list=True, return_updates=False)
+        step, outputs_info=[zeros + r0, zeros, zeros, rng_in], n_steps=N_STEPS, return_list=True, return_updates=False
+    )
     r_n = r_path[-1]
     log_d = -dt * ((r0 + r_n) / 2 + inner_path[-1] - r_n)
     out = 1000.0 * pt.maximum(r_n - 0.07, 0.0) * pt.exp(log_d - mu * s_path[-1] + theta**2 / 2)
@@ -91,7 +90,8 @@ def _variants(paths: int):
         "arm (scan, FAST_RUN)": lambda rng: arm_c.pull(rng),
         "arm (scan, NUMBA)": lambda rng: arm_nb.pull(rng),
         "numpy loop (baseline)": lambda rng: simulate_paths_numpy(
-            rng.standard_normal((N_STEPS, paths)) + mu, 0.07, 0.7),
+            rng.standard_normal((N_STEPS, paths)) + mu, 0.07, 0.7
+        ),
         "scan with in-graph normals (NUMBA)": lambda rng: in_graph(rng, theta),
         "  normals only (rng.standard_normal)": lambda rng: rng.standard_normal((N_STEPS, paths)),
         "  graph only (FAST_RUN, fixed normals)": lambda rng: fn(z_fixed, *args),
@@ -115,7 +115,9 @@ def measure(paths: int, block_steps: float, repeats: int) -> list[dict]:
     rows = []
     for name, ts in times.items():
         med = float(np.median(ts))
-        rows.append(dict(name=name, paths=paths, rate=pulls * N_STEPS * paths / med, best=pulls * N_STEPS * paths / min(ts)))
+        rows.append(
+            dict(name=name, paths=paths, rate=pulls * N_STEPS * paths / med, best=pulls * N_STEPS * paths / min(ts))
+        )
     base = next(r["rate"] for r in rows if r["name"].startswith("numpy loop"))
     for r in rows:
         r["ratio"] = r["rate"] / base

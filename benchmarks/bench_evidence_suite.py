@@ -74,8 +74,13 @@ def run_pool(model, seconds: float, seed: int, smc: bool = False) -> dict:
     spent = np.nan_to_num(np.asarray(table["pulls"]) * np.asarray(table["cost"]))
     lo, hi = result.log_z_ci(0.95)
     return dict(
-        log_z=result.log_z, log_z_se=result.log_z_se, ci=[lo, hi], status=result.interval_status,
-        setup=setup, wall=total - setup, stopped_by=result.settings["stopped_by"],
+        log_z=result.log_z,
+        log_z_se=result.log_z_se,
+        ci=[lo, hi],
+        status=result.interval_status,
+        setup=setup,
+        wall=total - setup,
+        stopped_by=result.settings["stopped_by"],
         pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
         cost_share={str(a): float(c / spent.sum()) for a, c in zip(table["arm"], spent)} if spent.sum() else {},
         khat={str(a): float(k) for a, k in zip(table["arm"], table["khat"]) if np.isfinite(k)},
@@ -98,8 +103,18 @@ def worker(model_name: str, method: str, seconds: float, seed: int) -> dict:
 
 
 def in_fresh_process(model_name: str, method: str, seconds: float, seed: int) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.bench_evidence_suite", "--worker", model_name, method,
-           "--seconds", str(seconds), "--seed", str(seed)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_evidence_suite",
+        "--worker",
+        model_name,
+        method,
+        "--seconds",
+        str(seconds),
+        "--seed",
+        str(seed),
+    ]
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, **SINGLE_THREAD)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
@@ -107,7 +122,7 @@ def in_fresh_process(model_name: str, method: str, seconds: float, seed: int) ->
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return dict(json.loads(lines[-1][len(MARK):]), model=model_name, method=method, seconds=seconds, seed=seed)
+    return dict(json.loads(lines[-1][len(MARK) :]), model=model_name, method=method, seconds=seconds, seed=seed)
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -119,6 +134,7 @@ def _kind(warning: str) -> str:
         if i >= 0:
             cut = min(cut, i)
     return warning[:cut].strip(" ,;")
+
 
 def summarise(runs: list[dict], references: dict) -> list[dict]:
     rows = []
@@ -136,15 +152,20 @@ def summarise(runs: list[dict], references: dict) -> list[dict]:
             printed = np.array([r["status"] in ("ok", "random_effects") for r in mine])
             covered = np.array([r["ci"][0] - 1.96 * ref_se <= log_z <= r["ci"][1] + 1.96 * ref_se for r in mine])
             row[method] = dict(
-                n=len(mine), mse=float(np.mean((est - log_z) ** 2)), bias=float(np.mean(est - log_z)),
-                mean_abs_z=float(np.mean(np.abs(z))), max_abs_z=float(np.max(np.abs(z))),
-                covered=int(np.sum(covered & printed)), unprinted=int(np.sum(~printed)),
+                n=len(mine),
+                mse=float(np.mean((est - log_z) ** 2)),
+                bias=float(np.mean(est - log_z)),
+                mean_abs_z=float(np.mean(np.abs(z))),
+                max_abs_z=float(np.max(np.abs(z))),
+                covered=int(np.sum(covered & printed)),
+                unprinted=int(np.sum(~printed)),
                 overshoot=float(np.max([(r["wall"] - seconds) / seconds for r in mine])),
                 statuses=dict(Counter(r["status"] for r in mine)),
                 warnings=dict(Counter(_kind(w) for r in mine for w in set(r.get("warnings", [])))),
                 setup=float(np.mean([r.get("setup", np.nan) for r in mine])),
-                smc_share=float(np.mean([sum(v for k, v in r.get("cost_share", {}).items() if k.startswith("smc"))
-                                         for r in mine])),
+                smc_share=float(
+                    np.mean([sum(v for k, v in r.get("cost_share", {}).items() if k.startswith("smc")) for r in mine])
+                ),
             )
         rows.append(row)
     return rows
@@ -180,13 +201,19 @@ def markdown(rows: list[dict], references: dict, args, command: str, elapsed: fl
         )
     with_smc = [row for row in rows if row.get("pool_smc") and row.get("pool")]
     if with_smc:
-        lines += ["", "With PyMC's SMC as an arm of the pool (`pool_smc`), beside the default pool:", "",
-                  "| model | budget | covered / n | max abs z | MSE pool_smc | MSE pool | pool_smc / pool | SMC arm's cost share |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "With PyMC's SMC as an arm of the pool (`pool_smc`), beside the default pool:",
+            "",
+            "| model | budget | covered / n | max abs z | MSE pool_smc | MSE pool | pool_smc / pool | SMC arm's cost share |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for row in with_smc:
             q, p = row["pool_smc"], row["pool"]
-            lines.append(f"| {row['model']} | {row['seconds']:g} s | {q['covered']}/{q['n']} | {q['max_abs_z']:.2f} | "
-                         f"{q['mse']:.3g} | {p['mse']:.3g} | {q['mse'] / p['mse']:.3g}x | {q['smc_share']:.1%} |")
+            lines.append(
+                f"| {row['model']} | {row['seconds']:g} s | {q['covered']}/{q['n']} | {q['max_abs_z']:.2f} | "
+                f"{q['mse']:.3g} | {p['mse']:.3g} | {q['mse'] / p['mse']:.3g}x | {q['smc_share']:.1%} |"
+            )
     lines += ["", "References: " + "; ".join(f"{m} {v[0]:.6f} ± {v[1]:.1g}" for m, v in references.items()), ""]
     lines.append("What the pool's runs reported (interval status counts; warnings by kind, count of runs):")
     lines.append("")
@@ -208,8 +235,14 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="5 s runs, 2 seeds")
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--rescore", type=Path, nargs="+", default=None, metavar="JSON",
-                        help="re-summarise the runs saved in these JSON files without running anything")
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="re-summarise the runs saved in these JSON files without running anything",
+    )
     parser.add_argument("--worker", nargs=2, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -232,21 +265,30 @@ def main(argv=None) -> int:
         args.seeds = max(Counter((r["model"], r["seconds"], r["method"]) for r in runs).values())
         args.seconds = sorted({r["seconds"] for r in runs})
     else:
-        tasks = [(name, method, seconds, seed)
-                 for seed in range(args.first_seed, args.first_seed + args.seeds)
-                 for name in names for seconds in args.seconds for method in args.methods]
+        tasks = [
+            (name, method, seconds, seed)
+            for seed in range(args.first_seed, args.first_seed + args.seeds)
+            for name in names
+            for seconds in args.seconds
+            for method in args.methods
+        ]
         runs = []
 
         def one(task):
             out = in_fresh_process(*task)
-            print(f"{task}: log Z = {out['log_z']:.5f} ± {out['log_z_se']:.2g} ({out['status']})", file=sys.stderr,
-                  flush=True)
+            print(
+                f"{task}: log Z = {out['log_z']:.5f} ± {out['log_z_se']:.2g} ({out['status']})",
+                file=sys.stderr,
+                flush=True,
+            )
             return out
 
         with ThreadPoolExecutor(args.workers) as pool:
             runs = list(pool.map(one, tasks))
     rows = summarise(runs, references)
-    command = ".venv/bin/python -m benchmarks.bench_evidence_suite " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = ".venv/bin/python -m benchmarks.bench_evidence_suite " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
     text = markdown(rows, references, args, command.strip(), time.perf_counter() - start)
     if not args.quick:
         out = args.out or RESULTS
@@ -256,7 +298,9 @@ def main(argv=None) -> int:
         else:
             (out / "bench_evidence_suite.md").write_text(text + "\n")
         if not args.rescore:
-            (out / "bench_evidence_suite.json").write_text(json.dumps(dict(command=command.strip(), runs=runs), indent=1))
+            (out / "bench_evidence_suite.json").write_text(
+                json.dumps(dict(command=command.strip(), runs=runs), indent=1)
+            )
     print(text)
     return 0
 

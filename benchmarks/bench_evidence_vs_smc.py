@@ -50,9 +50,19 @@ import numpy as np
 from benchmarks._common import machine, utc_now
 
 RESULTS = Path(__file__).resolve().parent / "results"
-CONFIGS = ("default", "default-shared", "ais", "smc-arm", "sample_smc",
-           "single:ais-400", "single:ais-2000", "single:ais-8000", "single:laplace-t", "single:laplace-t20",
-           "single:prior-is")
+CONFIGS = (
+    "default",
+    "default-shared",
+    "ais",
+    "smc-arm",
+    "sample_smc",
+    "single:ais-400",
+    "single:ais-2000",
+    "single:ais-8000",
+    "single:laplace-t",
+    "single:laplace-t20",
+    "single:prior-is",
+)
 SINGLE = {  # evidence_arms keyword arguments that build one arm of the default pool
     "ais-400": dict(ais_steps=(400,), laplace=False, prior=False),
     "ais-2000": dict(ais_steps=(2000,), laplace=False, prior=False),
@@ -103,9 +113,14 @@ def run_sample_smc(model, seconds: float, seed: int, clock: str, cores: int | No
             if used() <= seconds or not runs:
                 runs += _final_log_ml(idata)
                 calls += 1
-    return dict(log_z=float(np.mean(runs)), log_z_se=float(np.std(runs, ddof=1) / np.sqrt(len(runs))),
-                pulls={"sample_smc chains": len(runs)}, calls=calls,
-                wall=time.perf_counter() - start, cpu=_cpu_with_children() - cpu0)
+    return dict(
+        log_z=float(np.mean(runs)),
+        log_z_se=float(np.std(runs, ddof=1) / np.sqrt(len(runs))),
+        pulls={"sample_smc chains": len(runs)},
+        calls=calls,
+        wall=time.perf_counter() - start,
+        cpu=_cpu_with_children() - cpu0,
+    )
 
 
 def run_pool(model, config: str, seconds: float, seed: int, clock: str) -> dict:
@@ -127,14 +142,26 @@ def run_pool(model, config: str, seconds: float, seed: int, clock: str) -> dict:
         policy, kwargs = "oracle", {"arm": 0}
     budget = seconds if clock == "wall" else pmcbandit.CpuSeconds(seconds)
     start, cpu0 = time.perf_counter(), _cpu_with_children()
-    result = estimate_evidence(model, arms=arms, policy=policy, budget=budget, random_seed=seed,
-                               progressbar=False, policy_kwargs=kwargs, **run_kwargs)
+    result = estimate_evidence(
+        model,
+        arms=arms,
+        policy=policy,
+        budget=budget,
+        random_seed=seed,
+        progressbar=False,
+        policy_kwargs=kwargs,
+        **run_kwargs,
+    )
     table = result.arm_table()
     spent = np.asarray(table["pulls"]) * np.asarray(table["cost"])
-    return dict(log_z=result.log_z, log_z_se=result.log_z_se,
-                pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
-                cost_share={str(a): float(c / spent.sum()) for a, c in zip(table["arm"], spent)},
-                wall=time.perf_counter() - start, cpu=_cpu_with_children() - cpu0)
+    return dict(
+        log_z=result.log_z,
+        log_z_se=result.log_z_se,
+        pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
+        cost_share={str(a): float(c / spent.sum()) for a, c in zip(table["arm"], spent)},
+        wall=time.perf_counter() - start,
+        cpu=_cpu_with_children() - cpu0,
+    )
 
 
 def worker(config: str, seed: int, seconds: float, T: int, reference_draws: int, clock: str = "wall") -> dict:
@@ -161,17 +188,33 @@ def _stored_reference(T: int):
     return None
 
 
-def in_fresh_process(config: str, seed: int, seconds: float, T: int, reference_draws: int = 10**8,
-                     clock: str = "wall") -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.bench_evidence_vs_smc", "--worker", config, "--seed", str(seed),
-           "--seconds", str(seconds), "--T", str(T), "--reference-draws", str(reference_draws), "--clock", clock]
+def in_fresh_process(
+    config: str, seed: int, seconds: float, T: int, reference_draws: int = 10**8, clock: str = "wall"
+) -> dict:
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.bench_evidence_vs_smc",
+        "--worker",
+        config,
+        "--seed",
+        str(seed),
+        "--seconds",
+        str(seconds),
+        "--T",
+        str(T),
+        "--reference-draws",
+        str(reference_draws),
+        "--clock",
+        clock,
+    ]
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=env, timeout=20 * seconds + 1800)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len(MARK):])
+    return json.loads(lines[-1][len(MARK) :])
 
 
 # --- the report -----------------------------------------------------------------------------------
@@ -182,15 +225,23 @@ def summarise(rows: dict, log_z: float) -> dict:
         se = np.array([r["log_z_se"] for r in runs])
         err = est - log_z
         out[config] = dict(
-            n=len(runs), mse=float(np.mean(err**2)), bias=float(err.mean()),
+            n=len(runs),
+            mse=float(np.mean(err**2)),
+            bias=float(err.mean()),
             bias_se=float(err.std(ddof=1) / np.sqrt(len(runs))) if len(runs) > 1 else float("nan"),
-            sd=float(est.std(ddof=1)) if len(runs) > 1 else float("nan"), mean_se=float(se.mean()),
-            cover=float(np.mean(np.abs(err) <= 1.96 * se)), wall=float(np.mean([r["wall"] for r in runs])),
+            sd=float(est.std(ddof=1)) if len(runs) > 1 else float("nan"),
+            mean_se=float(se.mean()),
+            cover=float(np.mean(np.abs(err) <= 1.96 * se)),
+            wall=float(np.mean([r["wall"] for r in runs])),
             cpu=float(np.mean([r["cpu"] for r in runs])),
             pulls={k: float(np.mean([r["pulls"].get(k, 0) for r in runs])) for k in runs[0]["pulls"]},
-            mean_se2=float(np.mean(se**2)), sq_err=err**2, se2=se**2,
-            cost_share={k: float(np.mean([r.get("cost_share", {}).get(k, np.nan) for r in runs]))
-                        for k in runs[0].get("cost_share", {})},
+            mean_se2=float(np.mean(se**2)),
+            sq_err=err**2,
+            se2=se**2,
+            cost_share={
+                k: float(np.mean([r.get("cost_share", {}).get(k, np.nan) for r in runs]))
+                for k in runs[0].get("cost_share", {})
+            },
         )
     return out
 
@@ -230,13 +281,16 @@ def markdown(stats, ref, args, command, elapsed, sources=()) -> str:
     ]
     for config, s in stats.items():
         pulls = ", ".join(f"{k} {v:.0f}" for k, v in s["pulls"].items())
-        lines.append(f"| {config} | {s['n']} | {s['mse']:.3g} | {s['bias']:+.2e} ± {s['bias_se']:.1e} | "
-                     f"{s['sd']:.2e} | {s['mean_se']:.2e} | {s['cover']:.0%} | {s['wall']:.1f} | {s['cpu']:.1f} | {pulls} |")
+        lines.append(
+            f"| {config} | {s['n']} | {s['mse']:.3g} | {s['bias']:+.2e} ± {s['bias_se']:.1e} | "
+            f"{s['sd']:.2e} | {s['mean_se']:.2e} | {s['cover']:.0%} | {s['wall']:.1f} | {s['cpu']:.1f} | {pulls} |"
+        )
     lines.append("")
     d = stats.get("default")
     if d and "sample_smc" in stats:
-        lines.append(f"- MSE(sample_smc) / MSE(default pool) = {stats['sample_smc']['mse'] / d['mse']:.0f}x "
-                     "(goal >= 300x)")
+        lines.append(
+            f"- MSE(sample_smc) / MSE(default pool) = {stats['sample_smc']['mse'] / d['mse']:.0f}x (goal >= 300x)"
+        )
     for other in ("default-shared", "ais", "smc-arm"):
         if d and other in stats:
             lines.append(f"- MSE({other}) / MSE(default pool) = {stats[other]['mse'] / d['mse']:.1f}x")
@@ -250,25 +304,33 @@ def markdown(stats, ref, args, command, elapsed, sources=()) -> str:
                 continue
             d = stats[name]
             lo, hi = ratio_interval(d["sq_err"], b["sq_err"])
-            lines.append(f"- MSE({name}) / MSE(best single) = {d['mse'] / singles[best]:.2f} (goal <= 1.25; "
-                         f"bootstrap 95% interval over seeds [{lo:.2f}, {hi:.2f}])")
+            lines.append(
+                f"- MSE({name}) / MSE(best single) = {d['mse'] / singles[best]:.2f} (goal <= 1.25; "
+                f"bootstrap 95% interval over seeds [{lo:.2f}, {hi:.2f}])"
+            )
             lo, hi = ratio_interval(d["se2"], b["se2"])
-            lines.append(f"- the same ratio from each run's own variance estimate, mean se² ({name}) / mean se² "
-                         f"({best}) = {d['mean_se2'] / b['mean_se2']:.2f} [{lo:.2f}, {hi:.2f}]: an estimate of the "
-                         "ratio of expected MSEs with far less seed noise than squared errors of heavy-tailed "
-                         "estimates")
+            lines.append(
+                f"- the same ratio from each run's own variance estimate, mean se² ({name}) / mean se² "
+                f"({best}) = {d['mean_se2'] / b['mean_se2']:.2f} [{lo:.2f}, {hi:.2f}]: an estimate of the "
+                "ratio of expected MSEs with far less seed noise than squared errors of heavy-tailed "
+                "estimates"
+            )
             # Every run is scored against the same reference: its own error is common to all of
             # them, so it adds its SE to a bias and cancels from a difference of biases.
             tot = np.hypot(d["bias_se"], ref["se"])
             diff, diff_se = d["bias"] - b["bias"], np.hypot(d["bias_se"], b["bias_se"])
-            lines.append(f"- bias of {name} against the reference, counting the reference's SE: {d['bias']:+.2e} ± "
-                         f"{tot:.1e} ({abs(d['bias']) / tot:.1f} SE); minus {best}'s (the reference cancels): "
-                         f"{diff:+.2e} ± {diff_se:.1e} ({abs(diff) / diff_se:.1f} SE)")
+            lines.append(
+                f"- bias of {name} against the reference, counting the reference's SE: {d['bias']:+.2e} ± "
+                f"{tot:.1e} ({abs(d['bias']) / tot:.1f} SE); minus {best}'s (the reference cancels): "
+                f"{diff:+.2e} ± {diff_se:.1e} ({abs(diff) / diff_se:.1f} SE)"
+            )
             arm = best.split(":", 1)[1]
             if arm in d["cost_share"] and np.isfinite(d["cost_share"][arm]):
-                lines.append(f"- share of {name}'s spent cost on {arm}: {d['cost_share'][arm]:.1%} "
-                             f"(1 / share = {1 / d['cost_share'][arm]:.2f}, the MSE ratio if the other arms "
-                             "contributed nothing)")
+                lines.append(
+                    f"- share of {name}'s spent cost on {arm}: {d['cost_share'][arm]:.1%} "
+                    f"(1 / share = {1 / d['cost_share'][arm]:.2f}, the MSE ratio if the other arms "
+                    "contributed nothing)"
+                )
     return "\n".join(lines)
 
 
@@ -276,20 +338,38 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="wall seconds per run (default 60)")
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--first-seed", type=int, default=0,
-                        help="run seeds first-seed .. first-seed + seeds - 1 (to extend an earlier run)")
+    parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="run seeds first-seed .. first-seed + seeds - 1 (to extend an earlier run)",
+    )
     parser.add_argument("--T", type=int, default=50)
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="budget in wall seconds (default) or CPU seconds incl. children")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="budget in wall seconds (default) or CPU seconds incl. children",
+    )
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS)
-    parser.add_argument("--reference-draws", type=int, default=10**8,
-                        help="Laplace-t draws for a reference when models.pima.REFERENCE_LOG_Z lacks T")
+    parser.add_argument(
+        "--reference-draws",
+        type=int,
+        default=10**8,
+        help="Laplace-t draws for a reference when models.pima.REFERENCE_LOG_Z lacks T",
+    )
     parser.add_argument("--quick", action="store_true", help="3 s runs, 2 seeds, 4 configurations")
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--rescore", type=Path, nargs="+", default=None, metavar="JSON",
-                        help="re-summarise the runs saved in one or more JSON files (merged per "
-                             "configuration) against models.pima.REFERENCE_LOG_Z (when it has T) "
-                             "without running anything")
+    parser.add_argument(
+        "--rescore",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="re-summarise the runs saved in one or more JSON files (merged per "
+        "configuration) against models.pima.REFERENCE_LOG_Z (when it has T) "
+        "without running anything",
+    )
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -297,7 +377,11 @@ def main(argv=None) -> int:
         print(MARK + json.dumps(worker(args.worker, args.seed, args.seconds, args.T, args.reference_draws, args.clock)))
         return 0
     if args.quick:
-        args.seconds, args.seeds, args.configs = 3.0, 2, ["default", "sample_smc", "single:laplace-t", "single:laplace-t20"]
+        args.seconds, args.seeds, args.configs = (
+            3.0,
+            2,
+            ["default", "sample_smc", "single:laplace-t", "single:laplace-t20"],
+        )
         args.reference_draws = min(args.reference_draws, 10**6)
     start = time.perf_counter()
     sources = []
@@ -321,14 +405,19 @@ def main(argv=None) -> int:
                 print(f"seed {seed} {config}: log Z = {rows[config][-1]['log_z']:.5f}", file=sys.stderr, flush=True)
     stats = summarise(rows, ref["log_z"])
     command = ".venv/bin/python -m benchmarks.bench_evidence_vs_smc " + " ".join(
-        argv if argv is not None else sys.argv[1:])
+        argv if argv is not None else sys.argv[1:]
+    )
     text = markdown(stats, ref, args, command.strip(), time.perf_counter() - start, sources)
     out = args.out or (RESULTS if not args.quick else None)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "bench_evidence_vs_smc.md").write_text(text + "\n")
-        (out / "bench_evidence_vs_smc.json").write_text(json.dumps(
-            dict(command=command.strip(), reference=ref, seconds=args.seconds, clock=args.clock, runs=rows), indent=1))
+        (out / "bench_evidence_vs_smc.json").write_text(
+            json.dumps(
+                dict(command=command.strip(), reference=ref, seconds=args.seconds, clock=args.clock, runs=rows),
+                indent=1,
+            )
+        )
     print(text)
     return 0
 

@@ -85,8 +85,15 @@ def _stop_task(args):
     inst_name, label, name, kw, reps, seed, cap = args
     inst = INSTANCES[inst_name]
     t0 = time.process_time()
-    res = simulate_stopping(build(name, inst, **kw), instance_means(inst["n"]), reps=reps, family="uniform",
-                            scale=1.0, random_seed=seed, max_samples=cap)
+    res = simulate_stopping(
+        build(name, inst, **kw),
+        instance_means(inst["n"]),
+        reps=reps,
+        family="uniform",
+        scale=1.0,
+        random_seed=seed,
+        max_samples=cap,
+    )
     cpu = time.process_time() - t0
     return inst_name, label, res.samples, res.stopped, res.correct, res.guaranteed, cpu
 
@@ -113,8 +120,7 @@ def merge(results):
         else:
             for acc, p in zip(out[key], parts):
                 acc.append(p)
-    return {k: [np.concatenate(v) if isinstance(v[0], np.ndarray) else sum(v) for v in vals]
-            for k, vals in out.items()}
+    return {k: [np.concatenate(v) if isinstance(v[0], np.ndarray) else sum(v) for v in vals] for k, vals in out.items()}
 
 
 def mean_ci(x):
@@ -202,24 +208,38 @@ def main(argv=None) -> int:
     from pmcbandit.identification.schedules import direct_total, halving_total, incremental_total
 
     trials, cap = (40, 100_000) if args.quick else (args.trials, STOP_CAP)
-    command = " ".join([".venv/bin/python -m benchmarks.bench_explore_m", *(argv if argv is not None else sys.argv[1:])])
+    command = " ".join(
+        [".venv/bin/python -m benchmarks.bench_explore_m", *(argv if argv is not None else sys.argv[1:])]
+    )
     start = time.perf_counter()
-    lines = ["## bench_explore_m: Kalyanakrishnan & Stone (2010) Figs. 2–3, pulls to stop, throughput", "",
-             f"- machine: {machine()}; {utc_now()}; {args.workers} worker process(es)",
-             f"- command: `{command}`",
-             f"- {trials} trials per configuration; arms uniform, sd 1, bounds of width sqrt(12); means from "
-             "`default_rng(2010).uniform(0, 1, n)`", ""]
-    lines += ["### Closed forms (instance A: n = 50, m = 15, epsilon = 0.1, delta = 0.15)", "",
-              "| range² | DIRECT | HALVING | INCREMENTAL |", "|---|---|---|---|"]
+    lines = [
+        "## bench_explore_m: Kalyanakrishnan & Stone (2010) Figs. 2–3, pulls to stop, throughput",
+        "",
+        f"- machine: {machine()}; {utc_now()}; {args.workers} worker process(es)",
+        f"- command: `{command}`",
+        f"- {trials} trials per configuration; arms uniform, sd 1, bounds of width sqrt(12); means from "
+        "`default_rng(2010).uniform(0, 1, n)`",
+        "",
+    ]
+    lines += [
+        "### Closed forms (instance A: n = 50, m = 15, epsilon = 0.1, delta = 0.15)",
+        "",
+        "| range² | DIRECT | HALVING | INCREMENTAL |",
+        "|---|---|---|---|",
+    ]
     for r2 in (12.0, 1.0):
         w = math.sqrt(r2)
-        lines.append(f"| {r2:g} | {direct_total(50, 0.1, 0.15, w):,} | {halving_total(50, 15, 0.1, 0.15, w):,} | "
-                     f"{incremental_total(50, 15, 0.1, 0.15, w):,} |")
+        lines.append(
+            f"| {r2:g} | {direct_total(50, 0.1, 0.15, w):,} | {halving_total(50, 15, 0.1, 0.15, w):,} | "
+            f"{incremental_total(50, 15, 0.1, 0.15, w):,} |"
+        )
     lines.append("")
 
     # --- traces (Figs. 2-3 and instance B) ---
     configs = [("A", label, *spec) for label, spec in {**POLICIES, **OCBA, **RACING}.items()]
-    configs += [("B", label, *POLICIES[label]) for label in ("pi1", "pi4")] + [("B", "RACING R=1", *RACING["RACING R=1"])]
+    configs += [("B", label, *POLICIES[label]) for label in ("pi1", "pi4")] + [
+        ("B", "RACING R=1", *RACING["RACING R=1"])
+    ]
     configs += [("B", "OCBA-m n0=20", *OCBA["OCBA-m n0=20"])]
     tasks = []
     for ci, (inst, label, name, kw) in enumerate(configs):
@@ -227,50 +247,81 @@ def main(argv=None) -> int:
             tasks.append((inst, label, name, kw, reps, 10_000 * ci + j))
     traces = merge(run_pool(_trace_task, tasks, args.workers))
     at = {x: int(np.nonzero(GRID == x)[0][0]) for x in (10_000, 20_000, 30_000)}
-    lines += ["### Fig. 2–3: instance A, means over trials (runs continue past their stop)", "",
-              "| configuration | mean delta-hat at 10k / 20k / 30k | first grid point with mean delta-hat <= 0.15 | "
-              "share stopped by 30k | median stop (of those) | NSS at 10k / 20k / 30k (± 95 %) |", "|---|---|---|---|---|---|"]
+    lines += [
+        "### Fig. 2–3: instance A, means over trials (runs continue past their stop)",
+        "",
+        "| configuration | mean delta-hat at 10k / 20k / 30k | first grid point with mean delta-hat <= 0.15 | "
+        "share stopped by 30k | median stop (of those) | NSS at 10k / 20k / 30k (± 95 %) |",
+        "|---|---|---|---|---|---|",
+    ]
     for label in {**POLICIES, **OCBA, **RACING}:
         dh, nss, stop, _ = traces[("A", label)]
         md = dh.mean(axis=0)
         hit = first_below(GRID, md, 0.15) if not np.isnan(md).all() else None
         stopped = (stop > 0) & (stop <= 30_000)
-        nss_txt = " / ".join(f"{nss[:, i].mean():.4f}" for i in at.values()) + f" (± {mean_ci(nss[:, at[30_000]])[1]:.4f})"
+        nss_txt = (
+            " / ".join(f"{nss[:, i].mean():.4f}" for i in at.values()) + f" (± {mean_ci(nss[:, at[30_000]])[1]:.4f})"
+        )
         dh_txt = "—" if np.isnan(md).all() else " / ".join(f"{md[i]:.3g}" for i in at.values())
-        lines.append(f"| {label} | {dh_txt} | {'—' if np.isnan(md).all() else (f'{hit:,}' if hit else '> 30,000')} | "
-                     f"{stopped.mean():.1%} | {('%d' % np.median(stop[stopped])) if stopped.any() else '—'} | {nss_txt} |")
+        lines.append(
+            f"| {label} | {dh_txt} | {'—' if np.isnan(md).all() else (f'{hit:,}' if hit else '> 30,000')} | "
+            f"{stopped.mean():.1%} | {('%d' % np.median(stop[stopped])) if stopped.any() else '—'} | {nss_txt} |"
+        )
     lines.append("")
     nss30 = {label: traces[("A", label)][1][:, at[30_000]] for label in {**POLICIES, **OCBA, **RACING}}
-    p34 = max(stats.mannwhitneyu(nss30[x], nss30[y], alternative="greater").pvalue for x in ("pi3", "pi4")
-              for y in ("pi1", "pi2"))
-    plateau = {label: float(traces[("A", label)][1][:, at[30_000]].mean() - traces[("A", label)][1][:, at[10_000]].mean())
-               for label in OCBA}
-    lines += [f"- pi3 and pi4 above pi1 and pi2 in NSS at 30,000 pulls: largest one-sided Mann–Whitney p over the "
-              f"four pairs = {p34:.2g}",
-              "- NSS gained from 10,000 to 30,000 pulls: " + ", ".join(f"{k} {v:+.4f}" for k, v in plateau.items()) +
-              f", pi4 {traces[('A', 'pi4')][1][:, at[30_000]].mean() - traces[('A', 'pi4')][1][:, at[10_000]].mean():+.4f}",
-              "- RACING NSS at 30,000: " + ", ".join(f"{k.split()[-1]} {nss30[k].mean():.4f}" for k in RACING), ""]
-    lines += ["### Instance B (n = 10, m = 3, epsilon = 0, delta = 0.15)", "",
-              "| configuration | mean NSS at 1k / 2k / 5k / 10k / 30k | share stopped by 30k |", "|---|---|---|"]
+    p34 = max(
+        stats.mannwhitneyu(nss30[x], nss30[y], alternative="greater").pvalue
+        for x in ("pi3", "pi4")
+        for y in ("pi1", "pi2")
+    )
+    plateau = {
+        label: float(traces[("A", label)][1][:, at[30_000]].mean() - traces[("A", label)][1][:, at[10_000]].mean())
+        for label in OCBA
+    }
+    lines += [
+        f"- pi3 and pi4 above pi1 and pi2 in NSS at 30,000 pulls: largest one-sided Mann–Whitney p over the "
+        f"four pairs = {p34:.2g}",
+        "- NSS gained from 10,000 to 30,000 pulls: "
+        + ", ".join(f"{k} {v:+.4f}" for k, v in plateau.items())
+        + f", pi4 {traces[('A', 'pi4')][1][:, at[30_000]].mean() - traces[('A', 'pi4')][1][:, at[10_000]].mean():+.4f}",
+        "- RACING NSS at 30,000: " + ", ".join(f"{k.split()[-1]} {nss30[k].mean():.4f}" for k in RACING),
+        "",
+    ]
+    lines += [
+        "### Instance B (n = 10, m = 3, epsilon = 0, delta = 0.15)",
+        "",
+        "| configuration | mean NSS at 1k / 2k / 5k / 10k / 30k | share stopped by 30k |",
+        "|---|---|---|",
+    ]
     points = [int(np.nonzero(GRID == x)[0][0]) for x in (1000, 2000, 5000, 10_000, 30_000)]
     for label in ("pi1", "pi4", "RACING R=1", "OCBA-m n0=20"):
         _, nss, stop, _ = traces[("B", label)]
-        lines.append(f"| {'UNIFORM (pi1)' if label == 'pi1' else label} | "
-                     + " / ".join(f"{nss[:, i].mean():.4f}" for i in points)
-                     + f" | {((stop > 0) & (stop <= 30_000)).mean():.1%} |")
+        lines.append(
+            f"| {'UNIFORM (pi1)' if label == 'pi1' else label} | "
+            + " / ".join(f"{nss[:, i].mean():.4f}" for i in points)
+            + f" | {((stop > 0) & (stop <= 30_000)).mean():.1%} |"
+        )
     lines.append("")
     for x, i in zip((1000, 2000, 5000), points):
         b_nss = {label: traces[("B", label)][1][:, i] for label in ("pi1", "pi4", "RACING R=1")}
-        lines.append(f"- at {x:,} pulls: RACING R=1 above UNIFORM (one-sided Mann–Whitney) p = "
-                     f"{stats.mannwhitneyu(b_nss['RACING R=1'], b_nss['pi1'], alternative='greater').pvalue:.2g}; "
-                     f"RACING R=1 vs ADAPT (two-sided) p = "
-                     f"{stats.mannwhitneyu(b_nss['RACING R=1'], b_nss['pi4'], alternative='two-sided').pvalue:.2g}")
+        lines.append(
+            f"- at {x:,} pulls: RACING R=1 above UNIFORM (one-sided Mann–Whitney) p = "
+            f"{stats.mannwhitneyu(b_nss['RACING R=1'], b_nss['pi1'], alternative='greater').pvalue:.2g}; "
+            f"RACING R=1 vs ADAPT (two-sided) p = "
+            f"{stats.mannwhitneyu(b_nss['RACING R=1'], b_nss['pi4'], alternative='two-sided').pvalue:.2g}"
+        )
     lines.append("")
 
     # --- pulls to stop ---
-    stop_cfgs = [(inst, label, *spec) for inst in ("A", "B")
-                 for label, spec in {**POLICIES, "OCBA-m n0=20": OCBA["OCBA-m n0=20"],
-                                     "RACING R=1": RACING["RACING R=1"]}.items()]
+    stop_cfgs = [
+        (inst, label, *spec)
+        for inst in ("A", "B")
+        for label, spec in {
+            **POLICIES,
+            "OCBA-m n0=20": OCBA["OCBA-m n0=20"],
+            "RACING R=1": RACING["RACING R=1"],
+        }.items()
+    ]
     tasks = []
     for ci, (inst, label, name, kw) in enumerate(stop_cfgs):
         for j, reps in enumerate(_chunks(trials, args.workers)):
@@ -278,26 +329,39 @@ def main(argv=None) -> int:
     for ci, (inst, name) in enumerate([("A", "direct"), ("A", "halving")]):  # deterministic: a few trials
         tasks.append((inst, name.upper(), name, {}, 3, 90_000 + ci, 10**8))
     stops = merge(run_pool(_stop_task, tasks, args.workers))
-    lines += [f"### Pulls to stop (cap {cap:,}; mean ± 95 % t interval and median over the trials that stopped)", "",
-              "| instance | algorithm | stopped | mean ± 95 % | median | errors (epsilon, m) | no guarantee at the stop |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        f"### Pulls to stop (cap {cap:,}; mean ± 95 % t interval and median over the trials that stopped)",
+        "",
+        "| instance | algorithm | stopped | mean ± 95 % | median | errors (epsilon, m) | no guarantee at the stop |",
+        "|---|---|---|---|---|---|---|",
+    ]
     throughput = {}
     for (inst, label), (samples, stopped, correct, guaranteed, cpu) in stops.items():
         mean, half = mean_ci(samples[stopped])
         interval = f"{mean:,.0f} ± {half:,.0f}" if stopped.sum() > 1 else "—"
-        lines.append(f"| {inst} | {label} | {stopped.mean():.1%} | {interval} | "
-                     f"{f'{np.median(samples[stopped]):,.0f}' if stopped.any() else '—'} | "
-                     f"{int((~correct[stopped]).sum())}/{int(stopped.sum())} | {int((stopped & ~guaranteed).sum())} |")
+        lines.append(
+            f"| {inst} | {label} | {stopped.mean():.1%} | {interval} | "
+            f"{f'{np.median(samples[stopped]):,.0f}' if stopped.any() else '—'} | "
+            f"{int((~correct[stopped]).sum())}/{int(stopped.sum())} | {int((stopped & ~guaranteed).sum())} |"
+        )
         if inst == "A":
             throughput[label] = samples.sum() / cpu
-    lines += ["", f"- closed forms for comparison: DIRECT {direct_total(50, 0.1, 0.15, WIDTH):,}, HALVING "
-              f"{halving_total(50, 15, 0.1, 0.15, WIDTH):,} (instance B has epsilon = 0, which DIRECT, HALVING "
-              "and INCREMENTAL cannot take)", ""]
+    lines += [
+        "",
+        f"- closed forms for comparison: DIRECT {direct_total(50, 0.1, 0.15, WIDTH):,}, HALVING "
+        f"{halving_total(50, 15, 0.1, 0.15, WIDTH):,} (instance B has epsilon = 0, which DIRECT, HALVING "
+        "and INCREMENTAL cannot take)",
+        "",
+    ]
 
     # --- oracle ---
     rng = np.random.default_rng(7)
-    lines += ["### The oracle of item 5 (instance A's bounds; pulls to delta^c <= 0.15)", "",
-              "| bound width | this instance | 8 other instances (median, range) |", "|---|---|---|"]
+    lines += [
+        "### The oracle of item 5 (instance A's bounds; pulls to delta^c <= 0.15)",
+        "",
+        "| bound width | this instance | 8 other instances (median, range) |",
+        "|---|---|---|",
+    ]
     others = [rng.uniform(0, 1, 50) for _ in range(2 if args.quick else 8)]
     for width in (WIDTH, 2.0, 1.0):
         here = oracle_pulls(instance_means(50), 15, 0.1, width)
@@ -306,8 +370,12 @@ def main(argv=None) -> int:
     lines.append("")
 
     # --- throughput ---
-    lines += ["### Throughput at n = 50 (instance A, pulls-to-stop runs; samples per CPU second)", "",
-              "| algorithm | M samples / CPU s |", "|---|---|"]
+    lines += [
+        "### Throughput at n = 50 (instance A, pulls-to-stop runs; samples per CPU second)",
+        "",
+        "| algorithm | M samples / CPU s |",
+        "|---|---|",
+    ]
     for label, rate in throughput.items():
         lines.append(f"| {label} | {rate / 1e6:.2f} |")
     lines += ["", f"Total wall time {time.perf_counter() - start:,.0f} s."]
@@ -315,8 +383,12 @@ def main(argv=None) -> int:
     if not args.quick:
         write_section("bench_explore_m", text)
         figure(traces, RESULTS / "bench_explore_m.png")
-        summary = {f"{k[0]}|{k[1]}": dict(mean_delta_hat=np.nan_to_num(v[0].mean(axis=0)).tolist(),
-                                          mean_nss=v[1].mean(axis=0).tolist()) for k, v in traces.items()}
+        summary = {
+            f"{k[0]}|{k[1]}": dict(
+                mean_delta_hat=np.nan_to_num(v[0].mean(axis=0)).tolist(), mean_nss=v[1].mean(axis=0).tolist()
+            )
+            for k, v in traces.items()
+        }
         summary["grid"] = GRID.tolist()
         (RESULTS / "bench_explore_m.json").write_text(json.dumps(summary, indent=1))
     print(text)

@@ -45,7 +45,6 @@ REFERENCE_PROPOSAL = (20.0, 1.1)
 REFERENCE_BATCH = 100_000
 
 
-
 def long_run(arm: LaplaceISArm, rng: np.random.Generator, draws: int, batch: int = REFERENCE_BATCH):
     """``(log Zhat, se of log Zhat, relvar per draw)`` from ``draws`` weights, in log space.
 
@@ -80,9 +79,18 @@ def laplace_rows(model, rng, is_draws, reference):
             for _ in range(pulls):
                 arm.pull(rng)
             timing[batch] = (time.process_time() - start) / (pulls * batch) * 1e6
-        rows.append({"df": df, "inflation": inflation, "log_z": log_z, "se": se, "relvar": relvar,
-                     "us1k": timing[1000], "us10k": timing[10_000],
-                     "err": (log_z - reference[0]) if reference else None})
+        rows.append(
+            {
+                "df": df,
+                "inflation": inflation,
+                "log_z": log_z,
+                "se": se,
+                "relvar": relvar,
+                "us1k": timing[1000],
+                "us10k": timing[10_000],
+                "err": (log_z - reference[0]) if reference else None,
+            }
+        )
     return rows
 
 
@@ -99,10 +107,17 @@ def smc_rows(model, rng, runs, reference):
             values.append(pull.values[0])
             cpu.append(pull.cost)
         values = np.asarray(values)
-        rows.append({"draws": draws, "mean": values.mean(), "sd": values.std(ddof=1),
-                     "bias": (values.mean() - reference[0]) if reference else None,
-                     "bias_se": values.std(ddof=1) / np.sqrt(runs),
-                     "cpu": float(np.mean(cpu)), "wall": float(np.mean(wall))})
+        rows.append(
+            {
+                "draws": draws,
+                "mean": values.mean(),
+                "sd": values.std(ddof=1),
+                "bias": (values.mean() - reference[0]) if reference else None,
+                "bias_se": values.std(ddof=1) / np.sqrt(runs),
+                "cpu": float(np.mean(cpu)),
+                "wall": float(np.mean(wall)),
+            }
+        )
     return rows
 
 
@@ -116,8 +131,9 @@ def reference_rows(draws, seed, Ts=(50, 10, 5)):
         arm = LaplaceISArm(logistic_regression(*load_data(T)), df=df, inflation=inflation)
         start = time.process_time()
         log_z, se, relvar = long_run(arm, rng, n)
-        rows.append({"T": T, "draws": n, "log_z": log_z, "se": se, "relvar": relvar,
-                     "seconds": time.process_time() - start})
+        rows.append(
+            {"T": T, "draws": n, "log_z": log_z, "se": se, "relvar": relvar, "seconds": time.process_time() - start}
+        )
     return rows
 
 
@@ -200,8 +216,13 @@ def main(argv=None) -> str:
     parser.add_argument("--reference", action="store_true", help="compute the long reference log Z")
     parser.add_argument("--only-reference", action="store_true")
     parser.add_argument("--draws", type=int, default=100_000_000, help="weights per reference value")
-    parser.add_argument("--reference-T", type=int, nargs="+", default=[50, 10, 5],
-                        help="data sizes for --only-reference (T=50 gets --draws, others a fifth)")
+    parser.add_argument(
+        "--reference-T",
+        type=int,
+        nargs="+",
+        default=[50, 10, 5],
+        help="data sizes for --only-reference (T=50 gets --draws, others a fifth)",
+    )
     parser.add_argument("--seed", type=int, default=20141)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)

@@ -39,15 +39,25 @@ def main() -> int:
     # The pilots of fig2_cir: the same seeds (2014 + i for strike i), so the same variances.
     with ProcessPoolExecutor(2) as pool:
         big = dict(zip(STRIKES, pool.map(large_sample, STRIKES)))
-        pilots = dict(zip(STRIKES, pool.map(pilot, STRIKES, [200_000] * 3, [20_000] * 3,
-                                            [2014 + i for i in range(len(STRIKES))])))
-    lines = ["## check_fig2_variances: Fig. 2's pilot variances against 10^6 paths per arm", "",
-             f"- machine: {machine()}; date: {utc_now()}; command: `python -m benchmarks.check_fig2_variances`",
-             "- pilot: 2 x 10^5 paths per arm (benchmarks.fig2_cir.pilot, its seeds); large sample: 10^6 fresh "
-             "paths per arm, SE from 10 batches", ""]
+        pilots = dict(
+            zip(STRIKES, pool.map(pilot, STRIKES, [200_000] * 3, [20_000] * 3, [2014 + i for i in range(len(STRIKES))]))
+        )
+    lines = [
+        "## check_fig2_variances: Fig. 2's pilot variances against 10^6 paths per arm",
+        "",
+        f"- machine: {machine()}; date: {utc_now()}; command: `python -m benchmarks.check_fig2_variances`",
+        "- pilot: 2 x 10^5 paths per arm (benchmarks.fig2_cir.pilot, its seeds); large sample: 10^6 fresh "
+        "paths per arm, SE from 10 batches",
+        "",
+    ]
     for k in STRIKES:
         v = pilots[k]["variances"]
-        lines += [f"### K = {k}", "", "| θ | pilot V | 10^6-path V | ± SE | pilot / large |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            f"### K = {k}",
+            "",
+            "| θ | pilot V | 10^6-path V | ± SE | pilot / large |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for i, (vb, se) in enumerate(big[k]):
             lines.append(f"| {i / 10:.1f} | {v[i]:.4g} | {vb:.4g} | {se:.2g} | {v[i] / vb:.3f} |")
         lines.append("")

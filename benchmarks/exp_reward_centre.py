@@ -51,7 +51,15 @@ def _coins_kept_pulls(matrix, seed) -> np.ndarray:
     from pmcbandit.policies.base import recentre_state
 
     pol = get_policy("thompson")._replace(recentre=recentre_state)
-    res = pmcbandit.run(matrix.to_arms(0), pol, budget=pmcbandit.Pulls(N_SAMPLES), combine="uniform", random_seed=seed, centre="running", progressbar=False)
+    res = pmcbandit.run(
+        matrix.to_arms(0),
+        pol,
+        budget=pmcbandit.Pulls(N_SAMPLES),
+        combine="uniform",
+        random_seed=seed,
+        centre="running",
+        progressbar=False,
+    )
     return np.bincount(res.history.column("arm"), minlength=matrix.n_arms)
 
 
@@ -65,8 +73,9 @@ def one_repetition(strike: float, rep: int, price: float) -> dict:
         warnings.simplefilter("ignore")
         for p in POLICIES:
             for c in CENTRES:
-                out[p, c] = simulate(p, matrix, N_SAMPLES, 1, 1000 + rep, checkpoints=[N_SAMPLES],
-                                     centre=price if c == "price" else c).pulls[0]
+                out[p, c] = simulate(
+                    p, matrix, N_SAMPLES, 1, 1000 + rep, checkpoints=[N_SAMPLES], centre=price if c == "price" else c
+                ).pulls[0]
         # The replication's generator: the live run then uses the simulator's policy stream.
         out["thompson", KEPT] = _coins_kept_pulls(matrix, replication_generators(1000 + rep, 1)[0])
     return out
@@ -90,8 +99,11 @@ def main(argv=None) -> int:
     with ProcessPoolExecutor(args.jobs) as pool:
         pilots = {k: pool.submit(pilot, k, 200_000, 100_000, 7) for k in args.strikes}
         pilots = {k: f.result() for k, f in pilots.items()}
-        futures = {(k, r): pool.submit(one_repetition, k, r, pilots[k]["price"])
-                   for k in args.strikes for r in range(args.reps)}
+        futures = {
+            (k, r): pool.submit(one_repetition, k, r, pilots[k]["price"])
+            for k in args.strikes
+            for r in range(args.reps)
+        }
         for k in args.strikes:
             pil = pilots[k]
             v, best = pil["variances"], pil["best"]

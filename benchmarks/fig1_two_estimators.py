@@ -42,7 +42,6 @@ QUICK = dict(v_best=(0.02, 0.10), v_extra=(0.02, 0.10), reps=64, rounds=10_000, 
 HIGH_VARIANCE = 0.15  # "high variance": either estimator's variance >= this (of at most 1/4)
 
 
-
 def paper_check(rows) -> list[str]:
     """Compare the winners with the paper's three statements (Sec. 6.1)."""
     high = [r for r in rows if r["v_best"] + r["v_extra"] >= HIGH_VARIANCE]
@@ -53,12 +52,12 @@ def paper_check(rows) -> list[str]:
     kl_wins = sum(r["winner"] == "kl_ucb" for r in rows)
     low_winners = ", ".join(f"{LABELS[p]} {sum(r['winner'] == p for r in low)}" for p in LABELS)
     return [
-        f"* \"TS best where either estimator has high variance\" (V_2 >= {HIGH_VARIANCE}): TS wins "
+        f'* "TS best where either estimator has high variance" (V_2 >= {HIGH_VARIANCE}): TS wins '
         f"{ts_high} of {len(high)} such tiles.",
-        f"* \"UCB-V better with medium or low variance\" (V_2 < {HIGH_VARIANCE}): UCB-V wins {ucbv_low} of "
+        f'* "UCB-V better with medium or low variance" (V_2 < {HIGH_VARIANCE}): UCB-V wins {ucbv_low} of '
         f"{len(low)} such tiles (winners there: {low_winners}).",
-        f"* \"KL-UCB out-performs UCB-V in high variance settings\": KL-UCB < UCB-V on {kl_beats_v} of "
-        f"{len(high)} high-variance tiles; \"but was eclipsed by TS\": KL-UCB wins {kl_wins} tile(s).",
+        f'* "KL-UCB out-performs UCB-V in high variance settings": KL-UCB < UCB-V on {kl_beats_v} of '
+        f'{len(high)} high-variance tiles; "but was eclipsed by TS": KL-UCB wins {kl_wins} tile(s).',
     ]
 
 
@@ -72,18 +71,30 @@ def long_horizon(args, out: Path, command: str) -> str:
 
     ck = [c for c in (10**4, 10**5, 10**6) if c <= args.rounds]
     start = time.perf_counter()
-    lines = [LONG_MARK, "", f"Command: `{command}` ({args.reps} runs x {args.rounds:,} rounds per tile, seed "
-             f"{args.seed}). Regret by Thm 1 +- SE; last column: paired difference TS - UCB-V at n.", "",
-             "| V_1 | V_2 - V_1 | " + " | ".join(f"UCB-V n={c:g}" for c in ck) + " | "
-             + " | ".join(f"TS n={c:g}" for c in ck) + " | TS - UCB-V at n |",
-             "|---|---|" + "---|" * (2 * len(ck) + 1)]
+    lines = [
+        LONG_MARK,
+        "",
+        f"Command: `{command}` ({args.reps} runs x {args.rounds:,} rounds per tile, seed "
+        f"{args.seed}). Regret by Thm 1 +- SE; last column: paired difference TS - UCB-V at n.",
+        "",
+        "| V_1 | V_2 - V_1 | "
+        + " | ".join(f"UCB-V n={c:g}" for c in ck)
+        + " | "
+        + " | ".join(f"TS n={c:g}" for c in ck)
+        + " | TS - UCB-V at n |",
+        "|---|---|" + "---|" * (2 * len(ck) + 1),
+    ]
     for vb, dv in LONG_TILES:
-        t = run_tile(vb, dv, args.rounds, args.reps, args.seed, policies=("ucb_v", "thompson"), checkpoints=ck,
-                     n_jobs=args.jobs)
+        t = run_tile(
+            vb, dv, args.rounds, args.reps, args.seed, policies=("ucb_v", "thompson"), checkpoints=ck, n_jobs=args.jobs
+        )
         d = (t.final_sub[1] - t.final_sub[0]) * dv
         cells = [f"{r:.1f} +- {e:.1f}" for i in range(2) for r, e in zip(t.regret[i], t.regret_se[i])]
-        lines.append(f"| {vb:g} | {dv:g} | " + " | ".join(cells)
-                     + f" | {d.mean():+.1f} +- {d.std(ddof=1) / np.sqrt(d.size):.1f} |")
+        lines.append(
+            f"| {vb:g} | {dv:g} | "
+            + " | ".join(cells)
+            + f" | {d.mean():+.1f} +- {d.std(ddof=1) / np.sqrt(d.size):.1f} |"
+        )
     lines += ["", f"Wall {time.perf_counter() - start:.0f} s."]
     section = "\n".join(lines) + "\n"
     out.mkdir(parents=True, exist_ok=True)
@@ -101,9 +112,12 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20140621)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--long-horizon", action="store_true",
-                        help="only UCB-V vs TS on the low-variance tiles (use with --reps 64 --rounds 1000000); "
-                             "appends a section to the results table")
+    parser.add_argument(
+        "--long-horizon",
+        action="store_true",
+        help="only UCB-V vs TS on the low-variance tiles (use with --reps 64 --rounds 1000000); "
+        "appends a section to the results table",
+    )
     args = parser.parse_args(argv)
     v_best, v_extra, highlight = V_BEST, V_EXTRA, HIGHLIGHT
     if args.quick:
@@ -116,8 +130,11 @@ def main(argv=None) -> int:
     start_wall, start_cpu = time.perf_counter(), time.process_time()
 
     def progress(i, n, tile):
-        print(f"tile {i}/{n} (V1={tile.v_best:g}, dV={tile.v_extra:g}) done after "
-              f"{time.perf_counter() - start_wall:.0f} s", flush=True)
+        print(
+            f"tile {i}/{n} (V1={tile.v_best:g}, dV={tile.v_extra:g}) done after "
+            f"{time.perf_counter() - start_wall:.0f} s",
+            flush=True,
+        )
 
     tiles = run_grid(v_best, v_extra, args.rounds, args.reps, args.seed, n_jobs=args.jobs, progress=progress)
     wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
@@ -142,10 +159,17 @@ def main(argv=None) -> int:
     fig.savefig(out / f"fig1_suboptimal{suffix}.png", dpi=120)
     np.savez_compressed(
         out / f"fig1_two_estimators{suffix}.npz",
-        v_best=[t.v_best for t in tiles], v_extra=[t.v_extra for t in tiles], policies=list(tiles[0].policies),
-        checkpoints=tiles[0].checkpoints, regret=[t.regret for t in tiles], regret_se=[t.regret_se for t in tiles],
-        mse_regret=[t.mse_regret for t in tiles], mse_regret_se=[t.mse_regret_se for t in tiles],
-        sub_mean=[t.sub_mean for t in tiles], sub_lo=[t.sub_lo for t in tiles], sub_hi=[t.sub_hi for t in tiles],
+        v_best=[t.v_best for t in tiles],
+        v_extra=[t.v_extra for t in tiles],
+        policies=list(tiles[0].policies),
+        checkpoints=tiles[0].checkpoints,
+        regret=[t.regret for t in tiles],
+        regret_se=[t.regret_se for t in tiles],
+        mse_regret=[t.mse_regret for t in tiles],
+        mse_regret_se=[t.mse_regret_se for t in tiles],
+        sub_mean=[t.sub_mean for t in tiles],
+        sub_lo=[t.sub_lo for t in tiles],
+        sub_hi=[t.sub_hi for t in tiles],
         final_sub=[t.final_sub for t in tiles],
     )
 
@@ -167,9 +191,11 @@ def main(argv=None) -> int:
         "|---|---|" + "---|" * len(names) + "---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['v_best']:g} | {r['v_extra']:g} | "
-                     + " | ".join(f"{r['regret'][p]:.1f}" for p in names)
-                     + f" | **{LABELS[r['winner']]}** | {r['margin_se']:.1f} |")
+        lines.append(
+            f"| {r['v_best']:g} | {r['v_extra']:g} | "
+            + " | ".join(f"{r['regret'][p]:.1f}" for p in names)
+            + f" | **{LABELS[r['winner']]}** | {r['margin_se']:.1f} |"
+        )
     # Thm 1 check: measured MSE-regret vs identity, in units of the measured one's SE.
     z = np.concatenate([(t.mse_regret[:, -1] - t.regret[:, -1]) / t.mse_regret_se[:, -1] for t in tiles])
     lines += [

@@ -81,8 +81,12 @@ def pilot(strike, paths_per_arm, reference_paths, seed):
     best = int(np.argmin(variances))
     n_pulls = max(2, reference_paths // _CHUNK)
     means = np.array([arms[best].pull(rng).values.mean() for _ in range(n_pulls)])
-    return dict(variances=np.array(variances), best=best, price=float(means.mean()),
-                price_se=float(means.std(ddof=1) / np.sqrt(n_pulls)))
+    return dict(
+        variances=np.array(variances),
+        best=best,
+        price=float(means.mean()),
+        price_se=float(means.std(ddof=1) / np.sqrt(n_pulls)),
+    )
 
 
 def draw_paths(strike, n_paths, seed):
@@ -121,7 +125,7 @@ def pmc_run(values, h, stat, coef, n_rounds, population, checkpoints, seed):
         x = values[k, j]
         centre = x if centre is None else centre
         total += x
-        info = {"pmc_h": h[k, j:j + 1], "pmc_stat": stat[k, j:j + 1], "pmc_coef": coef}
+        info = {"pmc_h": h[k, j : j + 1], "pmc_stat": stat[k, j : j + 1], "pmc_coef": coef}
         state = pol.update(rng, state, k, -((x - centre) ** 2), 1.0, value=x, info=info)
         if t == target:
             out.append(total / t)
@@ -155,8 +159,9 @@ def one_repetition(strike, rep, best, n_rounds, checkpoints, pmc_population, pol
         name, params, ranges = policy_spec(p, best)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = simulate(name, matrix, n_rounds, 1, pseed, checkpoints=checkpoints, policy_params=params,
-                           ranges=ranges)
+            res = simulate(
+                name, matrix, n_rounds, 1, pseed, checkpoints=checkpoints, policy_params=params, ranges=ranges
+            )
         out[p] = (res.estimate_at[0], res.pulls[0])
     return out
 
@@ -174,26 +179,69 @@ def one_batched_run(strike, policy, best, n_pulls, paths_per_pull, seed, pmc_pop
         kwargs = {"population_size": max(1, pmc_population // paths_per_pull)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = run(arms, name, budget=Pulls(n_pulls), combine="uniform", random_seed=seed, progressbar=False, policy_kwargs=kwargs, ranges=ranges)
+        res = run(
+            arms,
+            name,
+            budget=Pulls(n_pulls),
+            combine="uniform",
+            random_seed=seed,
+            progressbar=False,
+            policy_kwargs=kwargs,
+            ranges=ranges,
+        )
     counts = np.bincount(res.history.column("arm"), minlength=len(arms))
     return res.estimate, res.combined_with("inverse_variance").estimate, counts
 
 
-def fig2(strikes=STRIKES, policies=POLICIES, reps=30, max_samples=100_000, pilot_paths=200_000,
-         reference_paths=10_000_000, pmc_population=1000, batched_reps=0, paths_per_pull=100, jobs=2,
-         seed=2014):
+def fig2(
+    strikes=STRIKES,
+    policies=POLICIES,
+    reps=30,
+    max_samples=100_000,
+    pilot_paths=200_000,
+    reference_paths=10_000_000,
+    pmc_population=1000,
+    batched_reps=0,
+    paths_per_pull=100,
+    jobs=2,
+    seed=2014,
+):
     """All runs of the figure; returns a dict per strike (see :func:`markdown`)."""
     checkpoints = np.unique(np.geomspace(16, max_samples, 30).astype(np.int64))
     out = {}
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         pilots = {k: pool.submit(pilot, k, pilot_paths, reference_paths, seed + i) for i, k in enumerate(strikes)}
         pilots = {k: f.result() for k, f in pilots.items()}
-        futures = {(k, r): pool.submit(one_repetition, k, r, pilots[k]["best"], max_samples, checkpoints,
-                                       pmc_population, policies, seed + 100 * i)
-                   for i, k in enumerate(strikes) for r in range(reps)}
-        batched = {(k, p, r): pool.submit(one_batched_run, k, p, pilots[k]["best"], max_samples // paths_per_pull,
-                                          paths_per_pull, seed * 1000 + r, pmc_population)
-                   for k in strikes for p in policies for r in range(batched_reps)}
+        futures = {
+            (k, r): pool.submit(
+                one_repetition,
+                k,
+                r,
+                pilots[k]["best"],
+                max_samples,
+                checkpoints,
+                pmc_population,
+                policies,
+                seed + 100 * i,
+            )
+            for i, k in enumerate(strikes)
+            for r in range(reps)
+        }
+        batched = {
+            (k, p, r): pool.submit(
+                one_batched_run,
+                k,
+                p,
+                pilots[k]["best"],
+                max_samples // paths_per_pull,
+                paths_per_pull,
+                seed * 1000 + r,
+                pmc_population,
+            )
+            for k in strikes
+            for p in policies
+            for r in range(batched_reps)
+        }
         for k in strikes:
             price = pilots[k]["price"]
             runs = [futures[k, r].result() for r in range(reps)]
@@ -204,9 +252,13 @@ def fig2(strikes=STRIKES, policies=POLICIES, reps=30, max_samples=100_000, pilot
                 # Thm 1 / Wald: E[(S_n - n mu)^2] = sum_k V_k E[T_k(n)], so MSE x n has the low-noise
                 # estimate sum_k V_k T_k(n) / n averaged over repetitions (V_k from the pilot).
                 ident = counts @ pilots[k]["variances"] / max_samples
-                res[p] = dict(mse=err2.mean(axis=0), mse_se=err2.std(axis=0, ddof=1) / np.sqrt(reps),
-                              counts=counts.mean(axis=0), identity=float(ident.mean()),
-                              identity_se=float(ident.std(ddof=1) / np.sqrt(reps)))
+                res[p] = dict(
+                    mse=err2.mean(axis=0),
+                    mse_se=err2.std(axis=0, ddof=1) / np.sqrt(reps),
+                    counts=counts.mean(axis=0),
+                    identity=float(ident.mean()),
+                    identity_se=float(ident.std(ddof=1) / np.sqrt(reps)),
+                )
                 if batched_reps:
                     b = [batched[k, p, r].result() for r in range(batched_reps)]
                     res[p]["batched_uniform"] = float(np.mean([(u - price) ** 2 for u, _, _ in b]))
@@ -247,8 +299,13 @@ def plot(results, path):
     for ax, (k, entry) in zip(axes[0], results.items()):
         n = entry["samples"]
         for p, res in entry["policies"].items():
-            ax.plot(n, res["mse"] * n, label=p, lw=2 if p in ("thompson", "pmc", "best-arm") else 1,
-                    ls="--" if "/" in p else "-")
+            ax.plot(
+                n,
+                res["mse"] * n,
+                label=p,
+                lw=2 if p in ("thompson", "pmc", "best-arm") else 1,
+                ls="--" if "/" in p else "-",
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(f"K = {k}")
@@ -271,7 +328,7 @@ def markdown(results, command, settings):
         "- one sample = one path = one pull (pre-drawn paths, pmcbandit.simulate; PMC by its own policy "
         "functions); normalised MSE = MSE × n; uniform average of the observations.",
         "- loss ranges (App. B): each bandit row runs with its default, per arm for thompson and kl_ucb, "
-        "shared for ucb1 and ucb_v; rows `name/ranges` run it under the other choice. \"Best bandit\" is "
+        'shared for ucb1 and ucb_v; rows `name/ranges` run it under the other choice. "Best bandit" is '
         "chosen among the defaults.",
         "",
     ]
@@ -280,8 +337,10 @@ def markdown(results, command, settings):
         n = entry["samples"][-1]
         pols = entry["policies"]
         batched = "batched_uniform" in next(iter(pols.values()))
-        head = (f"| policy | Σ V_k T_k/n at n = {n:.0e} (Thm 1) | ± (SE) | measured MSE × n at n = {n:.0e} | ± (SE) "
-                f"| measured MSE × n at n = {entry['samples'][len(entry['samples']) // 2]} | share of pulls on best arm |")
+        head = (
+            f"| policy | Σ V_k T_k/n at n = {n:.0e} (Thm 1) | ± (SE) | measured MSE × n at n = {n:.0e} | ± (SE) "
+            f"| measured MSE × n at n = {entry['samples'][len(entry['samples']) // 2]} | share of pulls on best arm |"
+        )
         rule = "|---|---:|---:|---:|---:|---:|---:|"
         if batched:
             head += " run(), 100 paths/pull: MSE × n uniform | IV |"
@@ -290,27 +349,35 @@ def markdown(results, command, settings):
             f"### K = {k}: reference price {pil['price']:.6g} ± {pil['price_se']:.2g} "
             f"(arm θ = {pil['best'] / 10:.1f}, per-path variance {pil['variances'][pil['best']]:.3g}; "
             f"θ = 0: {pil['variances'][0]:.3g}; sum over arms {pil['variances'].sum():.3g})",
-            "", head, rule,
+            "",
+            head,
+            rule,
         ]
         mid = len(entry["samples"]) // 2
         for p, res in pols.items():
             share = res["counts"][pil["best"]] / res["counts"].sum()
-            row = (f"| {p} | {res['identity']:.4g} | {res['identity_se']:.2g} | {res['mse'][-1] * n:.4g} | "
-                   f"{res['mse_se'][-1] * n:.2g} | "
-                   f"{res['mse'][mid] * entry['samples'][mid]:.4g} | {share:.0%} |")
+            row = (
+                f"| {p} | {res['identity']:.4g} | {res['identity_se']:.2g} | {res['mse'][-1] * n:.4g} | "
+                f"{res['mse_se'][-1] * n:.2g} | "
+                f"{res['mse'][mid] * entry['samples'][mid]:.4g} | {share:.0%} |"
+            )
             if batched:
                 row += f" {res['batched_uniform'] * n:.4g} | {res['batched_iv'] * n:.4g} |"
             lines.append(row)
         lines.append("")
         for key, label in (("identity", "Thm 1 identity"), ("mse", "measured")):
             r = ratios(entry, key)
-            lines.append(f"- {label}: best bandit {r['best_bandit']}; MSE ratio best bandit / best fixed arm = "
-                         f"{r.get('vs_best_arm', float('nan')):.3f} (goal ≤ 1.25); best bandit / PMC = "
-                         f"{r.get('vs_pmc', float('nan')):.3f} (goal < 1).")
+            lines.append(
+                f"- {label}: best bandit {r['best_bandit']}; MSE ratio best bandit / best fixed arm = "
+                f"{r.get('vs_best_arm', float('nan')):.3f} (goal ≤ 1.25); best bandit / PMC = "
+                f"{r.get('vs_pmc', float('nan')):.3f} (goal < 1)."
+            )
         if any(p in pols for p in OTHER_RANGES):
             r = ratios(entry, "identity", BANDITS + OTHER_RANGES)
-            lines.append(f"- Thm 1 identity, best over both range choices: {r['best_bandit']}; / best fixed arm = "
-                         f"{r.get('vs_best_arm', float('nan')):.3f}; / PMC = {r.get('vs_pmc', float('nan')):.3f}.")
+            lines.append(
+                f"- Thm 1 identity, best over both range choices: {r['best_bandit']}; / best fixed arm = "
+                f"{r.get('vs_best_arm', float('nan')):.3f}; / PMC = {r.get('vs_pmc', float('nan')):.3f}."
+            )
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -319,14 +386,22 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small scale (minutes)")
     parser.add_argument("--reps", type=int, default=None)
-    parser.add_argument("--batched", type=int, default=0, metavar="R",
-                        help="also R repetitions through pmcbandit.run with 100 paths per pull")
+    parser.add_argument(
+        "--batched",
+        type=int,
+        default=0,
+        metavar="R",
+        help="also R repetitions through pmcbandit.run with 100 paths per pull",
+    )
     parser.add_argument("--reference-paths", type=int, default=None)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    settings = quick_settings() if args.quick else dict(
-        reps=30, max_samples=100_000, pilot_paths=200_000, reference_paths=10_000_000, pmc_population=1000)
+    settings = (
+        quick_settings()
+        if args.quick
+        else dict(reps=30, max_samples=100_000, pilot_paths=200_000, reference_paths=10_000_000, pmc_population=1000)
+    )
     if args.reps:
         settings["reps"] = args.reps
     if args.reference_paths:
@@ -334,9 +409,12 @@ def main(argv=None):
     settings["batched_reps"] = args.batched
     results = fig2(jobs=args.jobs, **settings)
     command = "python -m benchmarks.fig2_cir" + " ".join(
-        [""] + (["--quick"] if args.quick else []) + ([f"--reps {args.reps}"] if args.reps else [])
+        [""]
+        + (["--quick"] if args.quick else [])
+        + ([f"--reps {args.reps}"] if args.reps else [])
         + ([f"--batched {args.batched}"] if args.batched else [])
-        + ([f"--reference-paths {args.reference_paths}"] if args.reference_paths else []))
+        + ([f"--reference-paths {args.reference_paths}"] if args.reference_paths else [])
+    )
     text = markdown(results, command, settings)
     sys.stdout.write(text)
     if not args.no_write:

@@ -62,8 +62,9 @@ def _doors():
         return lambda: pb.run(arms, "ucb_v", budget=pb.Pulls(n), random_seed=1, progressbar=False)
 
     def identify(n):
-        return lambda: pb.identify(arms, "lucb1", k=1, delta=1e-12, sigma=1.0, budget=pb.Pulls(n), random_seed=1,
-                                   progressbar=False)
+        return lambda: pb.identify(
+            arms, "lucb1", k=1, delta=1e-12, sigma=1.0, budget=pb.Pulls(n), random_seed=1, progressbar=False
+        )
 
     return {"run": run, "identify": identify}
 
@@ -77,8 +78,16 @@ def measure() -> list[dict]:
         transitions = (sum(t2.values()) - sum(t1.values())) / D
         per_pull_pairs = {pair: (t2[pair] - t1.get(pair, 0)) / D for pair in t2}
         busiest = sorted(((v, p) for p, v in per_pull_pairs.items() if v > 0), reverse=True)[:8]
-        rows.append(dict(door=door, calls=(c2 - c1) / D, transitions=transitions, modules=len(m2),
-                         functions=len(f2), busiest=busiest))
+        rows.append(
+            dict(
+                door=door,
+                calls=(c2 - c1) / D,
+                transitions=transitions,
+                modules=len(m2),
+                functions=len(f2),
+                busiest=busiest,
+            )
+        )
     return rows
 
 
@@ -96,11 +105,17 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| `{r['door']}` | {r['calls']:.1f} | {r['transitions']:.1f} | {r['modules']} | {r['functions']} |")
+        lines.append(
+            f"| `{r['door']}` | {r['calls']:.1f} | {r['transitions']:.1f} | {r['modules']} | {r['functions']} |"
+        )
     lines.append("")
     for r in rows:
-        lines.append(f"Busiest hops of `{r['door']}` (per pull): " + "; ".join(
-            f"{a.removeprefix('pmcbandit.')} → {b.removeprefix('pmcbandit.')} {v:.1f}" for v, (a, b) in r["busiest"]))
+        lines.append(
+            f"Busiest hops of `{r['door']}` (per pull): "
+            + "; ".join(
+                f"{a.removeprefix('pmcbandit.')} → {b.removeprefix('pmcbandit.')} {v:.1f}" for v, (a, b) in r["busiest"]
+            )
+        )
         lines.append("")
     text = "\n".join(lines)
     print(text)

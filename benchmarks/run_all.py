@@ -16,11 +16,30 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-QUICK = ["bench_policies", "bench_run_loop", "bench_simulator", "bench_ais", "bench_laplace_smc", "bench_cir",
-         "bench_psis", "bench_scale_out"]
-FULL = ["fig1_two_estimators", "fig2_cir", "check_fig2_variances", "exp_reward_centre", "fig3_evidence",
-        "bench_evidence_vs_smc", "reference_evidence", "bench_evidence_suite", "bench_identification",
-        "bench_explore_m", "bench_compare", "bench_full_bandit"]
+QUICK = [
+    "bench_policies",
+    "bench_run_loop",
+    "bench_simulator",
+    "bench_ais",
+    "bench_laplace_smc",
+    "bench_cir",
+    "bench_psis",
+    "bench_scale_out",
+]
+FULL = [
+    "fig1_two_estimators",
+    "fig2_cir",
+    "check_fig2_variances",
+    "exp_reward_centre",
+    "fig3_evidence",
+    "bench_evidence_vs_smc",
+    "reference_evidence",
+    "bench_evidence_suite",
+    "bench_identification",
+    "bench_explore_m",
+    "bench_compare",
+    "bench_full_bandit",
+]
 
 HEADER = """# Benchmark results
 

@@ -2,8 +2,9 @@
 numpydoc, as PyMC and ArviZ build theirs).
 
 Built by ``make docs`` with warnings as errors. The API pages are listed from
-``pmcbandit.__all__`` at build time (``_write_api_lists``, run as this file is read), so a public name added to the package
-is documented without editing this folder, and one removed cannot leave a dangling entry.
+``pmcbandit.__all__`` at build time (``_write_api_lists``, run as this file is read), so a public
+name added to the package is documented without editing this folder, and one removed cannot leave
+a dangling entry.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ templates_path = ["_templates"]
 html_theme = "alabaster"
 html_title = f"pmcbandit {release}"
 
-# Markdown: $...$ maths and ``{eval-rst}``-free tables; heading anchors so the guide's pages can
-# link to each other's sections.
+# Markdown: $...$ maths and ::: fences; heading anchors so the guide's pages can link to each
+# other's sections.
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
@@ -59,6 +60,10 @@ numpydoc_xref_param_type = False
 # Unresolved references in docstrings (a private helper named in prose) are not build errors:
 # strict reference checking would tie the docs build to every internal rename.
 nitpicky = False
+# A name documented once but importable from two modules (``pmcbandit.Pulls`` is
+# ``pmcbandit.runtime.budget.Pulls``) can make a short reference in a docstring match twice; Sphinx
+# then links the first match and warns. That warning says nothing about the docs' correctness.
+suppress_warnings = ["ref.python"]
 
 
 def _kind(obj) -> str:
@@ -142,6 +147,11 @@ def _write_api_lists() -> None:
         lines.append("")
     out = HERE / "api" / "generated"
     out.mkdir(parents=True, exist_ok=True)
+    # A stub left from a name that is no longer public would be a page outside every toctree.
+    listed = {path for paths in entries.values() for path in paths}
+    for stub in out.glob("*.rst"):
+        if stub.stem != "public" and stub.stem not in listed:
+            stub.unlink()
     text = "\n".join(lines)
     target = out / "public.rst"
     if not target.exists() or target.read_text() != text:

@@ -175,7 +175,8 @@ def log_joint_eight_schools(x):
 
 
 def eight_schools_log_marginal(tau):
-    """:math:`\\log N(y; 0, D + s^2\\mathbf 1\\mathbf 1^\\top)`, :math:`D=\\mathrm{diag}(\\tau^2+\\sigma^2)`, :math:`s=5`.
+    """:math:`\\log N(y; 0, D + s^2\\mathbf 1\\mathbf 1^\\top)`, :math:`D=\\mathrm{diag}(\\tau^2+\\sigma^2)`,
+    :math:`s=5`.
 
     By the matrix determinant lemma and Sherman–Morrison, with :math:`a = 1 + s^2\\sum_j
     1/d_j`: :math:`\\log|\\Sigma| = \\sum_j\\log d_j + \\log a` and :math:`y^\\top\\Sigma^{-1}y

@@ -28,6 +28,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import pmcbandit  # noqa: F401  (configures PyTensor before anything else imports it)
+from pmcbandit import Pulls
+from pmcbandit.exceptions import SettingsWarning
 from pmcbandit.full_bandit import FullBanditEnvironment, identify_full_bandit, simulate_full_bandit, uniform_allocation
 from pmcbandit.full_bandit.g_allocation import g_allocation, g_value
 from pmcbandit.full_bandit.instances import CROWDSOURCING, SYNTHETIC, crowdsourcing_instance, synthetic_instance
@@ -39,11 +41,16 @@ print(f"{'quick' if QUICK else 'notebook'} scale: horizon {HORIZON:,}, {TRIALS} 
     ("md", r"""## One live run
 
 `identify_full_bandit` with SA-FOA on a small synthetic instance ($n = 10$, $k = 5$, gap 0.4), Gaussian noise of
-sd 0.1 on the sum, G-allocation."""),
+sd 0.1 on the sum, G-allocation. It runs through the package's one run loop (budget, progress bar, faults,
+checkpoints, executors as for every other door); `simulate_full_bandit` takes the same arguments and replays it
+pull for pull in a numba loop, which the experiments below use."""),
     ("code", r"""inst = synthetic_instance(10, 5, SYNTHETIC["large_gap"], np.random.default_rng(0))
 env = FullBanditEnvironment(inst.theta, noise_sd=0.1, noise="sum")
-res = identify_full_bandit(env, 5, "sa_foa", delta=0.05, allocation="g", random_seed=1)
+res = identify_full_bandit(env, "sa_foa", k=5, delta=0.05, allocation="g", random_seed=1, progressbar=False)
+sim = simulate_full_bandit(env, "sa_foa", k=5, delta=0.05, allocation="g", random_seed=1)
 print(res.summary())
+print("simulator: same stopping round:", sim.stop_round == res.rounds, "- same answer:",
+      sim.recommended.tolist() == res.selected_indices.tolist())
 print("true best:", sorted(np.argsort(-inst.theta)[:5].tolist()))"""),
     ("md", r"""## G-allocation (App. D)
 
@@ -52,7 +59,7 @@ sets is exactly $n$. The uniform allocation on a small full-rank support is far 
 confidence ellipsoid."""),
     ("code", r"""for n, k in [(10, 5), (20, 5), (36, 10)]:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", SettingsWarning)
         ga = g_allocation(n, k, max_iter=300)
     print(f"n={n:3d} k={k:2d}: G-value uniform {g_value(uniform_allocation(n, k))[1]:10.1f}, "
           f"G-allocation <= {g_value(ga)[1]:7.2f} (optimum n = {n}), support {ga.support.shape[0]} rows")"""),
@@ -64,8 +71,8 @@ to the exact maximum, and of SA-FOA's $Z_t$ to Exhaustive's $Z^*_t$ of eq. (5), 
 for ax, alloc_name in zip(axes, ["g", "uniform"]):
     for label, gap in [("small", SYNTHETIC["small_gap"]), ("large", SYNTHETIC["large_gap"])]:
         th = synthetic_instance(10, 5, gap, np.random.default_rng(0)).theta
-        r = simulate_full_bandit("saqm", th, 5, 0.05, 0.0, 1.0, alloc_name, HORIZON, np.random.default_rng(1),
-                                 record_every=HORIZON // 50, noise="sum").records
+        r = simulate_full_bandit(th, "saqm", k=5, sigma=1.0, noise="sum", allocation=alloc_name,
+                                 budget=Pulls(HORIZON), random_seed=1, record_every=HORIZON // 50).records
         ax.plot(r["round"], r["saqm_approx"] / r["cem_exact"], label=f"SAQM, {label} gap")
         ok = r["gap_exact"] > 0
         ax.plot(r["round"][ok], r["safoa_approx"][ok] / r["gap_exact"][ok], "--", label=f"SA-FOA, {label} gap")
@@ -80,9 +87,9 @@ Wall time per round of the numba simulator (compile excluded), $k = 5$: Exhausti
 the others polynomially."""),
     ("code", r"""def per_round(alg, n, k=5, rounds=300):
     th = synthetic_instance(n, k, 0.1, np.random.default_rng(n)).theta
-    simulate_full_bandit(alg, th, k, 0.05, 0.0, 1.0, "uniform", 2 * n + 5, np.random.default_rng(0), noise="sum")
+    simulate_full_bandit(th, alg, k=k, sigma=1.0, noise="sum", budget=Pulls(2 * n + 5), random_seed=0)
     t0 = time.perf_counter()
-    r = simulate_full_bandit(alg, th, k, 0.05, 0.0, 1.0, "uniform", rounds, np.random.default_rng(0), noise="sum")
+    r = simulate_full_bandit(th, alg, k=k, sigma=1.0, noise="sum", budget=Pulls(rounds), random_seed=0)
     return (time.perf_counter() - t0) / r.rounds
 
 
@@ -106,12 +113,12 @@ for name in names:
     inst = crowdsourcing_instance(name)
     n = inst.theta.shape[0]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", SettingsWarning)
         ga = g_allocation(n, 10, max_iter=300)
     stops, right = {}, True
     for alg in ["icb", "saqm", "sa_foa"]:
-        runs = [simulate_full_bandit(alg, inst.theta, 10, 0.05, 0.0, 0.1, ga, cap, np.random.default_rng(s), noise="sum")
-                for s in range(TRIALS)]
+        runs = [simulate_full_bandit(inst.theta, alg, k=10, sigma=0.1, noise="sum", allocation=ga, budget=Pulls(cap),
+                                     random_seed=s) for s in range(TRIALS)]
         stops[alg] = np.mean([r.rounds for r in runs])
         right &= all(r.correct for r in runs)
     print(f"{name:9s} n={n:3d}: ICB {stops['icb']:9,.0f}  SAQM {stops['saqm']:9,.0f}  SA-FOA {stops['sa_foa']:8,.0f}  "

@@ -22,6 +22,8 @@ from pmcbandit.identification.identify import identify  # noqa: E402
 from pmcbandit.identification.result import IdentificationResult  # noqa: E402
 from pmcbandit.compare import ComparisonResult, compare_samplers  # noqa: E402
 from pmcbandit.full_bandit import FullBanditResult, identify_full_bandit  # noqa: E402
+from pmcbandit.model_comparison import compare_models  # noqa: E402
+from pmcbandit.model_comparison_result import ModelComparison  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -43,6 +45,9 @@ __all__ = [
     "estimate_evidence",
     "evidence_arms",
     "EvidenceResult",
+    "compare_models",
+    "ModelComparison",
+    "read_run",
     "RunResult",
     "PmcBanditWarning",
     "Pulls",
@@ -50,3 +55,12 @@ __all__ = [
     "WallSeconds",
     "TargetSE",
 ]
+
+
+def __getattr__(name: str):
+    # read_run loads ArviZ, which ``import pmcbandit`` does not (PEP 562: resolved on first use).
+    if name == "read_run":
+        from pmcbandit.diagnostics.arviz_io import read_run
+
+        return read_run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -54,7 +54,8 @@ def check_k(k, n_arms: int, owner: str) -> int:
 def check_loop_options(owner: str, *, max_faults, max_in_flight, pull_timeout, progressbar, callback, checkpoint,
                        checkpoint_every) -> None:
     """The run-loop arguments every entry point shares (:func:`pmcbandit.run`, :func:`pmcbandit.identify`,
-    :func:`pmcbandit.compare_samplers`)."""
+    :func:`pmcbandit.compare_samplers`).
+    """
     import os
 
     check_positive(max_faults, "max_faults", owner, integer=True)

@@ -73,11 +73,13 @@ class Learner(Protocol):
 
         ``decision.values`` are the observations as recorded (logs for log-scale arms),
         ``decision.value_arms`` their arms and ``decision.costs`` their costs; ``decision.failed``
-        says whether one of its pulls was a fault."""
+        says whether one of its pulls was a fault.
+        """
 
     def done(self, blocked: np.ndarray) -> bool:
         """Whether the learner's stop rule holds, given the arms the engine has taken out of play
-        (quarantined or unreliable); evaluated once per closed decision."""
+        (quarantined or unreliable); evaluated once per closed decision.
+        """
 
     def mean_loss(self) -> np.ndarray:
         """Each arm's mean loss, for the guards (NaN where unknown)."""

@@ -1,101 +1,279 @@
-"""Command line: ``pmcbandit evidence`` and ``pmcbandit price``.
+"""Command line: ``pmcbandit evidence``, ``pmcbandit compare-models`` and ``pmcbandit price``.
 
-Both run a pool of arms under a bandit policy, print the combined estimate with its standard
-error and the per-arm table, and write the run's InferenceData (netCDF) and plots to ``--out``.
+Each runs under a bandit policy, prints its result (the combined estimate with its standard error
+and the per-arm table, or the ranked table of models) and writes InferenceData (netCDF), the
+summary and plots to ``--out``.
+
+What the command line guarantees
+--------------------------------
+* A usage error is one ``pmcbandit: error: ...`` line on stderr and exit code 2, and every
+  argument (numbers, files, the output folder) is checked before any model is built.
+* ``--out`` is checked before the run (it must be a folder or not exist, in a writable place);
+  outputs are written to a temporary folder beside it and moved into place only when complete. If
+  writing fails anyway, the run is saved to the system's temporary folder and the path printed:
+  a finished run is never lost.
+* Each warning is printed once (the summary lists the result's warnings; any other is printed
+  after it as ``warning: ...``).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import runpy
+import shutil
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 
-from pmcbandit.stats.combine import COMBINE_METHODS
 from pmcbandit.policies import POLICY_NAMES
 from pmcbandit.policies.rewards import RANGE_NAMES
+from pmcbandit.stats.combine import COMBINE_METHODS
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser", "write_outputs"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error reported as one line (exit code 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog.split()[0]}: error: {message}\n")
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default unless it has none (None, or an off flag)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def _int_at_least(low: int, high: int | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _probability(text: str) -> float:
+    value = _positive_float(text)
+    if not 0.5 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0.5, 1), got {text!r}")
+    return value
+
+
+def _model_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    return path
 
 
 def _common(parser: argparse.ArgumentParser, budget: float) -> None:
-    parser.add_argument("--budget", type=float, default=budget, help=f"seconds of wall time (default {budget})")
-    parser.add_argument("--policy", choices=[p for p in POLICY_NAMES if p != "oracle"], default="thompson")
-    parser.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance")
-    parser.add_argument("--ranges", choices=RANGE_NAMES, default="auto",
-                        help="loss ranges (App. B): per arm, shared, or the policy's default (auto)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder for InferenceData and plots")
+    parser.add_argument("--budget", type=_positive_float, default=budget, help="seconds of wall time")
+    parser.add_argument("--policy", choices=[p for p in POLICY_NAMES if p != "oracle"], default="thompson",
+                        help="bandit policy")
+    parser.add_argument("--seed", type=_seed, default=0, help="random seed (an integer >= 0)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder for InferenceData and plots (default: pmcbandit-<command>)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pmcbandit", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+def _estimate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance",
+                        help="how the arms' estimates are combined")
+    parser.add_argument("--ranges", choices=RANGE_NAMES, default="auto",
+                        help="loss ranges (App. B): per arm, shared, or the policy's default (auto)")
 
-    ev = sub.add_parser(
-        "evidence",
-        help="log marginal likelihood of a PyMC model (default: Bayesian logistic regression on Pima, T=50)",
-    )
-    ev.add_argument("--T", type=int, default=50, help="Pima rows used (1..768, default 50)")
-    ev.add_argument(
-        "--model-file", type=Path, default=None,
-        help="a Python file defining a PyMC model named `model` (the file is executed to load it)",
-    )
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pmcbandit`` parser: subcommands ``evidence``, ``compare-models``, ``price``, and ``--version``."""
+    from pmcbandit import __version__
+
+    formatter = _Formatter
+    parser = _Parser(prog="pmcbandit", description=__doc__.splitlines()[0], formatter_class=formatter)
+    parser.add_argument("--version", action="version", version=f"pmcbandit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    ev = sub.add_parser("evidence", formatter_class=formatter,
+                        help="log marginal likelihood of a PyMC model (default: Bayesian logistic regression "
+                             "on Pima, T=50)")
+    ev.add_argument("--T", type=_int_at_least(1, 768), default=50, help="Pima rows used (1..768)")
+    ev.add_argument("--model-file", type=_model_file, default=None,
+                    help="a Python file defining a PyMC model named `model` (the file is executed to load it)")
     ev.add_argument("--smc", action="store_true", help="add PyMC's SMC (biased-consistent) to the pool")
     _common(ev, budget=20.0)
+    ev.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance",
+                    help="how the arms' estimates are combined")
 
-    pr = sub.add_parser("price", help="CIR caplet price with 16 importance-sampling drifts (Neufeld et al. 6.2)")
-    pr.add_argument("--strike", type=float, default=0.08, help="strike K (default 0.08)")
-    pr.add_argument("--paths-per-pull", type=int, default=1000)
+    cm = sub.add_parser("compare-models", formatter_class=formatter,
+                        help="Bayes factors and posterior probabilities of PyMC models under one budget")
+    cm.add_argument("--model-file", type=_model_file, action="append", required=True,
+                    help="a Python file defining a PyMC model named `model`; give it once per model (>= 2)")
+    cm.add_argument("--name", action="append", default=None,
+                    help="the models' names, in the order of --model-file (default: the files' stems)")
+    cm.add_argument("--prior", type=float, nargs="+", default=None,
+                    help="prior model probabilities, in the order of --model-file (default: uniform)")
+    cm.add_argument("--allocation", choices=("neyman", "even"), default="neyman",
+                    help="how the budget's slices are given to the models")
+    cm.add_argument("--target", choices=("log_bf", "probability"), default="log_bf",
+                    help="what the allocation makes precise")
+    cm.add_argument("--decide", type=_probability, default=None,
+                    help="stop once the leading model's probability interval is above this")
+    cm.add_argument("--slices", type=_int_at_least(2), default=None, help="slices of the budget (default 4 per model)")
+    _common(cm, budget=60.0)
+    cm.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance",
+                    help="how each model's arms are combined")
+
+    pr = sub.add_parser("price", formatter_class=formatter,
+                        help="CIR caplet price with 16 importance-sampling drifts (Neufeld et al. 6.2)")
+    pr.add_argument("--strike", type=_positive_float, default=0.08, help="strike K")
+    pr.add_argument("--paths-per-pull", type=_int_at_least(1), default=1000, help="paths per pull")
     _common(pr, budget=10.0)
+    _estimate_options(pr)
     return parser
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    import warnings
-
+    """Run the command line on ``argv`` (``sys.argv[1:]`` when None); 0 on success, 1 when only writing failed."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    sub = parser._subparsers._group_actions[0].choices[args.command]
+    out = _check_out(sub, args.out or Path(f"pmcbandit-{args.command}"))
+    if args.command == "compare-models":
+        _check_compare_args(sub, args)
     from pmcbandit.exceptions import PmcBanditWarning
 
-    warnings.simplefilter("default", PmcBanditWarning)
-    if args.command == "evidence":
-        result, title = _evidence(args)
-    else:
-        result, title = _price(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PmcBanditWarning)
+        try:
+            if args.command == "evidence":
+                result, title = _evidence(sub, args)
+            elif args.command == "compare-models":
+                result, title = _compare(sub, args)
+            else:
+                result, title = _price(args)
+        except (TypeError, ValueError) as err:  # an argument the library refused
+            sub.error(str(err))
     print(title)
-    print(result.summary())
-    out = args.out or Path(f"pmcbandit-{args.command}")
-    written = write_outputs(result, out)
+    summary = result.summary()
+    print(summary)
+    shown = set(summary.splitlines())
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        if f"warning: {message}" not in shown:
+            print(f"warning: {message}")
+    try:
+        written = write_outputs(result, out)
+    except Exception as err:  # the run is done: keep it whatever went wrong with --out
+        rescue = Path(tempfile.mkdtemp(prefix=f"pmcbandit-{args.command}-"))
+        written = write_outputs(result, rescue / "out")
+        print(f"pmcbandit: error: could not write to {out} ({err}); the run was saved to {rescue / 'out'}",
+              file=sys.stderr)
+        return 1
     print(f"wrote {', '.join(str(p) for p in written)}")
     return 0
 
 
-def _evidence(args):
-    from pmcbandit.evidence import estimate_evidence
+def _check_out(parser, out: Path) -> Path:
+    """``--out`` must be a folder or not exist, with an existing writable parent (checked before the run)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        parser.error(f"argument --out: {str(out)!r} exists and is not a folder")
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        parser.error(f"argument --out: the folder {str(parent)!r} does not exist")
+    if not os.access(out if out.is_dir() else parent, os.W_OK):
+        parser.error(f"argument --out: {str(out)!r} is not writable")
+    return out
+
+
+def _check_compare_args(parser, args) -> None:
+    n = len(args.model_file)
+    if n < 2:
+        parser.error("argument --model-file: give at least two models to compare")
+    names = args.name or [p.stem for p in args.model_file]
+    if len(names) != n:
+        parser.error(f"argument --name: give one name per --model-file ({n}), got {len(names)}")
+    if len(set(names)) != n:
+        parser.error(f"argument --name: the models' names must be distinct, got {names} (use --name)")
+    if args.prior is not None:
+        p = args.prior
+        if len(p) != n or any(not (v >= 0 and math.isfinite(v)) for v in p) or abs(sum(p) - 1) > 1e-8:
+            parser.error(f"argument --prior: must be {n} non-negative numbers summing to 1, got {p}")
+    if args.slices is not None and args.slices < n:
+        parser.error(f"argument --slices: must be at least the number of models ({n}), got {args.slices}")
+    args.name = names
+
+
+def _load_model(parser, path: Path):
+    import pymc as pm
+
+    namespace = runpy.run_path(os.fspath(path))
+    model = namespace.get("model")
+    if not isinstance(model, pm.Model):
+        parser.error(f"argument --model-file: {path} defines no PyMC model named `model`")
+    return model
+
+
+def _evidence(parser, args):
+    from pmcbandit.evidence import estimate_evidence, evidence_arms
 
     if args.model_file is not None:
-        namespace = runpy.run_path(os.fspath(args.model_file))
-        if "model" not in namespace:
-            raise SystemExit(f"error: {args.model_file} defines no variable named `model`")
-        model, title = namespace["model"], f"model from {args.model_file}"
+        model, title = _load_model(parser, args.model_file), f"model from {args.model_file}"
     else:
         from models import pima
 
-        if not 1 <= args.T <= 768:
-            raise SystemExit(f"error: --T must be in [1, 768], got {args.T}")
         model = pima.logistic_regression(*pima.load_data(args.T))
         title = f"Bayesian logistic regression on Pima, T={args.T}"
-    from pmcbandit.evidence import evidence_arms
-
     # The default pool is sized for the budget inside estimate_evidence; with SMC it is built here.
     arms = evidence_arms(model, smc=True, budget_seconds=args.budget) if args.smc else None
     result = estimate_evidence(
-        model, arms=arms, policy=args.policy, budget=args.budget, combine=args.combine,
-        random_seed=args.seed, progressbar=not args.no_progress, ranges=args.ranges,
+        model, args.policy, arms=arms, budget=args.budget, combine=args.combine,
+        random_seed=args.seed, progressbar=not args.no_progress,
     )
     return result, f"{title}: {len(result.arm_names)} arms, {args.policy}, {args.budget:g} s"
+
+
+def _compare(parser, args):
+    from pmcbandit.model_comparison import compare_models
+
+    models = {name: _load_model(parser, path) for name, path in zip(args.name, args.model_file)}
+    result = compare_models(
+        models, args.policy, budget=args.budget, prior=args.prior, random_seed=args.seed,
+        allocation=args.allocation, target=args.target, decide=args.decide, slices=args.slices,
+        combine=args.combine, progressbar=not args.no_progress,
+    )
+    return result, f"{len(models)} models ({', '.join(models)}): {args.policy}, {args.budget:g} s"
 
 
 def _price(args):
@@ -105,23 +283,49 @@ def _price(args):
 
     arms = caplet_arms(strike=args.strike, paths_per_pull=args.paths_per_pull)
     result = pmcbandit.run(
-        arms, policy=args.policy, budget=args.budget, combine=args.combine, random_seed=args.seed,
+        arms, args.policy, budget=args.budget, combine=args.combine, random_seed=args.seed,
         progressbar=not args.no_progress, ranges=args.ranges,
     )
     return result, f"CIR caplet, strike {args.strike}: {len(arms)} arms, {args.policy}, {args.budget:g} s"
 
 
 def write_outputs(result, out: Path) -> list[Path]:
-    """InferenceData (netCDF), the run's plots and the printed summary, in folder ``out``."""
-    from pmcbandit.diagnostics.plots import save_run_plots
+    """The result's files in folder ``out``, written to a temporary folder beside it and moved into
+    place when all are written (an existing file of the same name is replaced).
+
+    A run: ``run.nc`` (InferenceData), ``summary.txt`` and its plots. A model comparison:
+    ``comparison.nc``, ``table.csv``, ``summary.txt``, ``comparison.png`` and ``<model>.nc`` per model.
+    """
+    from pmcbandit.model_comparison_result import ModelComparison
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    idata_path = out / "run.nc"
-    result.to_netcdf(idata_path)
-    (out / "summary.txt").write_text(result.summary() + "\n")
-    plots = save_run_plots(result, out)
-    return [idata_path, out / "summary.txt", *map(Path, plots)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        (staging / "summary.txt").write_text(result.summary() + "\n")
+        if isinstance(result, ModelComparison):
+            result.to_inference_data().to_netcdf(str(staging / "comparison.nc"))
+            result.to_dataframe().to_csv(staging / "table.csv")
+            for name, run in result.results.items():
+                run.to_netcdf(staging / f"{name}.nc")
+            import matplotlib.pyplot as plt
+
+            fig = result.plot()
+            fig.savefig(staging / "comparison.png", dpi=100)
+            plt.close(fig)
+        else:
+            from pmcbandit.diagnostics.plots import save_run_plots
+
+            result.to_netcdf(staging / "run.nc")
+            save_run_plots(result, staging)
+        out.mkdir(exist_ok=True)
+        written = []
+        for path in sorted(staging.iterdir()):
+            os.replace(path, out / path.name)
+            written.append(out / path.name)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -31,17 +31,20 @@ wall seconds are reported as ``result.settings["setup_seconds"]``.
 
 from __future__ import annotations
 
+import math
 import time
+from functools import cached_property
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.runtime.budget import Budget, as_budget
-from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
-from pmcbandit.result import RunResult
-from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.runtime.budget import Budget
+from pmcbandit._logging import log_notes
+from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
+from pmcbandit.result import RunResult, check_observations
+from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.door import emit_warnings
 
 __all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResult", "DEFAULT_AIS_STEPS",
@@ -50,6 +53,9 @@ __all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResul
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
 MIN_AIS_STEPS = 20
+#: Share of the cross-check share's seconds the check arm's pulls are sized to fill (the rest is the
+#: margin between the wall budget and the costs the run records).
+CHECK_FILL = 0.6
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
 # near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
@@ -63,7 +69,27 @@ class EvidenceResult(RunResult):
     ``log_z``/``log_z_se`` are ``log Ẑ`` and its delta-method SE (``se(Ẑ)/Ẑ``);
     ``log_z_ci(level)`` maps the interval for ``Z`` to the log scale (see
     :func:`pmcbandit.stats.combine.log_interval`).
+
+    ``posterior_draws`` is a by-product: approximate posterior draws from the importance arm whose
+    weights passed the Pareto k-hat check with the largest effective sample size, resampled by
+    weight (:mod:`pmcbandit.arms.evidence._draws`), or ``None`` when no arm passed; they become the
+    InferenceData's ``posterior`` group.
     """
+
+    _draw_source: tuple | None = None
+
+    @cached_property
+    def posterior_draws(self):
+        """The by-product draws (class docstring), built on first access.
+
+        Building them compiles the map to PyMC's constrained variables.
+        """
+        if self._draw_source is None:
+            return None
+        from pmcbandit.arms.evidence._draws import offer_draws
+
+        states, arms = self._draw_source
+        return offer_draws(self, states, arms)
 
     @classmethod
     def from_run(cls, result: RunResult) -> "EvidenceResult":
@@ -84,7 +110,7 @@ class EvidenceResult(RunResult):
 
 
 def evidence_arms(
-    model,
+    model=None,
     *,
     ais_steps: Sequence[int] = DEFAULT_AIS_STEPS,
     n_chains: int = 1,
@@ -101,8 +127,9 @@ def evidence_arms(
 
     Parameters
     ----------
-    model : pymc.Model
-        Continuous free variables with a forward-sampleable prior.
+    model : pymc.Model, optional
+        Continuous free variables with a forward-sampleable prior; ``None`` takes it from the
+        ``with pm.Model():`` context, as PyMC does.
     ais_steps : sequence of int
         One AIS arm per number of annealing steps (the paper's 400 / 2000 / 8000).
     n_chains : int
@@ -128,7 +155,7 @@ def evidence_arms(
         which one is better depends on the model, so the bandit decides. Both share one
         multi-start mode search. When the search finds no interior mode (e.g. the density grows
         without bound towards a boundary, as in a centred hierarchical model's funnel), the
-        Laplace arms are left out and a :class:`~pmcbandit.PmcBanditWarning` says why.
+        Laplace arms are left out and a note says why (logged at INFO on the ``pmcbandit`` logger).
     batch_size : int
         Draws per pull of the importance-sampling arms.
     cost : {"cpu_seconds", "logp_evals"}
@@ -139,24 +166,33 @@ def evidence_arms(
         (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
         at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
         (a paired decision is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), and the arm with the
-        fewest steps at most those of a pull of which :data:`~pmcbandit.runtime.guards.CHECK_PULLS` fit in 0.8 x the
-        ``CROSS_CHECK_SHARE`` of the budget, so the cross-check family can reach a variance
-        estimate the consistency test accepts. Shrunk arms keep at least :data:`MIN_AIS_STEPS`
-        steps (an arm that cannot get that many is left out, and of two counts less than 1.5x
-        apart the larger is kept); a :class:`~pmcbandit.PmcBanditWarning` reports the new counts.
+        fewest steps at most those of a pull of which :func:`~pmcbandit.result.check_observations`
+        (100 for one chain: 100 weights for a Pareto k-hat) fit in :data:`CHECK_FILL` x the ``CROSS_CHECK_SHARE`` of
+        the budget, so the cross-check family reaches the observations the consistency test needs
+        (the *independent check*, :mod:`pmcbandit.runtime.guards` rule 4). Shrunk arms keep at least
+        :data:`MIN_AIS_STEPS` steps (an arm that cannot get that many is left out, and of two counts
+        less than 1.5x apart the smaller is kept); a note, logged at INFO on the ``pmcbandit``
+        logger, reports the new counts. When even :data:`MIN_AIS_STEPS` steps are too many for the
+        check, a :class:`~pmcbandit.exceptions.NoGuaranteeWarning` says so with the budget that would
+        let it run.
     """
-    arms, notes = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition, laplace=laplace,
-                        laplace_proposals=laplace_proposals, prior=prior, smc=smc, batch_size=batch_size,
-                        cost=cost, budget_seconds=budget_seconds)
-    for note in notes:
-        warnings.warn(note, PmcBanditWarning, stacklevel=2)
+    model = resolve_model(model, "evidence_arms")
+    arms, notes, alerts = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
+                                laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
+                                batch_size=batch_size, cost=cost, budget_seconds=budget_seconds)
+    for alert in alerts:
+        warnings.warn(str(alert), alert.category, stacklevel=2)
+    log_notes(notes)
     return arms
 
 
 def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE
-          ) -> tuple[list[Arm], list[str]]:
-    """:func:`evidence_arms`'s pool and the notes on what it left out or shrank, and why."""
+          ) -> tuple[list[Arm], list[str], list[WarningText]]:
+    """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
+    settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
+    independent check, with the budget that would do.
+    """
     from pmcbandit.arms.evidence import AISArm, ModelDensity, PriorISArm
     from pmcbandit.arms.evidence.ais import PROBE_STEPS
 
@@ -168,17 +204,29 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     density = ModelDensity(model)  # compiled once, shared by every AIS, Laplace-t and prior-IS arm
     notes: list[str] = []
     steps = sorted(int(n) for n in ais_steps)
+    # The check arm (fewest steps) must reach the pulls an arm of n_chains weights per pull needs
+    # to enter the consistency test (a variance estimate and a Pareto k-hat) within its share.
+    need = check_observations(n_chains, 1)
+    check_budget = None
     if budget_seconds is not None and steps:
         caps = [decision_share * budget_seconds / 2] * len(steps)
         if check_share > 0:
-            caps[0] = min(caps[0], check_share * budget_seconds / CHECK_PULLS)
+            caps[0] = min(caps[0], check_share * budget_seconds / need)
         probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
-        # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1).
-        capped = _distinct_steps([min(n, int(0.8 * cap / probe.step_seconds)) for n, cap in zip(steps, caps)])
+        # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1); the
+        # check arm's CHECK_FILL: the costs a run records add up to less than its wall budget (the
+        # loop's own work, a busy machine), and its share is of those costs.
+        fill = [0.8] * len(steps)
+        if check_share > 0:
+            fill[0] = CHECK_FILL
+        capped = _distinct_steps([min(n, int(f * cap / probe.step_seconds)) for n, f, cap in zip(steps, fill, caps)])
+        if check_share > 0 and int(CHECK_FILL * caps[0] / probe.step_seconds) < MIN_AIS_STEPS:
+            check_budget = need * MIN_AIS_STEPS * probe.step_seconds / (CHECK_FILL * check_share)
         if capped != steps:
             notes.append(
                 f"AIS step counts {steps} sized for a {budget_seconds:g} s budget (one annealing step takes "
-                f"{probe.step_seconds:.3g} s on this model; pmcbandit.evidence.evidence_arms, budget_seconds): "
+                f"{probe.step_seconds:.3g} s on this model; the fewest steps so {need} pulls fit in the cross-check "
+                f"share {check_share:g}, each arm's pull at most {decision_share / 2:g} of the budget): "
                 f"{capped or 'no AIS arm left'}"
             )
         steps = capped
@@ -212,17 +260,31 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         arms.append(smc_arm)
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
-    return arms, notes
+    alerts: list[WarningText] = []
+    families = {a.family for a in arms} - {None}
+    # check_budget is set only when AIS arms were asked for: with them the pool spans two families,
+    # even when the budget left none of them in it.
+    if check_budget is not None and len(families | {"annealing"}) >= 2:
+        alerts.append(WarningText(
+            f"no independent check within a {budget_seconds:g} s budget: an AIS arm of {MIN_AIS_STEPS} annealing "
+            f"steps ({probe.step_seconds:.3g} s each on this model) reaches the {need} pulls the consistency test "
+            f"needs within the cross-check share {check_share:g} only in a budget of at least "
+            f"{math.ceil(check_budget):d} s: run with budget >= {math.ceil(check_budget):d} s (estimated from a "
+            "timed AIS probe on this model) for an answer a second estimator family checks",
+            NoGuaranteeWarning, "independent_check"))
+    return arms, notes, alerts
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:
     """Step counts of at least :data:`MIN_AIS_STEPS`, each at least 1.5x the next smaller one: of
-    two counts closer than that (a ladder cut down by a cap), the larger is kept."""
+    two counts closer than that (a ladder cut down by a cap), the smaller is kept, as the smallest
+    is the one sized for the independent check.
+    """
     kept: list[int] = []
-    for n in sorted((n for n in steps if n >= MIN_AIS_STEPS), reverse=True):
-        if not kept or 1.5 * n <= kept[-1]:
+    for n in sorted(n for n in steps if n >= MIN_AIS_STEPS):
+        if not kept or n >= 1.5 * kept[-1]:
             kept.append(n)
-    return kept[::-1]
+    return kept
 
 
 def _check_proposals(proposals) -> list[tuple[float, float, float]]:
@@ -292,8 +354,18 @@ def estimate_evidence(
         ``log_z``, ``log_z_se``, ``log_z_ci(0.95)``, ``interval_status``, per-arm table (with
         Pareto k-hat), ``to_inference_data()``; the notes of the pool (arms left out or shrunk,
         and why) are among ``result.notes``.
+
+    Warns
+    -----
+    NoGuaranteeWarning
+        Before the run, when the budget is too short for the independent check (with the budget
+        that would let it run), and the conditions of :meth:`pmcbandit.result.RunResult.warnings`
+        after it (``docs/guide/warnings.md``).
+    UnreliableArmWarning
+        Arms quarantined after faults, or every arm failed the Pareto k-hat check.
     """
     from pmcbandit.arms.evidence import check_model
+    from pmcbandit.arms.evidence._draws import reservoir_states, reset_reservoirs
     from pmcbandit.run import allocate, check_allocation
 
     door = "estimate_evidence"
@@ -309,11 +381,12 @@ def estimate_evidence(
     _, options = check_allocation(door, arms, policy, **run_options)
     start = time.perf_counter()
     notes: list[str] = []
+    alerts: list[WarningText] = []
     if arms is None:
-        arms, notes = _pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
-                            laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
-                            cost="cpu_seconds", budget_seconds=options.budget.horizon,
-                            decision_share=max_decision_share, check_share=cross_check_share)
+        arms, notes, alerts = _pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
+                                    laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
+                                    batch_size=1000, cost="cpu_seconds", budget_seconds=options.budget.horizon,
+                                    decision_share=max_decision_share, check_share=cross_check_share)
     arms = list(arms)
     if arms and not all(getattr(a, "log_scale", False) for a in arms):
         raise ValueError(
@@ -321,16 +394,23 @@ def estimate_evidence(
             f"estimate Z). Got {[getattr(a, 'name', a) for a in arms]!r} instead."
         )
     setup = time.perf_counter() - start
+    # Said up front, before the budget is spent, and not again when the run ends (result.issued).
+    for alert in alerts:
+        warnings.warn(str(alert), alert.category, stacklevel=2)
+    reset_reservoirs(arms)
     result = allocate(door, arms, policy, notes=notes, **run_options)
     result.settings["setup_seconds"] = setup
     result = EvidenceResult.from_run(result)
+    result._draw_source = (reservoir_states(arms), arms)
+    result.issued = tuple(alerts)
     emit_warnings(result)
     return result
 
 
 def resolve_model(model, door: str):
     """``model``, or the model of the enclosing ``with pm.Model():`` block when ``None`` (PyMC's
-    ``modelcontext``); a ``TypeError`` naming ``door`` when there is neither."""
+    ``modelcontext``); a ``TypeError`` naming ``door`` when there is neither.
+    """
     import pymc as pm
 
     if model is None:

@@ -16,12 +16,15 @@ Subclasses say which kind of doubt it is, so a caller can filter one kind:
 * :class:`SettingsWarning` — a setting the package could not honour as given (e.g. a solver that
   stopped at its iteration cap).
 
+A result's ``warnings()`` returns its messages as :class:`WarningText` strings, each carrying the
+subclass it is issued as (:func:`pmcbandit.runtime.door.emit_warnings` issues each once).
+
 This module imports nothing from the package: every layer may use it.
 """
 
 from __future__ import annotations
 
-__all__ = ["PmcBanditWarning", "UnreliableArmWarning", "NoGuaranteeWarning", "SettingsWarning"]
+__all__ = ["PmcBanditWarning", "UnreliableArmWarning", "NoGuaranteeWarning", "SettingsWarning", "WarningText"]
 
 
 class PmcBanditWarning(UserWarning):
@@ -30,13 +33,48 @@ class PmcBanditWarning(UserWarning):
 
 class UnreliableArmWarning(PmcBanditWarning):
     """An arm was left out of the answer: quarantined after faults, or its importance weights failed
-    the Pareto k-hat check (Vehtari et al. 2024)."""
+    the Pareto k-hat check (Vehtari et al. 2024).
+    """
 
 
 class NoGuaranteeWarning(PmcBanditWarning):
     """The answer lacks its guarantee: stopped by the budget before confidence, an asymptotic-only
-    guarantee, an interval from too few observations, or arms that disagree."""
+    guarantee, an interval from too few observations, or arms that disagree.
+    """
 
 
 class SettingsWarning(PmcBanditWarning):
     """A setting could not be honoured as given (a solver's iteration cap, a worker restart)."""
+
+
+class WarningText(str):
+    """A warning's message (a plain ``str``, so it prints, compares and serialises as one) that also
+    carries the :class:`PmcBanditWarning` subclass it is issued as, and a ``topic`` naming the
+    condition (so a message issued before the run is not issued again after it).
+
+    Parameters
+    ----------
+    text : str
+        The message, naming the action that would fix the condition.
+    category : type
+        A subclass of :class:`PmcBanditWarning`.
+    topic : str
+        A short name of the condition (e.g. ``"independent_check"``).
+    """
+
+    category: type
+    topic: str
+
+    def __new__(cls, text: str, category: type = PmcBanditWarning, topic: str = ""):
+        if not (isinstance(category, type) and issubclass(category, PmcBanditWarning)):
+            raise TypeError(
+                "The 'category' parameter of WarningText must be a subclass of PmcBanditWarning. "
+                f"Got {category!r} instead."
+            )
+        obj = super().__new__(cls, text)
+        obj.category = category
+        obj.topic = str(topic)
+        return obj
+
+    def __reduce__(self):
+        return (WarningText, (str(self), self.category, self.topic))

@@ -20,7 +20,8 @@ What is reported (``interval_status``)
    has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
    runs. The test treats each arm's mean as normal with its estimated standard error; an arm
    whose variance comes from the spread of a few skewed observations (AIS weights, one per pull)
-   breaks that, and its disagreements would be false alarms, hence tens of degrees of freedom. If they disagree (``p < alpha``), the reported estimate, SE and interval are
+   breaks that, and its disagreements would be false alarms, hence tens of degrees of freedom. If they disagree (``p <
+   alpha``), the reported estimate, SE and interval are
    the random-effects ones (``"random_effects"``), which cover the disagreement, and the outlying
    arms are named.
 3. Otherwise the combination is reported; its interval is flagged ``"too_few_observations"``
@@ -33,17 +34,19 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import NamedTuple
 
 import numpy as np
 
 from pmcbandit.stats.combine import MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
 from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
+from pmcbandit.runtime.guards import CROSS_CHECK_SHARE
 from pmcbandit.runtime.history import STATUS, History
 from pmcbandit.stats.psis import ArmReliability
+from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 
-__all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF"]
+__all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF",
+           "KHAT_MIN_WEIGHTS", "check_observations"]
 
 #: Fewest effective degrees of freedom of an SE for its interval to be reported as one.
 MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
@@ -51,7 +54,23 @@ MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
 #: batched arm's many weights give that at once; an arm of one weight per pull needs 30 pulls, the
 #: usual rule of thumb for a mean of skewed observations to be near normal.
 MIN_CONSISTENCY_DOF = 29
+#: Fewest importance weights of an arm for a Pareto k-hat (``WeightTails``' ``min_weights``): below, an
+#: importance-weight arm is *unchecked* and gets no weight while a checked arm passed (step 1).
+KHAT_MIN_WEIGHTS = 100
 INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
+
+
+def check_observations(n_weights: int, pulls: int) -> int:
+    """Pulls an arm needs to enter the consistency test: :data:`MIN_CONSISTENCY_DOF` + 1 for its
+    variance estimate and, for an importance-weight arm (``n_weights`` > 0 after ``pulls`` > 0
+    pulls), enough pulls for the :data:`KHAT_MIN_WEIGHTS` weights a Pareto k-hat needs (an AIS arm
+    of one chain: 100 pulls), since an unchecked arm gets no weight (step 1).
+    """
+    need = MIN_CONSISTENCY_DOF + 1
+    if n_weights > 0 and pulls > 0:
+        per_pull = max(1.0, n_weights / pulls)
+        need = max(need, math.ceil(KHAT_MIN_WEIGHTS / per_pull))
+    return int(need)
 
 
 class RunResult:
@@ -80,8 +99,10 @@ class RunResult:
     reliability : ArmReliability, optional
         Per-arm Pareto k-hat of the importance weights (none measured when omitted).
     notes : sequence of str
-        What the run loop reported besides the history (quarantines, unmet cross-checks, arms
-        left out of the pool and why).
+        What was adapted before or during the run (AIS step counts sized for the budget, arms left
+        out of the pool and why); :attr:`notes` adds what the result itself finds sound but weaker
+        than it could be. ``issued`` (attribute, empty by default) holds the warnings a door issued
+        before the run (:meth:`warnings` lists them, the door does not issue them again).
 
     Examples
     --------
@@ -103,7 +124,8 @@ class RunResult:
         self.settings = dict(settings)
         self.policy_state = policy_state
         self.reliability = reliability if reliability is not None else ArmReliability.empty(len(self.arm_names))
-        self.notes = tuple(notes)
+        self._given_notes = tuple(notes)
+        self.issued: tuple[WarningText, ...] = ()
 
     # --- the combination ------------------------------------------------------------
     @cached_property
@@ -114,7 +136,8 @@ class RunResult:
     def _combine_order(self) -> np.ndarray:
         """The valid observations in (arm, pull index) order, not completion order: with pulls in
         flight the order they came back in depends on timing, and floating-point sums depend on
-        their order, so the combination is a function of which pulls were made, not of when."""
+        their order, so the combination is a function of which pulls were made, not of when.
+        """
         h = self.history
         return np.lexsort((h.column("pull_index")[self._valid], h.column("arm")[self._valid]))
 
@@ -143,13 +166,15 @@ class RunResult:
     def combined_with(self, method: str) -> Combined:
         """The same observations combined with another method (for comparisons)."""
         obs, arms, within, size = (a[self._combine_order] for a in self.working_values())
-        return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded)
+        return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded,
+                       self.settings.get("deterministic"))
 
     @cached_property
     def consistency(self) -> Heterogeneity:
         """Do the arms agree? Cochran's Q and the random-effects combination (:mod:`pmcbandit.stats.consistency`)
         over the arms with their own variance estimate of at least ``MIN_CONSISTENCY_DOF`` dof (log
-        scale for log-scale runs: ``log`` of each arm's mean, delta-method SE)."""
+        scale for log-scale runs: ``log`` of each arm's mean, delta-method SE).
+        """
         c = self.combined
         with np.errstate(divide="ignore", invalid="ignore"):
             se = np.sqrt(c.var / c.n)
@@ -191,7 +216,8 @@ class RunResult:
     # --- what is reported ------------------------------------------------------------
     def _linear(self, x: float) -> float:
         """``x`` on the working scale back on the target's scale: ``x * exp(shift)``, which
-        overflows to ``inf`` or underflows to 0 for extreme evidences (read the log values)."""
+        overflows to ``inf`` or underflows to 0 for extreme evidences (read the log values).
+        """
         if not self.shift:
             return float(x)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -216,7 +242,8 @@ class RunResult:
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         """Two-sided ``level`` interval: ``estimate ± t_df se`` with Satterthwaite's degrees of freedom
         (:mod:`pmcbandit.stats.combine`), or the random-effects interval when the arms disagree. Check
-        :attr:`interval_status` before reading it as an interval."""
+        :attr:`interval_status` before reading it as an interval.
+        """
         h = self._random_effects
         if h is None:
             c = self.combined
@@ -248,7 +275,8 @@ class RunResult:
     def log_ci(self, level: float = 0.95) -> tuple[float, float]:
         """Interval for ``log`` of a positive target: the log of the linear interval when its lower
         end is positive, else the log-normal approximation (:func:`pmcbandit.stats.combine.log_interval`);
-        the random-effects interval of the logs when the arms of a log-scale run disagree."""
+        the random-effects interval of the logs when the arms of a log-scale run disagree.
+        """
         h = self._random_effects
         if h is not None and self.log_scale:
             lo, hi = random_effects_interval(h, level)
@@ -268,9 +296,14 @@ class RunResult:
         ]
 
     def arm_status(self) -> np.ndarray:
-        """Per arm: ``"ok"``, ``"quarantined"`` (faults), ``"unreliable"`` (Pareto k-hat) or
-        ``"unchecked"`` (too few importance weights for a k-hat while a checked arm passed: no weight)."""
+        """Per arm: ``"ok"``, ``"quarantined"`` (faults), ``"unreliable"`` (Pareto k-hat),
+        ``"unchecked"`` (too few importance weights for a k-hat while a checked arm passed: no weight),
+        ``"zero_variance"`` (all observations identical: no weight, :mod:`pmcbandit.stats.combine`) or
+        ``"not_pulled"`` (no valid observation: the budget ended, or every pull failed, before it had one).
+        """
         status = np.full(len(self.arm_names), "ok", dtype=object)
+        status[self.combined.n == 0] = "not_pulled"
+        status[self.combined.suspect] = "zero_variance"
         rel = self.reliability
         status[rel.excluded & rel.unchecked] = "unchecked"
         status[rel.unreliable] = "unreliable"
@@ -280,7 +313,8 @@ class RunResult:
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per-arm summary: pulls, faults, mean (working scale), variance V_k of an observation,
         mean cost delta_k, V*delta, combination weight, Pareto k-hat of its importance weights with
-        its threshold and weight count, quarantined flag and status."""
+        its threshold and weight count, quarantined flag and status.
+        """
         k = len(self.arm_names)
         arms = self.history.column("arm")
         status = self.history.column("status")
@@ -306,44 +340,171 @@ class RunResult:
             status=self.arm_status(),
         )
 
-    def warnings(self) -> list[str]:
-        """What the user must know about this result (the run issues each as a PmcBanditWarning)."""
-        out = list(self.notes)
+    # --- what the user is told (docs/guide/warnings.md) -----------------------------------
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What was adapted (given by the pool and the run loop: AIS step counts sized for the budget,
+        arms left out and why) and what is sound but weaker than it could be (arms given no weight by
+        the Pareto :math:`\\hat k` rule while checked arms carry the answer), each once. Logged at INFO
+        on the ``pmcbandit`` logger when the door returns; never a warning.
+        """
+        return tuple(dict.fromkeys((*self._given_notes, *self._weaker_notes())))
+
+    def _weaker_notes(self) -> list[str]:
+        out = []
         rel = self.reliability
         bad = np.flatnonzero(rel.unreliable)
-        if bad.size:
+        if bad.size and self.interval_status != "no_reliable_arm":
             detail = ", ".join(
                 f"{self.arm_names[k]} (k-hat {rel.khat[k]:.2f} > {rel.threshold[k]:.2f} at S = {rel.n_weights[k]})"
                 for k in bad
             )
-            out.append(f"arms whose importance weights fail the Pareto k-hat check were given no weight and "
-                       f"not chosen again: {detail}")
+            out.append(f"arms whose importance weights fail the Pareto k-hat check were given no weight and not "
+                       f"chosen again (the answer rests on the arms that passed): {detail}")
         unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
         if unchecked.size:
             detail = ", ".join(f"{self.arm_names[k]} (S = {rel.n_weights[k]})" for k in unchecked)
             out.append(f"arms with too few importance weights for a Pareto k-hat were given no weight, as arms whose "
                        f"k-hat passed are combined: {detail}")
+        return out
+
+    def warnings(self) -> list[WarningText]:
+        """What may make the answer wrong or leaves it without its guarantee, each with the action that
+        would fix it (the door issues each once as its :class:`~pmcbandit.exceptions.PmcBanditWarning`
+        subclass; :attr:`issued` ones were issued before the run and come first).
+
+        * arms quarantined after faults (their valid observations are still combined) —
+          :class:`~pmcbandit.exceptions.UnreliableArmWarning`;
+        * every arm failed the Pareto :math:`\\hat k` check — ``UnreliableArmWarning``;
+        * the arms disagree (random-effects interval) — :class:`~pmcbandit.exceptions.NoGuaranteeWarning`;
+        * no independent check although the pool spans two estimator families (unless said before
+          the run) — ``NoGuaranteeWarning``, with the budget that would let the check run, estimated
+          from this run's costs;
+        * too few observations for an interval — ``NoGuaranteeWarning``.
+        """
+        out = list(self.issued)
+        if self.quarantined.any():
+            names = [self.arm_names[k] for k in np.flatnonzero(self.quarantined)]
+            out.append(WarningText(
+                f"arms quarantined after faults: {names}; their observations before the fault are still combined: "
+                "read result.faults, fix or remove these arms and run again", UnreliableArmWarning, "quarantine"))
+        suspect = np.flatnonzero(self.combined.suspect)
+        if suspect.size:
+            out.append(
+                WarningText(
+                    "arms whose observations are all identical were given no weight: "
+                    f"{[self.arm_names[k] for k in suspect]} "
+                    "(a stuck estimator's zero variance would claim an exact answer): fix these arms, or declare one "
+                    "exact with Arm.deterministic = True",
+                    UnreliableArmWarning,
+                    "zero_variance",
+                )
+            )
         status = self.interval_status
         h = self.consistency
         if status == "random_effects":
             names = [self.arm_names[k] for k in h.outliers]
             out.append(
-                f"the arms disagree beyond their standard errors (Cochran's Q = {h.q:.3g} on {h.df} dof, "
-                f"p = {h.p_value:.2g}); outlying: {names or 'none singled out'}; the reported estimate and interval "
-                "are the random-effects ones, which cover the disagreement"
+                WarningText(
+                    f"the arms disagree beyond their standard errors (Cochran's Q = {h.q:.3g} on {h.df} dof, "
+                    f"p = {h.p_value:.2g}); outlying: {names or 'none singled out'}; "
+                    "the reported estimate and interval "
+                    "are the random-effects ones, which cover the disagreement: inspect the outlying arms "
+                    "(result.arm_table(), their k-hat and traces in result.to_inference_data()) and run again without "
+                    "the arm that is wrong, or with a longer budget",
+                    NoGuaranteeWarning,
+                    "disagreement",
+                )
             )
-        elif self._unchecked_families():
+        elif self._unchecked_families() and not any(
+            getattr(m, "topic", "") == "independent_check" for m in self.issued
+        ):
             out.append(
-                f"no independent check: the arms compared for consistency ({self._families_compared() or 'none'}) "
-                f"do not span two estimator families of the pool ({sorted(set(self._families()) - {None})}), so an "
-                "error every arm of one family shares would go unseen (give the run more time)"
+                WarningText(
+                    f"no independent check: the arms compared for consistency ({self._families_compared() or 'none'}) "
+                    f"do not span two estimator families of the pool ({sorted(set(self._families()) - {None})}), so an "
+                    f"error every arm of one family shares would go unseen: {self._check_advice()}",
+                    NoGuaranteeWarning,
+                    "independent_check",
+                )
             )
         if status == "too_few_observations":
-            out.append(f"the standard error rests on too few observations ({self.combined.df:.3g} effective "
-                       f"degrees of freedom < {MIN_INTERVAL_DOF}): no reliable interval")
+            out.append(
+                WarningText(
+                    f"the standard error rests on too few observations ({self.combined.df:.3g} effective degrees of "
+                    f"freedom < {MIN_INTERVAL_DOF}), so no interval is reported: run again with a larger budget "
+                    f"(more pulls of the arms that carry the estimate)",
+                    NoGuaranteeWarning,
+                    "too_few_observations",
+                )
+            )
         elif status == "no_reliable_arm":
-            out.append("every arm with observations failed the Pareto k-hat check: no reliable interval")
+            out.append(
+                WarningText(
+                    "every arm with observations failed the Pareto k-hat check, so no interval is reported: add an arm "
+                    "whose proposal fits the posterior (e.g. AIS with more annealing steps, from a larger budget) "
+                    "and run again",
+                    UnreliableArmWarning,
+                    "no_reliable_arm",
+                )
+            )
         return out
+
+    def _check_advice(self) -> str:
+        """The action that would let the independent check run, estimated from this run's costs: the
+        quickest arm of a family left out of the comparison must reach the observations the
+        consistency test needs (:func:`check_observations`) within the cross-check share.
+        """
+        compared = set(self._families_compared())
+        families = self._families()
+        rel = self.reliability
+        h = self.history
+        arms, seconds = h.column("arm"), h.column("seconds")
+        share = self._check_share
+        if not share > 0:
+            return "set cross_check_share > 0 (it is 0), so a share of the budget goes to the other family"
+        best = None
+        for k, family in enumerate(families):
+            if family is None or family in compared or self.quarantined[k]:
+                continue
+            own = np.isfinite(seconds) & (arms == k)
+            if not own.any():
+                continue
+            per_pull = float(np.mean(seconds[own]))
+            if best is None or per_pull < best[1]:
+                best = (k, per_pull)
+        if best is None:
+            return "give the run a larger budget, so an arm of the other family is pulled"
+        k, per_pull = best
+        need = check_observations(rel.n_weights[k], int(np.sum(arms == k)))
+        name = self.arm_names[k]
+        if rel.unreliable[k]:
+            return (
+                f"{name} failed the Pareto k-hat check: run with a larger budget, so the pool sizes the "
+                "other family's arms with more annealing steps (their counts grow with the budget)"
+            )
+        if str(self.settings.get("budget", "")).startswith("Pulls"):
+            return (
+                f"run with a budget of at least {math.ceil(need / share)} pulls so {name} reaches {need} "
+                f"observations in the cross-check share {share:g} (estimated from this run)"
+            )
+        # Two estimates from this run, the larger kept: the arm's pulls grow in proportion to the run's
+        # length (1.1: a margin), and its share of the spending must pay for `need` pulls.
+        pulls = int(np.sum(arms == k))
+        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+        seconds_needed = need * per_pull / share
+        if pulls > 0 and elapsed > 0:
+            seconds_needed = max(seconds_needed, 1.1 * elapsed * need / pulls)
+        return (
+            f"run with a budget of at least {math.ceil(seconds_needed):d} s so {name} reaches {need} observations "
+            f"in the cross-check share {share:g} — estimated from this run's costs ({pulls} pulls of "
+            f"{per_pull:.3g} s in {elapsed:.3g} s)"
+        )
+
+    @property
+    def _check_share(self) -> float:
+        share = self.settings.get("cross_check_share")
+        return float(CROSS_CHECK_SHARE if share is None else share)
 
     def _families(self) -> list:
         families = self.settings.get("families")
@@ -362,7 +523,8 @@ class RunResult:
         """A readable table (the CLI prints it): the estimate with its SE and 95% interval (or why
         there is none), then per arm its pulls, faults, V·δ (variance of an observation times its
         mean cost, the quantity the bandit minimises, Neufeld et al. 2014, Sec. 5), cost, weight,
-        Pareto k-hat and status, then every warning and note."""
+        Pareto k-hat and status, then every warning (``warning:``) and note (``note:``).
+        """
         t = self.arm_table()
         status = self.interval_status
         if self.log_scale:
@@ -384,19 +546,23 @@ class RunResult:
         settings = self.settings
         about = f"{len(self.history)} pulls, {len(self.history.faults)} faults, combine={self.combine!r}"
         if settings.get("policy"):
-            about = f"policy={settings['policy']!r}, reward={settings.get('reward')!r}, budget={settings.get('budget')}, " + about
-        lines = [head, about,
-                 f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7} {'k-hat':>6}  status"]
+            about = (
+                f"policy={settings['policy']!r}, reward={settings.get('reward')!r}, budget={settings.get('budget')}, "
+                + about
+            )
+        lines = [
+            head,
+            about,
+            f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7} {'k-hat':>6}  status",
+        ]
         for i in range(len(self.arm_names)):
             khat = f"{t['khat'][i]:6.2f}" if np.isfinite(t["khat"][i]) else f"{'-':>6}"
             lines.append(
                 f"{t['arm'][i]:>14} {t['pulls'][i]:>7d} {t['faults'][i]:>6d} {t['var_cost'][i]:>11.4g} "
                 f"{t['cost'][i]:>10.4g} {t['weight'][i]:>7.3f} {khat}  {t['status'][i]}"
             )
-        for message in self.warnings():
-            lines.append(f"warning: {message}")
-        for flag in self.combined.degenerate:
-            lines.append(f"note: {flag}")
+        lines += [f"warning: {message}" for message in self.warnings()]
+        lines += [f"note: {message}" for message in (*self.notes, *self.combined.degenerate)]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

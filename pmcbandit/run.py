@@ -232,7 +232,8 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
              max_decision_share, progressbar, callback, checkpoint, checkpoint_every, notes=()) -> RunResult:
     """The allocation run behind :func:`run` and :func:`pmcbandit.estimate_evidence`: build the policy's
     learner and guards, drive the one loop (:func:`pmcbandit.runtime.door.drive_run`), combine. Emits
-    no warning (the door does, once)."""
+    no warning (the door does, once).
+    """
     arms = check_arms(arms, door)
     pol, options = check_allocation(
         door, arms, policy, budget=budget, combine=combine, random_seed=random_seed, reward=reward, bounds=bounds,
@@ -302,7 +303,7 @@ class _SEWatch:
         self.next_n = budget.min_pulls  # the budget ignores the SE before min_pulls
         self.value = math.nan
 
-    def se(self, engine: Engine) -> float:
+    def se(self, engine) -> float:
         n = len(engine.history)
         if n >= self.next_n:
             res = RunResult(

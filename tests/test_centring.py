@@ -18,8 +18,11 @@ def test_recentre_times_are_the_powers_of_two():
 
 def _direct(x, arm, n_arms, c):
     loss = (x - c) ** 2
-    return (np.bincount(arm, loss, n_arms), np.bincount(arm, loss**2, n_arms),
-            np.array([loss[arm == k].max() if (arm == k).any() else 0.0 for k in range(n_arms)]))
+    return (
+        np.bincount(arm, loss, n_arms),
+        np.bincount(arm, loss**2, n_arms),
+        np.array([loss[arm == k].max() if (arm == k).any() else 0.0 for k in range(n_arms)]),
+    )
 
 
 @pytest.mark.parametrize("offset", [0.0, 1e4])
@@ -81,7 +84,9 @@ def test_run_state_holds_the_losses_about_the_running_mean(policy, ranges):
     observation about their mean, the scale their maximum (per arm or shared) and, for Thompson
     sampling, the counts their expectations F = L/s, S = n - F."""
     arms = [pmcbandit.CallableArm(lambda rng, s=s: 10.0 + rng.normal(0.0, s), name=f"sd{s}") for s in (0.5, 1.0, 3.0)]
-    res = pmcbandit.run(arms, policy, budget=pmcbandit.Pulls(64), combine="uniform", random_seed=5, ranges=ranges, progressbar=False)
+    res = pmcbandit.run(
+        arms, policy, budget=pmcbandit.Pulls(64), combine="uniform", random_seed=5, ranges=ranges, progressbar=False
+    )
     assert res.settings["centre"] == "running"
     x, arm = res.history.column("obs"), res.history.column("arm")
     loss_sum, loss_sq_sum, max_loss = _direct(x, arm, 3, x.mean())
@@ -98,7 +103,9 @@ def test_run_state_holds_the_losses_about_the_running_mean(policy, ranges):
 def test_run_centre_arguments_are_checked():
     arms = [pmcbandit.CallableArm(lambda rng: rng.random(), name="u")]
     bare = get_policy("ucb1")._replace(recentre=None)  # a custom policy that cannot re-score losses
-    with pytest.raises(ValueError, match="The 'centre' parameter of run must be 'first', 'auto' or a float for a policy"):
+    with pytest.raises(
+        ValueError, match="The 'centre' parameter of run must be 'first', 'auto' or a float for a policy"
+    ):
         pmcbandit.run(arms, bare, budget=pmcbandit.Pulls(4), centre="running", progressbar=False)
     res = pmcbandit.run(arms, bare, budget=pmcbandit.Pulls(4), random_seed=0, progressbar=False)
     assert res.settings["centre"] == "first"
@@ -117,7 +124,9 @@ def test_checkpoint_resume_needs_the_same_centre(tmp_path):
     path = tmp_path / "run.npz"
     pmcbandit.run(arms, "ucb1", budget=pmcbandit.Pulls(20), random_seed=0, checkpoint=path, progressbar=False)
     with pytest.raises(ValueError, match="centre="):
-        pmcbandit.run(arms, "ucb1", budget=pmcbandit.Pulls(40), random_seed=0, checkpoint=path, centre="first", progressbar=False)
+        pmcbandit.run(
+            arms, "ucb1", budget=pmcbandit.Pulls(40), random_seed=0, checkpoint=path, centre="first", progressbar=False
+        )
 
 
 def test_a_running_centre_finds_the_best_arm_sooner():
@@ -152,9 +161,18 @@ def test_log_scale_run_rescores_losses_across_a_reshift():
     def arm(name, p_jump):
         def fn(rng):
             return (100.0 if rng.random() < p_jump else 0.0) + rng.normal(0.0, 0.5, size=4)
+
         return pmcbandit.CallableArm(fn, name=name, log_scale=True, cost=1.0)
 
-    res = pmcbandit.run([arm("a", 0.3), arm("b", 0.1)], "thompson", budget=pmcbandit.Pulls(64), combine="uniform", random_seed=1, reward="squared", progressbar=False)
+    res = pmcbandit.run(
+        [arm("a", 0.3), arm("b", 0.1)],
+        "thompson",
+        budget=pmcbandit.Pulls(64),
+        combine="uniform",
+        random_seed=1,
+        reward="squared",
+        progressbar=False,
+    )
     obs, arms = res.history.column("obs"), res.history.column("arm")
     assert obs.max() - obs.min() > 90  # the run did re-shift
     x = np.exp(obs - obs.max())

@@ -1,10 +1,12 @@
-"""The command line (issue 3, "CLI"): ``pmcbandit evidence`` and ``pmcbandit price``.
+"""The command line: ``pmcbandit evidence``, ``pmcbandit compare-models`` and ``pmcbandit price``.
 
 Each command is run in-process through :func:`pmcbandit.cli.main` with a short wall-time
-budget; it must print the combined estimate and the per-arm table and write the run's
-InferenceData (``run.nc``), ``summary.txt`` and the plots to ``--out``.
+budget; it must print its result and write InferenceData, ``summary.txt`` and the plots to
+``--out``. Usage errors are one ``error:`` line with exit code 2, found before any model is built;
+a finished run is never lost to a bad ``--out``; each warning is printed once.
 """
 
+import os
 import textwrap
 
 import arviz as az
@@ -58,17 +60,126 @@ def test_evidence_model_file(tmp_path, capsys):
     check_outputs(out, printed, "log Z")
 
 
-def test_evidence_model_file_without_model(tmp_path):
+def usage_error(argv, capsys) -> str:
+    """Run ``argv``; it must exit with code 2 after one ``pmcbandit: error:`` line on stderr."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("pmcbandit: error: "), err
+    return err
+
+
+def test_evidence_model_file_without_model(tmp_path, capsys):
     model_file = tmp_path / "empty.py"
     model_file.write_text("x = 1\n")
-    with pytest.raises(SystemExit, match="no variable named `model`"):
-        main(["evidence", "--model-file", str(model_file), "--no-progress", "--out", str(tmp_path / "o")])
+    err = usage_error(["evidence", "--model-file", str(model_file), "--no-progress", "--out", str(tmp_path / "o")],
+                      capsys)
+    assert "defines no PyMC model named `model`" in err
 
 
 @pytest.mark.parametrize("T", ["0", "769"])
-def test_evidence_rejects_T_out_of_range(T, tmp_path):
-    with pytest.raises(SystemExit, match=r"--T must be in \[1, 768\]"):
-        main(["evidence", "--T", T, "--no-progress", "--out", str(tmp_path / "o")])
+def test_evidence_rejects_T_out_of_range(T, tmp_path, capsys):
+    assert "--T: must be in [1, 768]" in usage_error(["evidence", "--T", T, "--out", str(tmp_path / "o")], capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["evidence", "--budget", "-1"], "--budget: must be a finite number > 0"),
+    (["evidence", "--budget", "0"], "--budget: must be a finite number > 0"),
+    (["evidence", "--budget", "nan"], "--budget: must be a finite number > 0"),
+    (["evidence", "--budget", "x"], "--budget: must be a number > 0"),
+    (["evidence", "--seed", "-3"], "--seed: must be an integer >= 0"),
+    (["evidence", "--model-file", "no/such/file.py"], "--model-file: no such file"),
+    (["price", "--strike", "-1"], "--strike: must be a finite number > 0"),
+    (["price", "--paths-per-pull", "0"], "--paths-per-pull: must be >= 1"),
+    (["compare-models"], "the following arguments are required: --model-file"),
+    (["compare-models", "--model-file", "pyproject.toml"], "give at least two models"),
+    (["compare-models", "--model-file", "pyproject.toml", "--model-file", "pyproject.toml"], "must be distinct"),
+    (["compare-models", "--model-file", "pyproject.toml", "--model-file", "README.md", "--prior", "0.7", "0.7"],
+     "--prior: must be 2 non-negative numbers summing to 1"),
+    (["compare-models", "--model-file", "pyproject.toml", "--model-file", "README.md", "--decide", "0.3"],
+     "--decide: must be in (0.5, 1)"),
+    (["evidence", "--policy", "nope"], "invalid choice"),
+])
+def test_usage_errors_are_one_line_before_any_model_is_built(argv, message, capsys, monkeypatch):
+    import runpy
+
+    def no_model_building(*args, **kwargs):
+        raise AssertionError("a model file was executed before the arguments were checked")
+
+    monkeypatch.setattr(runpy, "run_path", no_model_building)
+    assert message in usage_error(argv, capsys)
+
+
+def test_out_that_is_a_file_is_refused_before_the_run(tmp_path, capsys, monkeypatch):
+    import pmcbandit.cli as cli
+
+    monkeypatch.setattr(cli, "_evidence", lambda *a: pytest.fail("the run started"))
+    afile = tmp_path / "afile"
+    afile.write_text("keep me")
+    assert "exists and is not a folder" in usage_error(["evidence", "--out", str(afile)], capsys)
+    assert "does not exist" in usage_error(["evidence", "--out", str(tmp_path / "no" / "dir")], capsys)
+    assert afile.read_text() == "keep me"
+
+
+def test_version_and_defaults_in_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("pmcbandit ")
+    with pytest.raises(SystemExit):
+        main(["evidence", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: thompson)" in text and "(default: inverse_variance)" in text and "(default: 20.0)" in text
+
+
+def test_a_finished_run_is_never_lost(tmp_path, capsys, monkeypatch):
+    """Writing --out fails after the run (the folder was replaced by a file meanwhile): the run is
+    saved elsewhere and the path printed."""
+    import pmcbandit.cli as cli
+    from pmcbandit import run
+    from pmcbandit.arms import CallableArm
+
+    out = tmp_path / "out"
+
+    def quick_run(args):
+        result = run([CallableArm(lambda rng: rng.normal(), name="a"), CallableArm(lambda rng: rng.normal(), name="b")],
+                     "ucb1", budget=__import__("pmcbandit").Pulls(20), random_seed=1, progressbar=False)
+        out.write_text("in the way")
+        os.chmod(tmp_path, 0o555)
+        return result, "quick"
+
+    monkeypatch.setattr(cli, "_price", quick_run)
+    try:
+        assert main(["price", "--no-progress", "--out", str(out)]) == 1
+    finally:
+        os.chmod(tmp_path, 0o755)
+    err = capsys.readouterr().err
+    saved = err.split("the run was saved to ")[1].strip()
+    assert (az.from_netcdf(f"{saved}/run.nc").sample_stats.sizes["pull"]) == 20
+
+
+def test_compare_models_command(tmp_path, capsys):
+    files = []
+    for name, body in (("flat", "mu = pm.Normal('mu', 0.0, 3.0)"), ("tight", "mu = pm.Normal('mu', 0.0, 0.3)")):
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(f"""
+            import numpy as np
+            import pymc as pm
+
+            with pm.Model() as model:
+                {body}
+                pm.Normal("y", mu, 1.0, observed=np.array([0.3, -0.2, 1.1]))
+            """))
+        files += ["--model-file", str(path)]
+    out = tmp_path / "cmp"
+    assert main(["compare-models", *files, "--budget", "4", "--seed", "1", "--no-progress", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2 models (flat, tight)" in printed and "best model" in printed
+    for name in ("comparison.nc", "table.csv", "summary.txt", "comparison.png", "flat.nc", "tight.nc"):
+        assert (out / name).is_file(), name
+    warned = [line for line in printed.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == len(set(warned))
+    assert az.from_netcdf(out / "flat.nc").sample_stats["log_marginal_likelihood"].size == 1
 
 
 def test_unknown_policy_is_a_usage_error(capsys):

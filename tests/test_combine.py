@@ -43,17 +43,36 @@ def test_degenerate_cases_are_flagged_not_silent():
     assert np.isnan(c.estimate) and c.degenerate
     c = combine([3.0], [0], 2)
     assert c.estimate == 3.0 and c.se == np.inf
-    # a constant arm: variance floored at the smallest positive variance, flagged
+    # a constant arm is suspect: no inverse-variance weight, listed, flagged
     c = combine([1.0, 1.0, 1.0, 0.0, 2.0], [0, 0, 0, 1, 1], 2, "inverse_variance")
-    assert any("zero sample variance" in f for f in c.degenerate)
+    assert c.suspect.tolist() == [True, False] and any("identical" in f for f in c.degenerate)
+    assert c.weights[0] == 0 and c.estimate == 1.0 and not c.used[0]
+    # declared exact: variance floored at the smallest positive variance, flagged
+    c = combine([1.0, 1.0, 1.0, 0.0, 2.0], [0, 0, 0, 1, 1], 2, "inverse_variance", exact=[True, False])
+    assert any("zero sample variance" in f for f in c.degenerate) and not c.suspect.any()
     assert 0 < c.weights[0] < 1 and np.isfinite(c.se)
+    # the uniform combination keeps the floor rule (its weights do not depend on the variances)
+    c = combine([1.0, 1.0, 1.0, 0.0, 2.0], [0, 0, 0, 1, 1], 2, "uniform")
+    assert any("zero sample variance" in f for f in c.degenerate) and not c.suspect.any()
     # batch pulls use their pooled within-batch variance, with its degrees of freedom
-    c = combine([1.0, 1.2, 0.9, 5.0, 5.2], [0, 0, 0, 1, 1], 2, "uniform", within_var=[np.nan] * 3 + [0.04, 0.06],
-                batch_size=[1, 1, 1, 10, 10])
+    c = combine(
+        [1.0, 1.2, 0.9, 5.0, 5.2],
+        [0, 0, 0, 1, 1],
+        2,
+        "uniform",
+        within_var=[np.nan] * 3 + [0.04, 0.06],
+        batch_size=[1, 1, 1, 10, 10],
+    )
     assert c.var[1] == pytest.approx(0.05) and c.nu[1] == 18 and c.nu[0] == 2
     # inverse variance: arms with < MIN_WEIGHTED_DOF dof carry no weight; none -> uniform, flagged
-    c = combine([1.0, 1.2, 0.9, 5.0, 5.2], [0, 0, 0, 1, 1], 2, "inverse_variance", within_var=[np.nan] * 3 + [0.04, 0.06],
-                batch_size=[1, 1, 1, 10, 10])
+    c = combine(
+        [1.0, 1.2, 0.9, 5.0, 5.2],
+        [0, 0, 0, 1, 1],
+        2,
+        "inverse_variance",
+        within_var=[np.nan] * 3 + [0.04, 0.06],
+        batch_size=[1, 1, 1, 10, 10],
+    )
     assert c.weights[0] == 0 and c.weights[1] == 1
     c = combine(VALUES, ARMS, 3, "inverse_variance")
     assert c.estimate == pytest.approx(VALUES.mean()) and any("uniform weights" in f for f in c.degenerate)

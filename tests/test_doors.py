@@ -123,3 +123,25 @@ def test_shared_keywords_have_one_spelling():
     for door, params in names.items():
         assert not params & {"max_rounds", "n_rounds", "max_samples", "R", "policy_params", "allocation_kwargs"}, door
         assert "budget" in params and "random_seed" in params and "progressbar" in params, door
+
+
+def test_every_door_records_plain_json_settings_and_attrs(model):
+    """Settings and InferenceData attrs hold plain JSON values (no reprs of functions or objects)."""
+    import json
+
+    from pmcbandit.full_bandit import FullBanditEnvironment
+
+    arms = [pb.CallableArm(lambda rng, m=m: rng.normal(m, 0.3), name=f"m{m}", cost=1.0) for m in (0.0, 1.0, 2.0)]
+    results = [
+        pb.run(arms, "ucb1", budget=pb.Pulls(30), random_seed=0, progressbar=False),
+        pb.identify(arms, "lucb1", sigma=0.3, budget=pb.Pulls(200), random_seed=0, progressbar=False),
+        pb.compare_samplers(arms, budget=pb.Pulls(60), random_seed=0, progressbar=False),
+        pb.identify_full_bandit(FullBanditEnvironment([1.0, 0.5, 0.1], noise_sd=0.1), k=2, budget=pb.Pulls(300),
+                                random_seed=0, progressbar=False),
+    ]
+    for res in results:
+        text = json.dumps(res.settings)
+        assert "<function" not in text and " object at 0x" not in text, text
+        attrs = res.to_inference_data().attrs
+        for key, value in attrs.items():
+            assert "<function" not in str(value) and " object at 0x" not in str(value), (key, value)

@@ -59,7 +59,9 @@ def test_pull_streams_follow_the_root_bit_generator():
     root = np.random.Generator(np.random.Philox(np.random.SeedSequence(5)))
     streams = Streams.from_generator(root)
     ref = np.random.SeedSequence(streams.arm_seq.entropy, spawn_key=(*streams.arm_seq.spawn_key, 2, 9))
-    np.testing.assert_array_equal(streams.pull_rng(2, 9).random(3), np.random.Generator(np.random.Philox(ref)).random(3))
+    np.testing.assert_array_equal(
+        streams.pull_rng(2, 9).random(3), np.random.Generator(np.random.Philox(ref)).random(3)
+    )
 
 
 def test_pull_generators_pickle_with_their_seed():
@@ -131,8 +133,12 @@ def test_log_scale_allocation_is_invariant_to_a_constant_shift():
     """Working values exp(obs - shift) make decisions independent of the evidence's magnitude."""
 
     def arms(c):
-        return [pb.CallableArm(lambda rng, s=s: c + rng.normal(-s * s / 2, s, size=3), name=f"s{s}", log_scale=True,
-                               cost=1.0) for s in (0.3, 1.0, 2.0)]
+        return [
+            pb.CallableArm(
+                lambda rng, s=s: c + rng.normal(-s * s / 2, s, size=3), name=f"s{s}", log_scale=True, cost=1.0
+            )
+            for s in (0.3, 1.0, 2.0)
+        ]
 
     a = _run(arms(0.0), policy="ucb1", budget=pb.Pulls(150), random_seed=2)
     b = _run(arms(-700.0), policy="ucb1", budget=pb.Pulls(150), random_seed=2)
@@ -142,8 +148,12 @@ def test_log_scale_allocation_is_invariant_to_a_constant_shift():
 
 def test_tiny_evidence_underflows_only_on_the_linear_scale():
     """log Z = -800: exp(log Z) underflows to 0, but log_estimate / log_ci are right (4 SE)."""
-    arms = [pb.CallableArm(lambda rng, s=s: rng.normal(-800.0 - s * s / 2, s, size=20), name=f"s{s}",
-                           log_scale=True, cost=1.0) for s in (0.5, 1.0)]
+    arms = [
+        pb.CallableArm(
+            lambda rng, s=s: rng.normal(-800.0 - s * s / 2, s, size=20), name=f"s{s}", log_scale=True, cost=1.0
+        )
+        for s in (0.5, 1.0)
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         res = _run(arms, policy="thompson", budget=pb.Pulls(300), random_seed=4)
@@ -166,8 +176,10 @@ def test_minus_inf_log_weights_are_zero_weights_and_all_minus_inf_is_a_fault():
     def dead(rng):
         return np.full(3, -np.inf) if rng.random() < 0.3 else rng.normal(0.0, 1.0, size=3)
 
-    arms = [pb.CallableArm(sparse, name="sparse", log_scale=True, cost=1.0),
-            pb.CallableArm(dead, name="dead", log_scale=True, cost=1.0)]
+    arms = [
+        pb.CallableArm(sparse, name="sparse", log_scale=True, cost=1.0),
+        pb.CallableArm(dead, name="dead", log_scale=True, cost=1.0),
+    ]
     res = _run(arms, policy="uniform", budget=pb.Pulls(60), combine="uniform", random_seed=1)
     assert res.quarantined.tolist() == [False, True]
     assert [f["status"] for f in res.faults] == ["nonfinite"] and "-inf" in res.faults[0]["message"]
@@ -282,8 +294,7 @@ def test_policy_with_value_and_info_resumes_exactly_and_sees_its_restricted_extr
     rewarded = np.isfinite(full.history.column("reward"))
     np.testing.assert_allclose(values, np.bincount(arm[rewarded], weights=obs[rewarded], minlength=3))
     path = tmp_path / "ck.npz"
-    _run(arms(), policy=pol, budget=pb.Pulls(90), random_seed=8, checkpoint=path,
-         callback=lambda p, h: p.pulls >= 37)
+    _run(arms(), policy=pol, budget=pb.Pulls(90), random_seed=8, checkpoint=path, callback=lambda p, h: p.pulls >= 37)
     resumed = _run(arms(), policy=pol, budget=pb.Pulls(90), random_seed=8, checkpoint=path)
     _same_history(full, resumed)
     np.testing.assert_array_equal(resumed.policy_state.extra.score, full.policy_state.extra.score)
@@ -335,8 +346,10 @@ def test_target_se_relative_compares_se_over_estimate():
 
 
 def test_target_se_on_log_scale_compares_log_se():
-    arms = [pb.CallableArm(lambda rng, s=s: rng.normal(-5.0 - s * s / 2, s, size=4), name=f"s{s}", log_scale=True,
-                           cost=1.0) for s in (0.5, 1.5)]
+    arms = [
+        pb.CallableArm(lambda rng, s=s: rng.normal(-5.0 - s * s / 2, s, size=4), name=f"s{s}", log_scale=True, cost=1.0)
+        for s in (0.5, 1.5)
+    ]
     res = _run(arms, policy="thompson", budget=pb.TargetSE(0.02, max_seconds=30), random_seed=1)
     assert res.log_se <= 0.02 and res.history.column("wall")[-1] < 30
     assert_within_se(res.log_estimate, -5.0, res.log_se)
@@ -353,8 +366,14 @@ def test_target_se_resume_stops_where_the_uninterrupted_run_stops(tmp_path):
     assert 300 < n < 3000 and full.se <= 0.02
     for back in (2, 4, 6, 8, 10, 12):
         path = tmp_path / f"se{back}.npz"
-        _run(arms(), policy="thompson", budget=budget, random_seed=6, checkpoint=path,
-             callback=lambda p, h, stop=n - back: p.pulls >= stop)
+        _run(
+            arms(),
+            policy="thompson",
+            budget=budget,
+            random_seed=6,
+            checkpoint=path,
+            callback=lambda p, h, stop=n - back: p.pulls >= stop,
+        )
         resumed = _run(arms(), policy="thompson", budget=budget, random_seed=6, checkpoint=path)
         _same_history(full, resumed)
 
@@ -385,8 +404,9 @@ def test_resume_after_a_quarantine_replays_it(tmp_path):
     assert part.quarantined[1]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        resumed = pb.run(arms(), policy="thompson", budget=pb.Pulls(150), random_seed=4, checkpoint=path,
-                         progressbar=False)
+        resumed = pb.run(
+            arms(), policy="thompson", budget=pb.Pulls(150), random_seed=4, checkpoint=path, progressbar=False
+        )
     assert any(issubclass(w.category, pb.PmcBanditWarning) for w in caught)
     _same_history(full, resumed)
     assert resumed.quarantined.tolist() == full.quarantined.tolist() and resumed.estimate == full.estimate
@@ -396,8 +416,15 @@ def test_callback_stop_with_paired_reward_then_resume_equals_uninterrupted(tmp_p
     arms = lambda: [normal_arm(2.0, 1.0, name="a"), normal_arm(2.0, 0.3, name="b")]  # noqa: E731
     full = _run(arms(), policy="ucb_v", budget=pb.Pulls(120), reward="paired", random_seed=9)
     path = tmp_path / "cb.npz"
-    part = _run(arms(), policy="ucb_v", budget=pb.Pulls(120), reward="paired", random_seed=9, checkpoint=path,
-                callback=lambda p, h: p.pulls >= 50)
+    part = _run(
+        arms(),
+        policy="ucb_v",
+        budget=pb.Pulls(120),
+        reward="paired",
+        random_seed=9,
+        checkpoint=path,
+        callback=lambda p, h: p.pulls >= 50,
+    )
     assert len(part.history) == 50
     resumed = _run(arms(), policy="ucb_v", budget=pb.Pulls(120), reward="paired", random_seed=9, checkpoint=path)
     _same_history(full, resumed)
@@ -416,8 +443,15 @@ def test_resume_with_pulls_in_flight_resubmits_them_with_their_streams(tmp_path)
     # loaded machine where the quick pulls come back in bunches
     arms = lambda: [slow("a", 1.0, 0.005), slow("b", 0.3, 0.005), slow("c", 2.0, 0.2)]  # noqa: E731
     path = tmp_path / "fly.npz"
-    part = _run(arms(), policy="ucb1", budget=pb.Pulls(60), max_in_flight=4, random_seed=3, checkpoint=path,
-                callback=lambda p, h: p.pulls >= 20)
+    part = _run(
+        arms(),
+        policy="ucb1",
+        budget=pb.Pulls(60),
+        max_in_flight=4,
+        random_seed=3,
+        checkpoint=path,
+        callback=lambda p, h: p.pulls >= 20,
+    )
     with np.load(path, allow_pickle=False) as data:
         selected = int(data["selected"])
     assert selected > len(part.history)  # decisions were in flight when the run stopped
@@ -427,15 +461,20 @@ def test_resume_with_pulls_in_flight_resubmits_them_with_their_streams(tmp_path)
     assert len(h) == 60 and len(set(zip(arm.tolist(), j.tolist()))) == 60  # every pull exactly once
     streams = Streams.from_json(resumed.settings["streams"])
     for r in range(len(h)):  # each pull drew from its own addressable stream
-        assert obs[r] == pytest.approx(streams.pull_rng(int(arm[r]), int(j[r])).normal(1.0, [1.0, 0.3, 2.0][arm[r]],
-                                                                                          size=2).mean())
+        assert obs[r] == pytest.approx(
+            streams.pull_rng(int(arm[r]), int(j[r])).normal(1.0, [1.0, 0.3, 2.0][arm[r]], size=2).mean()
+        )
     assert resumed.policy_state.pending.sum() == 0 and resumed.policy_state.n.sum() == 60
 
 
 # --- API ---------------------------------------------------------------------------------
 def test_repr_summary_and_warning_export():
-    res = _run([normal_arm(1.0, 1.0, name="a"), normal_arm(1.0, 2.0, name="b")], policy="ucb1",
-               budget=pb.Pulls(40), random_seed=0)
+    res = _run(
+        [normal_arm(1.0, 1.0, name="a"), normal_arm(1.0, 2.0, name="b")],
+        policy="ucb1",
+        budget=pb.Pulls(40),
+        random_seed=0,
+    )
     text = repr(res)
     assert text.startswith("<RunResult: 40 pulls, 2 arms>") and "policy='ucb1'" in text and "95% CI" in text
     assert "<pre>" in res._repr_html_()
@@ -464,8 +503,12 @@ def test_target_se_relative_must_be_bool():
 
 def test_progress_is_cheap_and_complete():
     seen = []
-    _run([normal_arm(1.0, 1.0, name="a")], budget=pb.Pulls(5), random_seed=0,
-         callback=lambda p, h: seen.append(p) and False)
+    _run(
+        [normal_arm(1.0, 1.0, name="a")],
+        budget=pb.Pulls(5),
+        random_seed=0,
+        callback=lambda p, h: seen.append(p) and False,
+    )
     p = seen[-1]
     assert p.pulls == 5 and p.wall > 0 and p.cpu > 0 and math.isnan(p.se)
 
@@ -482,8 +525,15 @@ def test_threaded_checkpoint_resumes_serially(tmp_path):
 
     arms = lambda: [slow("a", 1.0), slow("b", 0.3)]  # noqa: E731
     path = tmp_path / "mix.npz"
-    part = _run(arms(), policy="ucb1", budget=pb.Pulls(40), max_in_flight=3, random_seed=2, checkpoint=path,
-                callback=lambda p, h: p.pulls >= 10)
+    part = _run(
+        arms(),
+        policy="ucb1",
+        budget=pb.Pulls(40),
+        max_in_flight=3,
+        random_seed=2,
+        checkpoint=path,
+        callback=lambda p, h: p.pulls >= 10,
+    )
     with np.load(path, allow_pickle=False) as data:
         assert int(data["selected"]) > len(part.history)
     resumed = _run(arms(), policy="ucb1", budget=pb.Pulls(40), random_seed=2, checkpoint=path)

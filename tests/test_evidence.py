@@ -110,9 +110,13 @@ def test_result_views():
 @pytest.mark.parametrize("proposals, exc", [([(5, 1.2), (5.0, 1.1)], ValueError), ([5.0], TypeError),
                                              ([("a", 1.0)], TypeError)])
 def test_rejects_bad_laplace_proposals(proposals, exc):
-    # Checked before the model is compiled: the object is never looked at.
+    # Checked before the model is compiled (the density is never built).
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("x")
     with pytest.raises(exc, match="'laplace_proposals' parameter of evidence_arms"):
-        evidence_arms(object(), laplace_proposals=proposals)
+        evidence_arms(model, laplace_proposals=proposals)
 
 
 def test_rejects_non_pymc_object():

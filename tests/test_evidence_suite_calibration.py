@@ -10,6 +10,7 @@ model is cheap enough and 400 pulls.
 """
 
 import functools
+import logging
 import math
 
 import numpy as np
@@ -55,11 +56,14 @@ def test_default_pool_covers_the_reference_at_a_larger_budget(name, seed):
 
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
-def test_funnel_leaves_the_laplace_arms_out_and_says_why():
+def test_funnel_leaves_the_laplace_arms_out_and_says_why(caplog):
+    """An arm left out is an adapted setting: a note logged at INFO on the pmcbandit logger."""
     case = _case("eight_schools_centred")
-    with pytest.warns(pb.PmcBanditWarning, match="Laplace importance-sampling arms left out"):
+    with caplog.at_level(logging.INFO, logger="pmcbandit"):
         arms = evidence_arms(case.model, ais_steps=(20,), cost="logp_evals")
     assert [a.name for a in arms] == ["ais-20", "prior-is"]
+    notes = [r.getMessage() for r in caplog.records if r.name == "pmcbandit" and r.levelno == logging.INFO]
+    assert any("Laplace importance-sampling arms left out" in m for m in notes)
 
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")

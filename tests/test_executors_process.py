@@ -62,8 +62,15 @@ def test_level3_every_pull_once_and_estimate_independent_of_completion_order(poo
     data = res.history.to_npz_dict()
     order = np.random.default_rng(0).permutation(len(res.history))
     shuffled = {k: (v[order] if k.startswith("col_") and v.shape == order.shape else v) for k, v in data.items()}
-    again = RunResult(arm_names=res.arm_names, history=History.from_npz_dict(shuffled), combine=res.combine,
-                      log_scale=False, quarantined=res.quarantined, settings={}, policy_state=None)
+    again = RunResult(
+        arm_names=res.arm_names,
+        history=History.from_npz_dict(shuffled),
+        combine=res.combine,
+        log_scale=False,
+        quarantined=res.quarantined,
+        settings={},
+        policy_state=None,
+    )
     assert again.estimate == res.estimate and again.se == res.se
 
 
@@ -202,7 +209,16 @@ def test_evidence_arms_are_rebuilt_from_their_model(pool, tiny_model):
     arms = [AISArm(density, n_steps=30, n_chains=2), LaplaceISArm(density, batch_size=50), PriorISArm(density, 50)]
     kw = dict(policy="ucb_v", reward="squared")
     serial = _run(arms, pb.Pulls(24), **kw)
-    remote = pb.estimate_evidence(tiny_model, arms=arms, budget=pb.Pulls(24), random_seed=11, progressbar=False, executor=pool, max_in_flight=1, **kw)
+    remote = pb.estimate_evidence(
+        tiny_model,
+        arms=arms,
+        budget=pb.Pulls(24),
+        random_seed=11,
+        progressbar=False,
+        executor=pool,
+        max_in_flight=1,
+        **kw,
+    )
     assert_same_run(serial, remote)
     assert remote.settings["executor"] == "processes"
 

@@ -188,4 +188,46 @@ def test_a_run_with_two_families_but_no_checked_pair_says_so():
         res = pb.run([good, other], policy="thompson", budget=pb.Pulls(60), random_seed=5, progressbar=False,
                      cross_check_share=0.0)
     assert res.arm_table()["pulls"][1] < 10
-    assert any("no independent check" in str(w.message) for w in caught if w.category is PmcBanditWarning)
+    assert any("no independent check" in str(w.message) for w in caught if issubclass(w.category, PmcBanditWarning))
+
+
+# --- determinism without a time horizon ----------------------------------------------------------
+def test_without_a_horizon_the_check_arm_does_not_depend_on_measured_durations():
+    """Rule 4 under a pull budget: the untried check arm is the first in pool order, whatever the
+    arms declared (an AIS arm's ``expected_seconds`` comes from a timed probe, which a loaded machine
+    changes) or the lead arm was measured to take."""
+    plans = []
+    for slow, quick, lead_seconds in ((5.0, 0.01, 0.001), (0.01, 5.0, 3.0)):
+        arms = [_Arm("lead", family="importance"), _Arm("chk1", family="annealing", expected=slow),
+                _Arm("chk2", family="annealing", expected=quick)]
+        g = _guards(arms, horizon=None, per_decision=1, count_pulls=True)
+        for _ in range(9):
+            g.dispatched(0)
+            g.observe(0, lead_seconds, 1.0)
+        plans.append(g.plan(_none_blocked(3), None, _no_loss(3)))
+    assert plans[0].arm == plans[1].arm == 1 and plans[0].reason == plans[1].reason == CROSS_CHECK
+
+
+def test_without_a_horizon_measured_costs_are_not_counted():
+    """TargetSE without max_seconds: the cross-check share counts pulls when costs are measured CPU seconds."""
+    arm = _Arm("a", family="importance")
+    arm.cost_unit = "cpu_seconds"
+    assert _guards([arm, _Arm("b", family="annealing")], horizon=None, count_pulls=False).count_pulls
+    declared = [_Arm("a", family="importance"), _Arm("b", family="annealing")]
+    for a in declared:
+        a.cost_unit = "declared"
+    assert not _guards(declared, horizon=None, count_pulls=False).count_pulls
+
+
+def test_a_seeded_pull_budget_run_is_the_same_when_pulls_take_longer():
+    """Same seed, two families, one run with slow pulls (as on a loaded machine): the same decisions."""
+    def pool(sleep):
+        return [_Arm("lead", sd=0.2, family="importance", expected=0.001),
+                _Arm("chk1", sd=1.0, family="annealing", sleep=sleep, expected=0.5),
+                _Arm("chk2", sd=1.0, family="annealing", expected=0.001)]
+
+    runs = [pb.run(pool(s), policy="thompson", budget=pb.Pulls(60), random_seed=2, progressbar=False)
+            for s in (0.0, 0.01)]
+    for col in ("arm", "reason", "obs"):
+        np.testing.assert_array_equal(runs[0].history.column(col), runs[1].history.column(col))
+    assert runs[0].estimate == runs[1].estimate

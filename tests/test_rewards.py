@@ -5,7 +5,6 @@ import pytest
 
 from tests.tolerance import assert_within_se
 
-from pmcbandit.runtime.budget import Pulls, WallSeconds
 from pmcbandit.policies import get_policy
 from pmcbandit.policies.rewards import make_reward_rule
 

@@ -28,7 +28,18 @@ def _sim_sequence(res, r=0):
 
 
 def _live(arms, policy, n, seed, bounds, ranges="auto", centre="auto"):
-    out = pmcbandit.run(arms, policy, budget=pmcbandit.Pulls(n), combine="uniform", random_seed=seed, bounds=bounds, ranges=ranges, centre=centre, policy_kwargs=_kwargs(policy), progressbar=False)
+    out = pmcbandit.run(
+        arms,
+        policy,
+        budget=pmcbandit.Pulls(n),
+        combine="uniform",
+        random_seed=seed,
+        bounds=bounds,
+        ranges=ranges,
+        centre=centre,
+        policy_kwargs=_kwargs(policy),
+        progressbar=False,
+    )
     return out.history.column("arm"), out
 
 
@@ -39,8 +50,7 @@ def test_same_pulls_as_live_loop_on_common_random_numbers(policy):
     s = np.array([0.3, 0.5, 0.9])
     values = 0.5 + s[:, None] * ((rng.random((2, 3, n)) < 0.5) - 0.5)
     arms = RewardMatrix(values)
-    res = simulate(policy, arms, n, 2, 7, bounds=(0, 1), checkpoints=np.arange(1, n + 1),
-                   policy_params=_kwargs(policy))
+    res = simulate(policy, arms, n, 2, 7, bounds=(0, 1), checkpoints=np.arange(1, n + 1), policy_params=_kwargs(policy))
     for r, seed in enumerate(replication_generators(7, 2)):
         live, out = _live(arms.to_arms(r), policy, n, seed, (0, 1))
         np.testing.assert_array_equal(_sim_sequence(res, r), live)
@@ -83,10 +93,12 @@ def test_regret_matches_live_loop_in_distribution(policy):
     """Own streams (no CRN): mean suboptimal pulls agree within 4 SE of the difference."""
     arms, n, reps = ScaledBernoulli(0.5, [0.4, 0.8]), 150, 150
     sim = simulate(policy, arms, n, 4000, 1, bounds=(0, 1)).pulls[:, 1]
-    live = np.array([
-        np.sum(_live(arms.to_arms(), policy, n, seed, (0, 1))[0] == 1)
-        for seed in np.random.default_rng(2).spawn(reps)
-    ])
+    live = np.array(
+        [
+            np.sum(_live(arms.to_arms(), policy, n, seed, (0, 1))[0] == 1)
+            for seed in np.random.default_rng(2).spawn(reps)
+        ]
+    )
     se = np.sqrt(sim.var(ddof=1) / sim.size + live.var(ddof=1) / live.size)
     assert abs(sim.mean() - live.mean()) <= 4 * se
     # The comparison can fail: a policy that explores differently is far outside.
@@ -95,8 +107,14 @@ def test_regret_matches_live_loop_in_distribution(policy):
 
 
 @pytest.mark.parametrize(
-    "policy", ["uniform", "ucb1", pytest.param("kl_ucb", marks=pytest.mark.slow),
-               pytest.param("thompson", marks=pytest.mark.slow)])
+    "policy",
+    [
+        "uniform",
+        "ucb1",
+        pytest.param("kl_ucb", marks=pytest.mark.slow),
+        pytest.param("thompson", marks=pytest.mark.slow),
+    ],
+)
 def test_theorem_1_regret_identity(policy):
     """n^2 (E[(mu_n - mu)^2] - V*/n) = sum_k E[T_k(n)] (V_k - V*) within 4 SE (Thm 1, eq. 8)."""
     arms = ScaledBernoulli(0.5, [0.4, 0.6, 0.8])  # V = 0.04, 0.09, 0.16

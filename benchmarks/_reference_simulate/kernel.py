@@ -9,7 +9,12 @@ import numpy as np
 
 from pmcbandit.policies.centring import accumulate, centred_losses, recentre_due, recentred_scale, running_shift
 from pmcbandit.policies.base import argmax_random, normalised_moments, raise_range, to_loss_scale
-from benchmarks._reference_simulate.thompson import expected_counts_kernel, resample_kernel, scaled_select_kernel, select_kernel
+from benchmarks._reference_simulate.thompson import (
+    expected_counts_kernel,
+    resample_kernel,
+    scaled_select_kernel,
+    select_kernel,
+)
 from pmcbandit.simulate.arms import MATRIX, observation
 
 # How a policy chooses (the simulator's dispatch on the Policy it is given).

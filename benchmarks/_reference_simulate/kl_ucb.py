@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 
-__all__ = ["PRECISION", "MAX_ITER", "kl_bernoulli", "kl_upper_bound", "exploration", "index", "policy"]
+__all__ = ["PRECISION", "MAX_ITER", "kl_bernoulli", "kl_upper_bound", "exploration", "index"]
 
 #: Width of the final bisection bracket.
 PRECISION = 1e-6

@@ -5,20 +5,13 @@ Marsaglia-Tsang Gammas. Not part of the package.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from pmcbandit.policies.base import (
-    BanditState,
-    Policy,
     argmax_random,
-    grown_scale,
-    init_state,
-    record_loss,
-    recentre_state,
     to_loss_scale,
 )
 
@@ -33,7 +26,7 @@ __all__ = [
     "coin",
     "resample_kernel",
     "expected_counts_kernel",
-    "policy",
+
 ]
 
 #: Uniforms one arm consumes when no Gamma draw is rejected (2 Gammas x (1 normal + 1 uniform)).

@@ -23,12 +23,24 @@ Neufeld et al. (2014), Thm 1, holds with ``V_k`` the variance of an arm's batch
 mean and ``T_k(n)`` its number of pulls. The batch's own spread is kept as a
 within-pull variance estimate, used only where an arm has too few pulls for a
 between-pull estimate (see :mod:`pmcbandit.stats.combine`).
+
+**Only real numbers.** ``values`` must be a real number or an array of them (Python or NumPy
+ints and floats); a string (even ``"1.0"``), a bool, ``None``, a complex number or any other
+object makes :meth:`Arm.pull` raise ``TypeError``, which the run records as an ``"error"`` fault
+with that message (:func:`pmcbandit.runtime.executors.local.execute_pull`): a value is never
+guessed from something that is not a number. The same holds for a reported ``cost``.
+
+**Warm-up.** :meth:`Arm.warm_up` is called once before the budget's clock starts (by the door in
+the driver, and on each worker of an out-of-process executor when the arms are installed), so
+what the first pull would otherwise pay for once (a numba or PyTensor compilation, a cache
+load) is set-up, as building the arm is, and not charged to the arm's first pull.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
+import numbers
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +48,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Arm", "Pull", "CallableArm", "check_arms", "thread_cpu_clock"]
+__all__ = ["Arm", "Pull", "CallableArm", "check_arms", "real_values", "thread_cpu_clock", "warm_up_arms"]
 
 # The CPU clock Arm.pull reads, per thread: the process clock unless a worker set the thread clock.
 _CLOCK = threading.local()
@@ -101,6 +113,12 @@ class Arm(abc.ABC):
         Predicted wall seconds of one pull before any was made (e.g. from the
         measured cost of one model evaluation), so a time-budgeted run can order
         and cap its first decisions (:mod:`pmcbandit.runtime.guards`). ``None``: unknown.
+    deterministic : bool
+        ``True`` when the arm's observations carry no Monte Carlo error (a quadrature, a closed
+        form): identical observations are then what it should return. ``False`` (the default):
+        an arm whose observations are all identical is suspect (a stuck chain, a proposal that
+        never moves) and is given no inverse-variance weight, with a warning
+        (:mod:`pmcbandit.stats.combine`, zero-variance rule).
     thread_safe : bool
         Whether :meth:`draw` may run in several threads of one process at once.
         ``False`` (the evidence arms: their compiled prior sampler reseeds shared
@@ -115,6 +133,7 @@ class Arm(abc.ABC):
     importance_weights: bool = False
     cost_unit: str = "cpu_seconds"
     expected_seconds: float | None = None
+    deterministic: bool = False
     thread_safe: bool = True
 
     @abc.abstractmethod
@@ -123,6 +142,14 @@ class Arm(abc.ABC):
 
         Return ``values`` or a tuple ``(values, info)`` or ``(values, info, cost)``;
         ``cost=None`` means "measure CPU time".
+        """
+
+    def warm_up(self) -> None:
+        """Prepare what the first pull would otherwise pay for once (compile kernels, load caches).
+
+        Called once per process before the budget's clock starts (module docstring, *Warm-up*);
+        it must not draw from any stream, so a run's results do not depend on it. The default
+        does nothing.
         """
 
     def pull(self, rng: np.random.Generator) -> Pull:
@@ -140,16 +167,64 @@ class Arm(abc.ABC):
                 cost = rest[1]
         else:
             values = out
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        values = np.atleast_1d(real_values(values, self.name))
         if values.ndim != 1 or values.size == 0:
             raise ValueError(
                 f"arm {self.name!r} returned values of shape {values.shape}; "
                 "a pull must return a non-empty 1-D array of estimates"
             )
+        if isinstance(cost, np.ndarray) and cost.ndim == 0 and cost.dtype.kind in "iuf":
+            cost = cost.item()
+        if cost is not None and (isinstance(cost, (bool, np.bool_)) or not isinstance(cost, numbers.Real)):
+            raise TypeError(f"arm {self.name!r} returned the cost {cost!r} of type {type(cost).__name__}; "
+                            "a cost must be a real number (or None to measure CPU time)")
         return Pull(values, float(elapsed if cost is None else cost), dict(info))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+def warm_up_arms(arms) -> None:
+    """Call every arm's :meth:`Arm.warm_up` once (module docstring, *Warm-up*).
+
+    A warm-up that raises is not an error here: the arm's first pull meets the same failure and
+    the run records it as that pull's fault, with the message.
+    """
+    for arm in arms:
+        try:
+            arm.warm_up()
+        except Exception:  # reported by the pull that needs what failed to warm up
+            pass
+
+
+def real_values(values, name: str) -> np.ndarray:
+    """``values`` as a float64 array if it holds only real numbers, else ``TypeError`` (module docstring).
+
+    Accepted: Python and NumPy ints and floats, and arrays (or nested sequences) of them. Refused:
+    strings and bytes, bools, ``None``, complex numbers and other objects.
+    """
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged sequences
+        raise TypeError(f"arm {name!r} returned values that are not an array of real numbers ({exc})") from None
+    kind = arr.dtype.kind
+    if kind == "O":
+        bad = [v for v in arr.ravel() if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real)]
+        if not bad:
+            return arr.astype(np.float64)
+        bad = bad[0]
+        raise TypeError(f"arm {name!r} returned {bad!r} of type {type(bad).__name__}; a pull must return real "
+                        "numbers (a float or an array of floats)")
+    if kind not in "iuf":
+        what = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes"}.get(kind, f"dtype {arr.dtype}")
+        raise TypeError(f"arm {name!r} returned {what} ({_short(values)}); a pull must return real numbers "
+                        "(a float or an array of floats)")
+    return arr.astype(np.float64, copy=False)
+
+
+def _short(values) -> str:
+    text = repr(values)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class CallableArm(Arm):
@@ -201,7 +276,8 @@ class CallableArm(Arm):
 
 def check_arms(arms, owner: str) -> list[Arm]:
     """``arms`` as a list of :class:`Arm` with unique names, all log-scale or none (``owner`` names the
-    function in the error messages)."""
+    function in the error messages).
+    """
     if isinstance(arms, Arm):
         arms = [arms]
     try:
@@ -219,7 +295,8 @@ def check_arms(arms, owner: str) -> list[Arm]:
     if len({bool(a.log_scale) for a in arms}) > 1:
         scales = {a.name: bool(a.log_scale) for a in arms}
         raise ValueError(
-            f"The 'arms' parameter of {owner} must not mix log-scale and linear-scale arms. Got log_scale={scales!r} instead."
+            f"The 'arms' parameter of {owner} must not mix log-scale and linear-scale arms. "
+            f"Got log_scale={scales!r} instead."
         )
     names = [a.name for a in arms]
     if len(set(names)) != len(names):

@@ -12,8 +12,10 @@ Assumptions and guarantee (stated in ``result.guarantee``):
 * ``bounds=(a, b)`` on every pull's estimate (an estimate outside is a fault) **and** declared
   ``costs`` → the intervals are exact confidence sequences and the selection is wrong with
   probability at most ``delta`` (``"delta-correct"``);
-* otherwise (unbounded or sub-Gaussian estimates, measured CPU costs) the intervals are asymptotic
-  confidence sequences: the same statement holds as the pair counts grow (``"asymptotic"``).
+* otherwise (unbounded or heavy-tailed estimates, measured CPU costs) every arm's *upper* efficiency
+  bound still comes from an exact lower confidence sequence for a non-negative mean (variance
+  observations and costs), so a heavy-tailed arm gets a finite bound, while the *lower* bounds are
+  asymptotic confidence sequences: the statement holds as the pair counts grow (``"asymptotic"``).
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ from pmcbandit.compare.efficiency import EfficiencyRule, default_min_pairs
 from pmcbandit.compare.learner import ComparisonLearner
 from pmcbandit.compare.result import ComparisonResult
 from pmcbandit.identification.identify import check_bounds
-from pmcbandit.runtime.budget import Budget, Pulls, TargetSE
+from pmcbandit.runtime.budget import Budget, TargetSE
 from pmcbandit.runtime.door import drive_run, emit_warnings, loop_options
 
 __all__ = ["compare_samplers"]
 
-#: Default cap on the pulls of a comparison.
-DEFAULT_BUDGET = Pulls(100_000)
+#: Default budget: five minutes of wall time (the run stops earlier when it decides).
+DEFAULT_BUDGET = 300.0
+#: Default tolerance on the efficiency ratio: arms proven within a factor 2 of each other are a tie.
+DEFAULT_EPSILON = 1.0
 OWNER = "compare_samplers"
 
 
@@ -48,7 +52,7 @@ def compare_samplers(
     bounds: tuple[float, float] | None = None,
     costs: Sequence[float] | Mapping[str, float] | None = None,
     reference: float | None = None,
-    epsilon: float = 0.0,
+    epsilon: float = DEFAULT_EPSILON,
     min_pairs: int | None = None,
     gate_alpha: float = 0.01,
     max_faults: int = 1,
@@ -81,7 +85,8 @@ def compare_samplers(
         Error probability in (0, 1) of the selection and of the simultaneous intervals.
     budget : float or Budget
         A cap (wall seconds, :class:`~pmcbandit.Pulls`, :class:`~pmcbandit.CpuSeconds` or
-        :class:`~pmcbandit.WallSeconds`); the run stops earlier when the intervals separate.
+        :class:`~pmcbandit.WallSeconds`); the run stops earlier when it decides. Default
+        :data:`DEFAULT_BUDGET`: 300 s of wall time.
     random_seed : int, Generator or None
         The rule's tie-breaks and every pull get their own streams; same seed, same result.
     bounds : (a, b), optional
@@ -94,11 +99,17 @@ def compare_samplers(
         The quantity's known value (on the arms' scale: log Z for evidence arms); the gate then
         tests each arm against it instead of against the others.
     epsilon : float
-        Tolerance: stop when the selected arms are each at least ``1/(1 + epsilon)`` times as efficient
-        as every other (0: exact; > 0 ends runs between arms of equal efficiency).
+        Tolerance on the efficiency ratio, finite and >= 0. The run stops when every arm outside
+        the top ``k`` is either proven less efficient or proven within a factor ``1 + epsilon`` of
+        them both ways (a proven tie, ``result.tied``); the selected arms are then each at least
+        ``1/(1 + epsilon)`` times as efficient as every other. Default :data:`DEFAULT_EPSILON`
+        (1.0: efficiencies within a factor 2 are a tie, so near-equal arms end the run instead of
+        keeping it going until the budget); 0 asks for a strict ranking.
     min_pairs : int, optional
-        Pairs of every arm before the rule starts (>= 2); default 3 with the exact guarantee, 10
-        with the asymptotic one (:func:`~pmcbandit.compare.efficiency.default_min_pairs`).
+        Pairs an arm needs before its lower efficiency bound is used (>= 2); default 3 with the
+        exact guarantee, 10 with the asymptotic one
+        (:func:`~pmcbandit.compare.efficiency.default_min_pairs`). Every arm gets 2 pairs first;
+        after that pairs go where they shrink the deciding gap most per unit of cost.
     gate_alpha : float
         Level of the validity gate's tests, in (0, 1).
     max_faults, max_in_flight, pull_timeout, executor, progressbar, callback, checkpoint, checkpoint_every
@@ -159,7 +170,7 @@ def compare_samplers(
                           variance_bound=None if bounds is None else (bounds[1] - bounds[0]) ** 2 / 2.0,
                           costs=declared, epsilon=float(epsilon), min_pairs=int(min_pairs))
     log_scale = bool(arms[0].log_scale)
-    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha)
+    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha, tuple(a.name for a in arms))
     guarantee = "delta-correct" if rule.exact else "asymptotic"
     config = dict(kind="comparison", policy="efficiency_lucb",
                   policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),

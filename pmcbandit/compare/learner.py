@@ -52,7 +52,8 @@ class ComparisonLearner:
         self.log_scale = log_scale
         self.reference = reference
         self.gate_alpha = gate_alpha
-        self.state = efficiency.init(rule)
+        self.algorithm = efficiency.efficiency_lucb(rule)
+        self.state = self.algorithm.init()
         self.excluded = np.zeros(self.n_arms, dtype=bool)
         self.reasons = [""] * self.n_arms
         self.z = np.full(self.n_arms, np.nan)
@@ -68,12 +69,13 @@ class ComparisonLearner:
 
     def settle(self, blocked: np.ndarray) -> GateResult:
         """The final verdict: the engine's out-of-play arms at the end of the run, and the gate on
-        everything the run saw."""
+        everything the run saw.
+        """
         self.blocked = np.asarray(blocked, dtype=bool).copy()
         return self.check_gate()
 
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
-        return efficiency.select(self.rule, rng, self.state, eligible & ~self.excluded)
+        return self.algorithm.select(rng, self.state, eligible & ~self.excluded)
 
     def forced(self, arm: int) -> Selection:
         return Selection.one(arm, 2)
@@ -91,7 +93,7 @@ class ComparisonLearner:
             mine = np.flatnonzero(got == arm)
             if mine.size == 2:
                 (i, j) = mine
-                state = efficiency.update(self.rule, state, arm, decision.values[i], decision.values[j],
+                state = self.algorithm.update(state, arm, decision.values[i], decision.values[j],
                                           decision.costs[i], decision.costs[j])
         self.state = state
         return math.nan
@@ -113,10 +115,10 @@ class ComparisonLearner:
     def done(self, blocked: np.ndarray) -> bool:
         """The rule stops on the arms in play, and still does after the gate checked them."""
         self.blocked = blocked
-        if not efficiency.stop(self.rule, self.state, self.in_play()):
+        if not self.algorithm.stop(self.state, self.in_play()):
             return False
         self.check_gate()
-        return efficiency.stop(self.rule, self.state, self.in_play())
+        return self.algorithm.stop(self.state, self.in_play())
 
     def progress_text(self) -> str:
         """The leader and the interval of its efficiency ratio to the runner-up, for the progress bar."""

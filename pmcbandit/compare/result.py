@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit.compare import efficiency
+from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.history import History
 
 __all__ = ["ComparisonResult", "EfficiencyRatio"]
@@ -15,7 +16,8 @@ __all__ = ["ComparisonResult", "EfficiencyRatio"]
 
 class EfficiencyRatio(NamedTuple):
     """``numerator`` is ``estimate`` times as efficient as ``denominator``, within [``lower``, ``upper``]
-    (simultaneous with every other interval of the result)."""
+    (simultaneous with every other interval of the result).
+    """
 
     numerator: str
     denominator: str
@@ -69,7 +71,12 @@ class ComparisonResult:
     # --- the answer ------------------------------------------------------------------
     @cached_property
     def selected_indices(self) -> np.ndarray:
-        return efficiency.recommend(self.rule, self.state, self.in_play)
+        if not self.in_play.any():  # no arm left: nothing is selected, as in identify
+            return np.zeros(0, dtype=np.int64)
+        chosen = np.asarray(efficiency.recommend(self.rule, self.state, self.in_play), dtype=np.int64)
+        if self.stopped_by == "no_arm":  # what is left, but never an arm without a measurement
+            chosen = chosen[self.state.pairs[chosen] > 0]
+        return chosen
 
     @property
     def selected(self) -> list[str]:
@@ -79,7 +86,8 @@ class ComparisonResult:
     @property
     def stopped_by(self) -> str:
         """``"confidence"`` (the intervals separated the top ``k``), ``"budget"``, ``"callback"`` or
-        ``"no_arm"`` (at most ``k`` arms were left to rank)."""
+        ``"no_arm"`` (at most ``k`` arms were left to rank).
+        """
         return str(self.settings.get("stopped_by"))
 
     @property
@@ -94,8 +102,24 @@ class ComparisonResult:
     @property
     def unresolved(self) -> list[str]:
         """Ranked arms whose interval still straddles the boundary of the top ``k`` (empty after a
-        confident stop): the arms the run could not separate."""
+        confident stop): the arms the run could not separate.
+        """
         return [self.arm_names[i] for i in efficiency.unresolved(self.rule, self.state, self.in_play)]
+
+    @property
+    def tied(self) -> list[str]:
+        """Ranked arms outside ``selected`` proven within a factor ``1 + epsilon`` of the selected
+        arms' weakest (ratio interval inside [1/(1 + epsilon), 1 + epsilon]): a proven tie,
+        :mod:`pmcbandit.compare.efficiency`. Empty when ``epsilon`` is 0.
+        """
+        return [self.arm_names[i] for i in efficiency.tied(self.rule, self.state, self.in_play)]
+
+    @property
+    def cost(self) -> float:
+        """Total cost of the pulls behind the statistics (declared costs when given, else reported)."""
+        if self.rule.costs is not None:
+            return float(np.dot(self.state.pulls, np.asarray(self.rule.costs, dtype=np.float64)))
+        return float(self.state.c_sum.sum())
 
     @property
     def excluded(self) -> dict[str, str]:
@@ -114,11 +138,11 @@ class ComparisonResult:
 
     @property
     def efficiency_lower(self) -> np.ndarray:
-        return np.exp(self._log_eff[1])
+        return np.exp(_containing(*self._log_eff)[1])
 
     @property
     def efficiency_upper(self) -> np.ndarray:
-        return np.exp(self._log_eff[2])
+        return np.exp(_containing(*self._log_eff)[2])
 
     @property
     def pairs(self) -> np.ndarray:
@@ -151,9 +175,10 @@ class ComparisonResult:
 
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per arm: pairs, variance per pull and cost per pull (point and bounds), efficiency and its
-        bounds, selected, status."""
-        v, v_lo, v_hi = efficiency.variance_bounds(self.rule, self.state)
-        c, c_lo, c_hi = efficiency.cost_bounds(self.rule, self.state)
+        bounds, selected, status.
+        """
+        v, v_lo, v_hi = _containing(*efficiency.variance_bounds(self.rule, self.state))
+        c, c_lo, c_hi = _containing(*efficiency.cost_bounds(self.rule, self.state))
         chosen = np.zeros(len(self.arm_names), dtype=bool)
         chosen[self.selected_indices] = True
         return dict(arm=np.asarray(self.arm_names), pairs=self.pairs, variance=v, variance_lower=v_lo,
@@ -162,26 +187,51 @@ class ComparisonResult:
                     selected=chosen, status=self.status, z=self.z)
 
     # --- reporting -------------------------------------------------------------------
-    def warnings(self) -> list[str]:
+    def warnings(self) -> list[WarningText]:
+        """What leaves the ranking without its guarantee, each with the action that fixes it (the run
+        issues each once as its class; ``docs/guide/warnings.md``): nothing left to rank, a stop
+        before the intervals separated, asymptotic intervals (:class:`~pmcbandit.exceptions.NoGuaranteeWarning`),
+        arms quarantined after faults (:class:`~pmcbandit.exceptions.UnreliableArmWarning`).
+        """
         out = []
+        k = self.settings.get("k")
         if self.stopped_by == "no_arm":
-            out.append(f"at most k = {self.settings.get('k')} arms were left to rank (the others are excluded, "
-                       f"unreliable or quarantined): {self.selected} is what is left, not a ranking")
+            out.append(WarningText(
+                f"at most k = {k} arms were left to rank (the others are excluded, unreliable or quarantined): "
+                f"{self.selected} is what is left, not a ranking: read result.excluded, fix or replace those arms, "
+                "or ask for a smaller k", NoGuaranteeWarning, "no_arm"))
         elif not self.confident:
-            out.append(f"the run ended by {self.stopped_by!r} before the intervals separated the top "
-                       f"{self.settings.get('k')}: {self.selected} is a best guess without the 1 - delta guarantee; "
-                       f"not separated: {self.unresolved}")
-        for name, why in self.excluded.items():
-            out.append(f"arm {name!r} not ranked: {why}")
+            out.append(WarningText(
+                f"the run ended by {self.stopped_by!r} before the intervals separated the top {k}: {self.selected} "
+                f"is a best guess without the 1 - delta guarantee; not separated: {self.unresolved}: run again with a "
+                "larger budget, or with epsilon > 0 if the unseparated arms may be equally efficient",
+                NoGuaranteeWarning, "no_guarantee"))
+        quarantined = [self.arm_names[i] for i in np.flatnonzero(self.status == "quarantined")]
+        if quarantined:
+            out.append(WarningText(f"arms quarantined after faults, not ranked: {quarantined}: read result.faults, "
+                                   "fix or remove these arms and run again", UnreliableArmWarning, "quarantine"))
         if self.guarantee == "asymptotic":
-            out.append("the intervals are asymptotic confidence sequences (no bounds on the estimates or no "
-                       "declared costs): their coverage holds as the pair counts grow")
+            out.append(WarningText(
+                "the intervals are asymptotic confidence sequences (no bounds on the estimates or no declared "
+                "costs): their coverage holds as the pair counts grow: pass bounds=(a, b) and costs=... to "
+                "compare_samplers for the exact 1 - delta guarantee", NoGuaranteeWarning, "asymptotic"))
         return out
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Arms left out of the ranking with the reason (validity gate, Pareto k-hat): the ranking of the
+        others keeps its guarantee, so these are notes, logged at INFO on the ``pmcbandit`` logger,
+        not warnings (quarantined arms are warned about).
+        """
+        return tuple(f"arm {name!r} not ranked: {why}" for name, why in self.excluded.items()
+                     if self.status[self.arm_names.index(name)] != "quarantined")
 
     def summary(self) -> str:
         s = self.settings
         head = (f"most efficient (top {s.get('k')}, delta={s.get('delta')}, {self.guarantee}): {self.selected}; "
                 f"stopped by {self.stopped_by} after {len(self.history)} pulls")
+        if self.tied:
+            head += f"; tied within a factor {1 + self.rule.epsilon:g}: {self.tied}"
         t = self.arm_table()
         lines = [head, f"{'arm':>18} {'pairs':>6} {'variance':>10} {'cost':>10} {'efficiency':>10} "
                        f"{'[lower':>10} {'upper]':>10}  status"]
@@ -195,7 +245,7 @@ class ComparisonResult:
             lines.append("pairwise efficiency ratios (simultaneous intervals):")
             lines += [f"  {r.numerator} / {r.denominator}: {r.estimate:.3g} [{r.lower:.3g}, {r.upper:.3g}]"
                       for r in ratios]
-        lines += [f"warning: {m}" for m in self.warnings()]
+        lines += [f"warning: {m}" for m in self.warnings()] + [f"note: {m}" for m in self.notes]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -203,7 +253,8 @@ class ComparisonResult:
 
     def to_inference_data(self):
         """``arviz.InferenceData``: ``sample_stats`` per pull, ``arm_summary`` per arm (the table of
-        :meth:`arm_table`), ``efficiency_ratio`` (arm x arm), settings in attrs."""
+        :meth:`arm_table`), ``efficiency_ratio`` (arm x arm), settings in attrs.
+        """
         from pmcbandit.diagnostics.arviz_io import comparison_to_inference_data
 
         return comparison_to_inference_data(self)
@@ -213,3 +264,16 @@ class ComparisonResult:
         from pmcbandit.diagnostics.plots import plot_efficiency
 
         return plot_efficiency(self, ax=ax)
+
+
+def _containing(point, lower, upper):
+    """``(point, lower, upper)`` with each interval widened to contain its point estimate where both are
+    known: a confidence bound from a different statistic than the point (a bias-corrected or
+    sequential bound) can miss it, and an interval that excludes its own estimate reads as an error.
+    Widening keeps the coverage.
+    """
+    point, lower, upper = (np.asarray(a, dtype=np.float64) for a in (point, lower, upper))
+    known = ~np.isnan(point)
+    lower = np.where(known & ~np.isnan(lower), np.minimum(lower, point), lower)
+    upper = np.where(known & ~np.isnan(upper), np.maximum(upper, point), upper)
+    return point, lower, upper

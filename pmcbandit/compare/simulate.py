@@ -12,7 +12,9 @@ Two protocols share the same confidence sequences (:mod:`pmcbandit.compare.effic
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -23,15 +25,19 @@ __all__ = ["SimulatedComparison", "simulate_comparison"]
 
 
 class SimulatedComparison(NamedTuple):
-    """Pulls made (two per pair), the recommendation (best first), and whether the rule stopped."""
+    """Pulls made (two per pair), the recommendation (best first), whether the rule stopped, and the
+    total cost of the pulls (as ``draw_pair`` reported them).
+    """
 
     pulls: int
     recommended: np.ndarray
     stopped: bool
+    cost: float = 0.0
 
 
 def simulate_comparison(rule: efficiency.EfficiencyRule, draw_pair: Callable, rng: np.random.Generator, *,
-                        protocol: str = "lucb", max_pairs: int = 10**6) -> SimulatedComparison:
+                        protocol: str = "lucb", max_pairs: int = 10**6,
+                        max_cost: float = math.inf) -> SimulatedComparison:
     """One comparison on simulated arms.
 
     Parameters
@@ -44,24 +50,30 @@ def simulate_comparison(rule: efficiency.EfficiencyRule, draw_pair: Callable, rn
     protocol : {"lucb", "fixed"}
     max_pairs : int
         Cap on the pairs in all; the rule then has not stopped.
+    max_cost : float
+        Cap on the total cost; no pair starts once it is reached.
     """
     if protocol not in ("lucb", "fixed"):
         raise ValueError(f"The 'protocol' parameter of simulate_comparison must be 'lucb' or 'fixed'. "
                          f"Got {protocol!r} instead.")
-    state = efficiency.init(rule)
+    algorithm = efficiency.efficiency_lucb(rule)
+    state = algorithm.init()
     every = np.ones(rule.n_arms, dtype=bool)
     pairs = 0
-    done = efficiency.stop if protocol == "lucb" else efficiency.all_separated
-    while pairs < max_pairs:
+    cost = 0.0
+    done = algorithm.stop if protocol == "lucb" else partial(efficiency.all_separated, rule)
+    while pairs < max_pairs and cost < max_cost:
         if protocol == "fixed":
-            if state.pairs.min() >= rule.min_pairs and done(rule, state, every):
-                return SimulatedComparison(2 * pairs, efficiency.recommend(rule, state, every), True)
+            if state.pairs.min() >= rule.min_pairs and done(state, every):
+                return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), True, cost)
             arms = range(rule.n_arms)
         else:
-            if done(rule, state, every):
-                return SimulatedComparison(2 * pairs, efficiency.recommend(rule, state, every), True)
-            arms = efficiency.select(rule, rng, state, every).arms
+            if done(state, every):
+                return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), True, cost)
+            arms = algorithm.select(rng, state, every).arms
         for arm in arms:
-            state = efficiency.update(rule, state, arm, *draw_pair(rng, arm))
+            x1, x2, c1, c2 = draw_pair(rng, arm)
+            state = algorithm.update(state, arm, x1, x2, c1, c2)
             pairs += 1
-    return SimulatedComparison(2 * pairs, efficiency.recommend(rule, state, every), False)
+            cost += c1 + c2
+    return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), False, cost)

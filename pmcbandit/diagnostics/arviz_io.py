@@ -8,7 +8,9 @@ are plain xarray datasets built by :mod:`pmcbandit.diagnostics.datasets`; this m
 Layout of the InferenceData written by :func:`to_inference_data`
 ------------------------------------------------------------------
 ``sample_stats`` (dimension ``pull``, one entry per pull in the order the pulls came back;
-no ``chain``/``draw``: a bandit run is one sequential stream of pulls, not MCMC draws)
+no ``chain``/``draw``: a bandit run is one sequential stream of pulls, not MCMC draws; an
+evidence run adds ``log_marginal_likelihood`` with dims ``chain`` x ``draw`` of size 1, where
+``pm.sample_smc`` puts it)
     ``arm`` (int) with coordinate ``arm_name``; ``value`` the observation (the batch mean
     :math:`Y = \frac1m\sum_i X_i`, or :math:`\log\frac1m\sum_i e^{X_i}` for log-scale
     runs, which ``value.attrs["scale"] == "log"`` says); ``cost`` (:math:`\delta` of the pull,
@@ -58,12 +60,13 @@ import arviz as az
 import numpy as np
 
 from pmcbandit.diagnostics.datasets import (RENAMED, comparison_groups, decode_attrs, full_bandit_groups,
-                                            identification_groups, run_groups)
+                                            identification_groups, model_comparison_groups, run_groups)
 from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, History
 from pmcbandit.result import ArmReliability, RunResult
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",
-           "comparison_to_inference_data", "full_bandit_to_inference_data"]
+           "comparison_to_inference_data", "full_bandit_to_inference_data",
+           "model_comparison_to_inference_data"]
 
 def to_inference_data(result: RunResult) -> az.InferenceData:
     """Convert a run to :class:`arviz.InferenceData` (layout in the module docstring).
@@ -110,6 +113,16 @@ def comparison_to_inference_data(result) -> az.InferenceData:
     ``warnings``.
     """
     return _inference_data(*comparison_groups(result))
+
+
+def model_comparison_to_inference_data(comparison) -> az.InferenceData:
+    """Convert a :class:`~pmcbandit.ModelComparison` to InferenceData: ``model_summary`` (dim ``model``,
+    best first: ``log_z``, ``log_z_se``, ``log_bf``, ``log_bf_se``, ``probability`` with its interval,
+    ``interval_status``, ``prior``, ``slices``, ``pulls``), ``sample_stats`` (dim ``slice``: ``model``,
+    ``log_bf_se``) and the settings, ``best``, ``warnings`` in ``attrs``. Each model's own run:
+    ``comparison.results[name].to_inference_data()``.
+    """
+    return _inference_data(*model_comparison_groups(comparison))
 
 
 def full_bandit_to_inference_data(result) -> az.InferenceData:
@@ -204,6 +217,7 @@ def _custom_group_ok():
     """Scoped filter for the custom-group warning of ArviZ < 0.21 (see module docstring)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="arm_summary group is not defined", category=UserWarning)
+        warnings.filterwarnings("ignore", message="model_summary group is not defined", category=UserWarning)
         yield
 
 

@@ -20,12 +20,13 @@ import pmcbandit
 from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS
 from pmcbandit.result import RunResult
 
-__all__ = ["RENAMED", "run_groups", "identification_groups", "comparison_groups", "full_bandit_groups",
+__all__ = ["RENAMED", "run_groups", "model_comparison_groups",
+           "identification_groups", "comparison_groups", "full_bandit_groups",
            "encode_attrs", "decode_attrs"]
 
 #: History column -> sample_stats variable, where the names differ.
 RENAMED = {"obs": "value", "wall": "time"}
-_ARM_STATUS = ("ok", "quarantined", "unreliable", "unchecked")
+_ARM_STATUS = ("ok", "quarantined", "unreliable", "unchecked", "not_pulled", "zero_variance")
 _RESERVED = {"pull", "arm_name", *(RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}
 
 _DESCRIPTIONS = {
@@ -53,12 +54,63 @@ def _provenance() -> dict:
 def run_groups(result: RunResult) -> tuple[dict, dict]:
     """Attrs and groups (``sample_stats``, ``arm_summary``) of an allocation run."""
     attrs = _run_attrs(result)
-    return attrs, dict(sample_stats=_sample_stats(result, attrs), arm_summary=_arm_summary(result))
+    stats = _sample_stats(result, attrs)
+    if result.log_scale:
+        # Where pm.sample_smc puts it (dims chain x draw), so code written for SMC output reads it.
+        stats["log_marginal_likelihood"] = xr.DataArray(
+            np.array([[result.log_estimate]]), dims=("chain", "draw"),
+            attrs={"description": "log evidence log Z of the run (its SE is attrs['log_se'])",
+                   "log_se": result.log_se, "interval_status": result.interval_status})
+    groups = dict(sample_stats=stats, arm_summary=_arm_summary(result))
+    draws = getattr(result, "posterior_draws", None)
+    if draws is not None:
+        groups["posterior"] = _posterior(draws)
+    return attrs, groups
+
+
+def _posterior(draws) -> xr.Dataset:
+    """The ``posterior`` group (one chain) of an evidence run's resampled importance draws."""
+    data = {}
+    for name, values in draws.values.items():
+        values = np.asarray(values)[None, ...]
+        dims = ("chain", "draw", *(f"{name}_dim_{i}" for i in range(values.ndim - 2)))
+        data[name] = (dims, values)
+    n = next(iter(draws.values.values())).shape[0] if draws.values else 0
+    return xr.Dataset(data, coords={"chain": [0], "draw": np.arange(n)}, attrs={
+        "description": "approximate posterior draws, a by-product of the evidence run: the importance points of "
+                       "one arm resampled by weight (Gumbel-top-k), offered because the arm's Pareto k-hat passed",
+        "arm": draws.arm, "ess": draws.ess, "khat": draws.khat, "n_weights": draws.n_weights,
+        "inference_library": "pmcbandit"})
+
+
+def model_comparison_groups(comparison) -> tuple[dict, dict]:
+    """Attrs and groups of a :class:`~pmcbandit.model_comparison_result.ModelComparison`: ``model_summary``
+    (dim ``model``, best first: the table's columns, ``prior``, ``slices``, ``pulls``) and
+    ``sample_stats`` (dim ``slice``: the model each slice went to, the log-BF SE after it).
+    """
+    table = comparison.to_dataframe()
+    names = np.asarray([str(n) for n in table.index], dtype=str)
+    summary = xr.Dataset(
+        {col: (("model",), np.asarray(table[col].to_numpy(), dtype=str if col == "interval_status" else None))
+         for col in table.columns},
+        coords={"model": names})
+    order = [comparison.names.index(name) for _, name, _ in comparison.allocation]
+    stats = xr.Dataset(
+        {"model": (("slice",), np.asarray(order, dtype=np.int64), {"description": "index of the model in model_name"}),
+         "log_bf_se": (("slice",), np.asarray([se for _, _, se in comparison.allocation], dtype=np.float64),
+                       {"description": "SE of the two leading models' log Bayes factor after the slice"})},
+        coords={"slice": np.arange(len(order)), "model_name": np.asarray(comparison.names, dtype=str)})
+    raw = dict(comparison.settings, kind="model_comparison", best=comparison.best, models=comparison.names,
+               warnings=[str(w) for w in comparison.warnings()], notes=list(comparison.notes), **_provenance())
+    attrs = encode_attrs(raw)
+    stats.attrs.update(attrs)
+    return attrs, dict(sample_stats=stats, model_summary=summary)
 
 
 def identification_groups(result) -> tuple[dict, dict]:
     """Attrs and groups of an :class:`~pmcbandit.identification.result.IdentificationResult`
-    (layout: :func:`~pmcbandit.diagnostics.arviz_io.identification_to_inference_data`)."""
+    (layout: :func:`~pmcbandit.diagnostics.arviz_io.identification_to_inference_data`).
+    """
     t = result.arm_table()
     attrs = _loop_result_attrs(result, "identification", samples=result.samples)
     spec = {
@@ -74,7 +126,8 @@ def identification_groups(result) -> tuple[dict, dict]:
 
 def comparison_groups(result) -> tuple[dict, dict]:
     """Attrs and groups of a :class:`~pmcbandit.compare.ComparisonResult`, ``efficiency_ratio`` included
-    (layout: :func:`~pmcbandit.diagnostics.arviz_io.comparison_to_inference_data`)."""
+    (layout: :func:`~pmcbandit.diagnostics.arviz_io.comparison_to_inference_data`).
+    """
     t = result.arm_table()
     attrs = _loop_result_attrs(result, "comparison", unresolved=result.unresolved, excluded=result.excluded)
     described = {
@@ -113,9 +166,11 @@ def comparison_groups(result) -> tuple[dict, dict]:
 
 def full_bandit_groups(result) -> tuple[dict, dict]:
     """Attrs and groups of a :class:`~pmcbandit.full_bandit.result.FullBanditResult`
-    (layout: :func:`~pmcbandit.diagnostics.arviz_io.full_bandit_to_inference_data`)."""
+    (layout: :func:`~pmcbandit.diagnostics.arviz_io.full_bandit_to_inference_data`).
+    """
     raw = dict(result.settings)
-    raw.update(kind="full_bandit", selected=result.selected, rounds=result.rounds, warnings=result.warnings(),
+    messages = [w[1] if isinstance(w, tuple) else w for w in result.warnings()]
+    raw.update(kind="full_bandit", selected=result.selected, rounds=result.rounds, warnings=messages,
                **_provenance())
     attrs = encode_attrs(raw)
     stats = xr.Dataset(
@@ -224,7 +279,8 @@ def _arm_summary(result: RunResult) -> xr.Dataset:
 def _arm_dataset(arm_names, spec: dict, status=None, attrs=None) -> xr.Dataset:
     """A dataset over the ``arm`` dimension: ``spec`` maps a variable to ``(values, description)``;
     ``status = (names, meanings, description)`` adds a ``status`` variable as a CF flag (codes into
-    ``meanings``: readable by any netCDF tool, no string variable needed)."""
+    ``meanings``: readable by any netCDF tool, no string variable needed).
+    """
     data_vars = {k: (("arm",), v, {"description": d}) for k, (v, d) in spec.items()}
     if status is not None:
         names, meanings, description = status
@@ -237,11 +293,13 @@ def _arm_dataset(arm_names, spec: dict, status=None, attrs=None) -> xr.Dataset:
 
 def _loop_result_attrs(result, kind: str, **extra) -> dict:
     """netCDF-safe attrs of an identification or comparison run: its settings, the answer, the run's
-    size, warnings, faults, ``extra`` and provenance."""
+    size, warnings, faults, ``extra`` and provenance.
+    """
     settings = dict(result.settings)
     raw = dict(settings)
     raw.update(settings_keys=list(settings), kind=kind, selected=result.selected, n_pulls=len(result.history),
-               n_arms=len(result.arm_names), warnings=result.warnings(), faults=_faults(result), **extra,
+               n_arms=len(result.arm_names), warnings=result.warnings(), notes=list(getattr(result, "notes", ())),
+               faults=_faults(result), **extra,
                **_provenance())
     return encode_attrs(raw)
 
@@ -311,6 +369,7 @@ def encode_attrs(raw: dict) -> dict:
 
 
 def decode_attrs(attrs: dict) -> dict:
+    """The attrs of a stored run with its JSON-encoded entries (listed in ``json_attrs``) decoded."""
     encoded = set(json.loads(str(attrs.get("json_attrs", "[]"))))
     out = {}
     for k, v in attrs.items():

@@ -289,7 +289,8 @@ def plot_efficiency(result, ax=None) -> Axes:
     from pmcbandit.compare import ComparisonResult
 
     if not isinstance(result, ComparisonResult):
-        raise TypeError(f"The 'result' parameter of plot_efficiency must be a ComparisonResult. Got {result!r} instead.")
+        raise TypeError(f"The 'result' parameter of plot_efficiency must be a ComparisonResult. "
+                        f"Got {result!r} instead.")
     ax = _axes(ax, "plot_efficiency")
     t = result.arm_table()
     eff, lo, hi = (np.asarray(t[c], dtype=np.float64) for c in ("efficiency", "efficiency_lower", "efficiency_upper"))
@@ -365,8 +366,16 @@ def _draw_run(result: RunResult, fig: Figure, level: float, x: str, reference, r
     )
 
 
-def save_run_plots(result, folder, *, level: float = 0.95, x: str = "pulls", reference: float | None = None,
-                   dpi: int = 110, prefix: str = "") -> list[Path]:
+def save_run_plots(
+    result,
+    folder,
+    *,
+    level: float = 0.95,
+    x: str = "pulls",
+    reference: float | None = None,
+    dpi: int = 110,
+    prefix: str = "",
+) -> list[Path]:
     """Write ``allocation.png``, ``running_estimate.png``, ``variance_cost.png`` and ``run.png``.
 
     Figures are built without :mod:`matplotlib.pyplot` (no global figure state, no GUI) and

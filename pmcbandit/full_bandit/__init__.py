@@ -45,7 +45,26 @@ from pmcbandit.full_bandit.sa_foa import sa_foa
 from pmcbandit.full_bandit.saqm import saqm
 from pmcbandit.full_bandit.simulate import SimulationResult, simulate_full_bandit
 
-__all__ = ["Allocation", "check_allocation", "resolve_allocation", "uniform_allocation", "FullBanditIdentifier",
-           "FullBanditParams", "FullBanditState", "FullBanditLearner", "SuperArm", "confidence_width", "sum_noise_scale", "FullBanditEnvironment", "exhaustive", "icb",
-           "matroid_oracle", "identify_full_bandit", "FullBanditResult", "sa_foa", "saqm", "SimulationResult",
-           "simulate_full_bandit"]
+__all__ = [
+    "Allocation",
+    "check_allocation",
+    "resolve_allocation",
+    "uniform_allocation",
+    "FullBanditIdentifier",
+    "FullBanditParams",
+    "FullBanditState",
+    "FullBanditLearner",
+    "SuperArm",
+    "confidence_width",
+    "sum_noise_scale",
+    "FullBanditEnvironment",
+    "exhaustive",
+    "icb",
+    "matroid_oracle",
+    "identify_full_bandit",
+    "FullBanditResult",
+    "sa_foa",
+    "saqm",
+    "SimulationResult",
+    "simulate_full_bandit",
+]

@@ -40,6 +40,7 @@ Every row of positive weight is pulled once within the first rounds
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import math
 import numbers
@@ -50,8 +51,8 @@ import numpy as np
 
 from pmcbandit._validation import _msg
 
-__all__ = ["Allocation", "uniform_allocation", "check_allocation", "resolve_allocation", "track",
-           "ALLOCATION_NAMES"]
+__all__ = ["Allocation", "uniform_allocation", "check_allocation", "resolve_allocation", "allocation_builder",
+           "track", "ALLOCATION_NAMES"]
 
 #: Allocation names :func:`resolve_allocation` understands.
 ALLOCATION_NAMES = ("uniform", "g")
@@ -60,7 +61,8 @@ ALLOCATION_NAMES = ("uniform", "g")
 class Allocation(NamedTuple):
     """A static allocation: ``support`` (m, n) bool, each row a super-arm with exactly ``k`` ones;
     ``weights`` (m,) float, non-negative, summing to 1 (the target share of pulls of each row);
-    ``name`` (``"uniform"``, ``"g"``, ...)."""
+    ``name`` (``"uniform"``, ``"g"``, ...).
+    """
 
     support: np.ndarray
     weights: np.ndarray
@@ -113,7 +115,8 @@ def _orthogonalise_into(basis, rank, members, k):
 
 def support_rank(support: np.ndarray) -> int:
     """Rank of a 0/1 support matrix by Gram-Schmidt over its rows (tolerance 1e-9 relative to a row's
-    norm; LAPACK's SVD is avoided because it is slow under thread contention for n ~ 100)."""
+    norm; LAPACK's SVD is avoided because it is slow under thread contention for n ~ 100).
+    """
     support = np.asarray(support, dtype=bool)
     n = support.shape[1]
     basis = np.zeros((n, n))
@@ -180,7 +183,8 @@ def uniform_allocation(n: int, k: int, *, design: str = "random") -> Allocation:
 def check_allocation(allocation, n: int, k: int, owner: str) -> Allocation:
     """Validate an :class:`Allocation` for ``n`` arms and super-arms of size ``k``.
 
-    Rows of zero weight are dropped (they are never pulled); the remaining support must have rank
+    Rows of zero weight are dropped (they are never pulled) and a row repeated is kept once with the
+    sum of its weights (the same super-arm, one target share); the remaining support must have rank
     ``n`` (a ``ValueError`` naming ``'allocation'`` otherwise: :math:`A_t` would stay singular).
     Weights are renormalised to sum to exactly 1 after checking they sum to 1 within 1e-8.
     """
@@ -206,6 +210,11 @@ def check_allocation(allocation, n: int, k: int, owner: str) -> Allocation:
         raise ValueError(_msg("allocation", owner, "an Allocation whose weights sum to 1", float(weights.sum())))
     keep = weights > 0
     support, weights = support[keep], weights[keep]
+    if len({row.tobytes() for row in support}) < support.shape[0]:
+        unique, first, inverse = np.unique(support, axis=0, return_index=True, return_inverse=True)
+        order = np.argsort(first)  # keep the rows in their first order
+        merged = np.bincount(inverse.ravel(), weights=weights, minlength=unique.shape[0])
+        support, weights = unique[order], merged[order]
     rank = support_rank(support)
     if rank < n:
         raise ValueError(_msg("allocation", owner, f"an Allocation whose support has full rank n = {n} "
@@ -213,19 +222,32 @@ def check_allocation(allocation, n: int, k: int, owner: str) -> Allocation:
     return Allocation(np.ascontiguousarray(support), weights / weights.sum(), str(allocation.name))
 
 
-def resolve_allocation(allocation, n: int, k: int, owner: str, **kwargs) -> Allocation:
-    """An :class:`Allocation` from a name (``"uniform"``; ``"g"`` via the G-allocation module,
-    imported lazily, with ``kwargs``) or a ready one, validated by :func:`check_allocation`."""
-    if isinstance(allocation, str):
-        if allocation == "uniform":
-            allocation = uniform_allocation(n, k)
-        elif allocation == "g":
-            import importlib
+def allocation_builder(name: str):
+    """The builder of a named allocation: :func:`uniform_allocation` or, imported lazily,
+    :func:`~pmcbandit.full_bandit.g_allocation.g_allocation`.
+    """
+    if name == "g":
+        import importlib
 
-            module = importlib.import_module("pmcbandit.full_bandit.g_allocation")
-            allocation = module.g_allocation(n, k, **kwargs)
-        else:
+        return importlib.import_module("pmcbandit.full_bandit.g_allocation").g_allocation
+    return uniform_allocation
+
+
+def resolve_allocation(allocation, n: int, k: int, owner: str, **kwargs) -> Allocation:
+    """An :class:`Allocation` from a name (``"uniform"`` or ``"g"``, built with ``kwargs``:
+    :func:`allocation_builder`) or a ready one (``kwargs`` must then be empty), validated by
+    :func:`check_allocation`.
+    """
+    if isinstance(allocation, str):
+        if allocation not in ALLOCATION_NAMES:
             raise ValueError(_msg("allocation", owner, f"one of {ALLOCATION_NAMES} or an Allocation", allocation))
+        builder = allocation_builder(allocation)
+        unknown = set(kwargs) - set(inspect.signature(builder).parameters) - {"n", "k"}
+        if unknown:
+            raise TypeError(_msg("allocation_kwargs", owner, f"settings of {builder.__name__}", sorted(unknown)))
+        allocation = builder(n, k, **kwargs)
+    elif kwargs:
+        raise ValueError(_msg("allocation_kwargs", owner, "empty for a ready Allocation", sorted(kwargs)))
     return check_allocation(allocation, n, k, owner)
 
 

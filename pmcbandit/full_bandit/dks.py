@@ -61,7 +61,8 @@ __all__ = ["dks_weights", "subgraph_weight", "greedy_peeling", "qp_greedy", "qp_
 @numba.njit(cache=True)
 def dks_weights(Q, k):
     """Alg. 1's graph: ``(w, shift)``, ``w[i, j] = Q_ij + (Q_ii + Q_jj)/(2(k-1)) + shift`` off the diagonal
-    (0 on it), with ``shift = max(0, -min w)`` making every weight non-negative (module docstring)."""
+    (0 on it), with ``shift = max(0, -min w)`` making every weight non-negative (module docstring).
+    """
     n = Q.shape[0]
     w = np.zeros((n, n))
     lo = 0.0
@@ -144,7 +145,8 @@ def qp_greedy(Q, k):
 def push_top(buf, idx_buf, count, cap, value, index):
     r"""Insert ``value`` (with ``index``) into the descending buffer ``buf[:count]`` holding at most ``cap``
     largest values; returns the new count. :math:`O(\mathrm{cap})` worst case, :math:`O(1)` when ``value``
-    does not enter."""
+    does not enter.
+    """
     if cap <= 0:
         return 0
     if count == cap:
@@ -166,7 +168,8 @@ def push_top(buf, idx_buf, count, cap, value, index):
 @numba.njit(cache=True)
 def row_bound(Q, k):
     r"""Certified upper bound :math:`\operatorname{top}_k(\rho)` on :math:`\max_{|S|=k}\chi_S^\top Q\chi_S`
-    (module docstring), for any symmetric ``Q``."""
+    (module docstring), for any symmetric ``Q``.
+    """
     n = Q.shape[0]
     buf = np.empty(k)
     ibuf = np.empty(k, dtype=np.int64)
@@ -190,5 +193,6 @@ def row_bound(Q, k):
 
 def eigen_bound(Q: np.ndarray, k: int) -> float:
     """The trivial certified bound :math:`k\\lambda_{\\max}(Q)`:
-    :math:`x^\\top Q x \\le \\lambda_{\\max}\\|x\\|^2 = k\\lambda_{\\max}`."""
+    :math:`x^\\top Q x \\le \\lambda_{\\max}\\|x\\|^2 = k\\lambda_{\\max}`.
+    """
     return float(k * np.linalg.eigvalsh(Q)[-1])

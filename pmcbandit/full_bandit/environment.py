@@ -9,10 +9,12 @@ Kuroki et al. (2020), Sec. 2: pulling super-arm :math:`M` returns
 * ``noise="sum"``: one additive :math:`\eta \sim N(0, s^2)` per pull (the paper's synthetic setting,
   Sec. 5: :math:`r \sim N(\chi_M^\top\theta, s^2)`).
 
-Every pull draws exactly one ``rng.standard_normal()``, so a run with this environment and the
-numba simulator (:mod:`~pmcbandit.full_bandit.simulate`), which draws the same normals in blocks,
-see the same noise for the same seed. The matching width scale is ``R = noise_sd`` with the same
-``noise`` name (:func:`~pmcbandit.full_bandit.base.sum_noise_scale`).
+Every pull draws exactly one ``rng.standard_normal()`` from the pull's own stream, so a live run
+(:func:`~pmcbandit.full_bandit.identify.identify_full_bandit`) and the numba simulator
+(:mod:`~pmcbandit.full_bandit.simulate`), which computes the same first normal of every pull's stream
+(:mod:`~pmcbandit.full_bandit.pull_noise`), see the same noise for the same seed. The matching width
+scale is ``sigma = noise_sd`` (the paper's :math:`R`) with the same ``noise`` name
+(:func:`~pmcbandit.full_bandit.base.sum_noise_scale`), the door's default.
 """
 
 from __future__ import annotations

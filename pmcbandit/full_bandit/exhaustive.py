@@ -81,7 +81,9 @@ def exact_gap(W, theta_hat, k, C, combos):
 
 @numba.njit(cache=True)
 def argmax_quadratic(W, combos):
-    """The row ``r`` of ``combos`` (k-sets as index rows) maximising :math:`\\chi_r^\\top W \\chi_r`, and the maximum."""
+    """The row ``r`` of ``combos`` (k-sets as index rows) maximising :math:`\\chi_r^\\top W \\chi_r`,
+    and the maximum.
+    """
     best = -np.inf
     arg = 0
     k = combos.shape[1]
@@ -102,17 +104,41 @@ def exact_cem(W, combos):
     return math.sqrt(max(argmax_quadratic(W, combos)[1], 0.0))
 
 
-def exhaustive(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.0, *,
-               noise: str = "independent", allocation="uniform", max_super_arms: int = MAX_SUPER_ARMS,
-               refresh_every: int = DEFAULT_REFRESH_EVERY, width_scale: float = 1.0, width: str = "paper",
-               allocation_kwargs: dict | None = None):
+def exhaustive(
+    n: int,
+    k: int,
+    delta: float = 0.05,
+    epsilon: float = 0.0,
+    sigma: float = 1.0,
+    *,
+    noise: str = "independent",
+    allocation="uniform",
+    max_super_arms: int = MAX_SUPER_ARMS,
+    refresh_every: int = DEFAULT_REFRESH_EVERY,
+    width_scale: float = 1.0,
+    width: str = "paper",
+    allocation_kwargs: dict | None = None,
+):
     """Exhaustive (Alg. 5) (parameters as :func:`~pmcbandit.full_bandit.saqm.saqm`); ``ValueError`` naming ``k``
-    when :math:`\\binom nk` exceeds ``max_super_arms``."""
+    when :math:`\\binom nk` exceeds ``max_super_arms``.
+    """
     from pmcbandit.full_bandit.base import check_common
 
-    check_common(k, n, delta, epsilon, R, noise, "exhaustive")
+    check_common(k, n, delta, epsilon, sigma, noise, "exhaustive")
     combos = all_super_arms(n, k, max_super_arms)
-    return build("exhaustive", n, k, delta, epsilon, R, noise, allocation,
-                 lambda W, th, C, full: exact_gap(W, th, k, C, combos), refresh_every=refresh_every,
-                 width_scale=width_scale, width=width, allocation_kwargs=allocation_kwargs,
-                 extra_params={"max_super_arms": int(max_super_arms)})
+    return build(
+        "exhaustive",
+        n,
+        k,
+        delta,
+        epsilon,
+        sigma,
+        noise,
+        allocation,
+        lambda W, th, C, full: exact_gap(W, th, k, C, combos),
+        refresh_every=refresh_every,
+        width_scale=width_scale,
+        width=width,
+        allocation_kwargs=allocation_kwargs,
+        max_super_arms=int(max_super_arms),
+    )

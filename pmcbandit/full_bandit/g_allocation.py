@@ -66,6 +66,7 @@ import warnings
 import numpy as np
 
 from pmcbandit._validation import _msg
+from pmcbandit.exceptions import SettingsWarning
 from pmcbandit.full_bandit.allocation import Allocation, check_allocation, check_nk, uniform_allocation
 from pmcbandit.full_bandit.dks import qp_greedy, row_bound
 from pmcbandit.full_bandit.exhaustive import argmax_quadratic
@@ -150,7 +151,8 @@ def g_allocation(n: int, k: int, *, support=None, max_iter: int = 1000, tol: flo
     Returns
     -------
     Allocation
-        ``name="g"``. A ``RuntimeWarning`` says when ``max_iter`` ran out before the certificate held
+        ``name="g"``. A :class:`~pmcbandit.exceptions.SettingsWarning` says when ``max_iter`` ran out before the
+        certificate held
         (the allocation is still valid, its G-value then within the warned bound).
 
     References
@@ -227,7 +229,8 @@ def g_allocation(n: int, k: int, *, support=None, max_iter: int = 1000, tol: flo
     if upper > n * (1.0 + tol):
         warnings.warn(f"g_allocation stopped after max_iter={max_iter} iterations with a certified G-value bound "
                       f"{upper:.6g} > n (1 + tol) = {n * (1 + tol):.6g}; the allocation is valid but less "
-                      "efficient than requested.", RuntimeWarning, stacklevel=2)
+                      "efficient than requested: raise max_iter (or tol) to reach the certificate.", SettingsWarning,
+                      stacklevel=2)
     keep = lam >= prune / lam.shape[0]
     if np.linalg.matrix_rank(rows[keep]) == n:
         rows, lam = rows[keep], lam[keep]

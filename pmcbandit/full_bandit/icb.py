@@ -82,7 +82,7 @@ def matroid_oracle(n: int, is_independent: Callable[[np.ndarray], bool], name: s
     return Oracle(name, maximise)
 
 
-def icb(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.0, *, noise: str = "independent",
+def icb(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, sigma: float = 1.0, *, noise: str = "independent",
         allocation="uniform", oracle: Oracle | None = None, refresh_every: int = DEFAULT_REFRESH_EVERY,
         width_scale: float = 1.0, width: str = "paper", allocation_kwargs: dict | None = None):
     r"""ICB (Alg. 4) for ``n`` arms and super-arms of size ``k``.
@@ -98,7 +98,7 @@ def icb(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.
     in the null space of every design).
     """
     if oracle is None:
-        return build("icb", n, k, delta, epsilon, R, noise, allocation,
+        return build("icb", n, k, delta, epsilon, sigma, noise, allocation,
                      lambda W, th, C, full: icb_statistic(W, th, k, C), per_arm=True, refresh_every=refresh_every,
                      width_scale=width_scale, width=width, allocation_kwargs=allocation_kwargs)
     if not isinstance(oracle, Oracle):
@@ -113,6 +113,6 @@ def icb(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.
         members = np.flatnonzero(np.asarray(oracle.maximise(th), dtype=bool))
         return members[np.argsort(-th[members], kind="stable")]
 
-    return build("icb", n, k, delta, epsilon, R, noise, allocation, statistic, per_arm=True, recommend=recommend,
+    return build("icb", n, k, delta, epsilon, sigma, noise, allocation, statistic, per_arm=True, recommend=recommend,
                  refresh_every=refresh_every, width_scale=width_scale, width=width, allocation_kwargs=allocation_kwargs,
-                 extra_params={"oracle": oracle.name})
+                 oracle=str(oracle.name))

@@ -17,7 +17,8 @@ accuracy profile per dataset from what Table 2 reports: the number of workers ``
 the average accuracy :math:`\bar a` and the best accuracy :math:`a_{\max}` (the number of tasks
 is kept as metadata). Chosen here (not in the paper): ``k = 10``, the top-``k`` accuracies evenly
 spaced from :math:`a_{\max}` down to :math:`a_{\max} - s` (spread ``s = 0.2``), a gap of at least
-:math:`\Delta = 0.1` between the ``k``-th and the :math:`(k+1)`-th worker (``Instance.gap`` is the exact one), and the other
+:math:`\Delta = 0.1` between the ``k``-th and the :math:`(k+1)`-th worker (``Instance.gap`` is the exact one), and the
+other
 :math:`n-k` workers on the profile :math:`h\,u_i^p`, :math:`u_i = (i + \tfrac12)/(n-k)`,
 :math:`h = a_{\max} - s - \Delta`, with the exponent :math:`p > 0` solved by bisection so that the
 mean over all ``n`` workers equals :math:`\bar a` exactly:
@@ -44,7 +45,8 @@ __all__ = ["Instance", "synthetic_instance", "crowdsourcing_instance", "CROWDSOU
 
 class Instance(NamedTuple):
     """A full-bandit instance: ``theta`` (n,) single-arm means, ``k``, ``name``, ``gap`` (the
-    guaranteed gap :math:`\\theta(M^*) - \\max_{M\\ne M^*}\\theta(M)`) and ``meta`` (dict)."""
+    guaranteed gap :math:`\\theta(M^*) - \\max_{M\\ne M^*}\\theta(M)`) and ``meta`` (dict).
+    """
 
     theta: np.ndarray
     k: int
@@ -91,7 +93,8 @@ def best_super_arm(theta, k: int) -> np.ndarray:
 
 def super_arm_gap(theta, k: int) -> float:
     r""":math:`\theta(M^*) - \max_{M \ne M^*}\theta(M) = \theta_{(k)} - \theta_{(k+1)}` (order statistics,
-    largest first): the best other super-arm swaps the weakest member for the best non-member."""
+    largest first): the best other super-arm swaps the weakest member for the best non-member.
+    """
     s = np.sort(np.asarray(theta, dtype=np.float64))[::-1]
     return float(s[k - 1] - s[k])
 

@@ -55,7 +55,8 @@ def accumulate(A, b, idx, reward):
 @numba.njit(cache=True)
 def sherman_morrison(A_inv, idx, u):
     """In place: :math:`A^{-1} \\leftarrow A^{-1} - uu^\\top/(1+x^\\top u)`, :math:`u = A^{-1}x`
-    (``u`` is a work array of length n)."""
+    (``u`` is a work array of length n).
+    """
     n = A_inv.shape[0]
     for i in range(n):
         s = 0.0
@@ -115,7 +116,8 @@ def estimate(A_inv, b, theta_hat):
 
 def least_norm_estimate(state: FullBanditState) -> np.ndarray:
     r""":math:`\hat\theta_t` once ready, else the minimum-norm least-squares solution (computed on demand:
-    a run that ends before :math:`A_t` has full rank still gets an answer, without a guarantee)."""
+    a run that ends before :math:`A_t` has full rank still gets an answer, without a guarantee).
+    """
     if state.ready:
         return state.theta_hat
     return np.linalg.lstsq(state.A, state.b, rcond=None)[0]
@@ -130,7 +132,8 @@ def ls_init(n: int, m: int) -> FullBanditState:
 def ls_update(state: FullBanditState, idx: np.ndarray, reward: float, row: int,
               refresh_every: int = DEFAULT_REFRESH_EVERY) -> FullBanditState:
     """``state`` after pulling the super-arm ``idx`` (support row ``row``, -1 if off the support) and
-    observing ``reward``. Copies the arrays it changes (the state is immutable)."""
+    observing ``reward``. Copies the arrays it changes (the state is immutable).
+    """
     A, b = state.A.copy(), state.b.copy()
     idx = np.asarray(idx, dtype=np.int64)
     accumulate(A, b, idx, float(reward))

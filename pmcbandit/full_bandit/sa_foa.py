@@ -115,7 +115,8 @@ def _select(values, h, group, j, buf, ibuf):
 @numba.njit(cache=True)
 def gap_bound(W, theta_hat, k, C, eps, full):
     """Certified upper bound on :math:`Z^*_t` (module docstring). With ``full=False`` it returns as soon as
-    the running bound exceeds ``eps`` (then only ``> eps`` is certain, which is all a stop check needs)."""
+    the running bound exceeds ``eps`` (then only ``> eps`` is certain, which is all a stop check needs).
+    """
     n = W.shape[0]
     mhat = empirical_best_mask(theta_hat, k)
     J = min(k, n - k)
@@ -205,7 +206,8 @@ def approximate_gap(W, theta_hat, k, C):
     :math:`\min_i W_{ii}/4` to :math:`2k\max_i W_{ii}`, the range of :math:`\|\chi_M - m\|_W^2` for
     one to ``k`` swaps with room below, since the tangent works best somewhat under the true square
     norm), then up to 3 steps of :math:`a \leftarrow \|x_a - m\|_W^2` from the best set found; the
-    best set under eq. (5) gives the paper's :math:`Z_t` (a lower bound on :math:`Z^*_t`)."""
+    best set under eq. (5) gives the paper's :math:`Z_t` (a lower bound on :math:`Z^*_t`).
+    """
     n = W.shape[0]
     mhat = empirical_best_mask(theta_hat, k)
     wm = np.zeros(n)
@@ -255,7 +257,7 @@ def approximate_gap(W, theta_hat, k, C):
     return best
 
 
-def sa_foa(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.0, *, noise: str = "independent",
+def sa_foa(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, sigma: float = 1.0, *, noise: str = "independent",
            allocation="uniform", refresh_every: int = DEFAULT_REFRESH_EVERY, width_scale: float = 1.0,
            width: str = "paper",
            allocation_kwargs: dict | None = None):
@@ -263,6 +265,6 @@ def sa_foa(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float =
 
     Parameters as :func:`~pmcbandit.full_bandit.saqm.saqm`. Returns a ``FullBanditIdentifier``.
     """
-    return build("sa_foa", n, k, delta, epsilon, R, noise, allocation,
+    return build("sa_foa", n, k, delta, epsilon, sigma, noise, allocation,
                  lambda W, th, C, full: gap_bound(W, th, k, C, float(epsilon), full), refresh_every=refresh_every,
                  width_scale=width_scale, width=width, allocation_kwargs=allocation_kwargs)

@@ -67,7 +67,7 @@ def saqm_statistic(W, theta_hat, k, C):
     return 2.0 * C * bound_norm(W, k) - empirical_gap(theta_hat, k)
 
 
-def saqm(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1.0, *, noise: str = "independent",
+def saqm(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, sigma: float = 1.0, *, noise: str = "independent",
          allocation="uniform", refresh_every: int = DEFAULT_REFRESH_EVERY, width_scale: float = 1.0,
            width: str = "paper",
          allocation_kwargs: dict | None = None):
@@ -81,11 +81,16 @@ def saqm(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1
         Error probability in (0, 1).
     epsilon : float
         Tolerance >= 0: the answer is :math:`\epsilon`-optimal with probability :math:`\ge 1-\delta`.
-    R : float
-        Noise scale of a single arm (> 0); ``noise`` says how it enters the sum's scale
-        (:func:`~pmcbandit.full_bandit.base.sum_noise_scale`).
+    sigma : float
+        Sub-Gaussian noise scale of a single arm (> 0; the paper's :math:`R`, Sec. 2); ``noise`` says how
+        it enters the observed sum's scale (:func:`~pmcbandit.full_bandit.base.sum_noise_scale`).
+    noise : {"independent", "dependent", "sum"}
     allocation : str or Allocation
         ``"uniform"``, ``"g"`` or an :class:`~pmcbandit.full_bandit.allocation.Allocation`.
+    allocation_kwargs : dict, optional
+        Settings of the named allocation's builder (``design`` of
+        :func:`~pmcbandit.full_bandit.allocation.uniform_allocation`, those of
+        :func:`~pmcbandit.full_bandit.g_allocation.g_allocation`).
     refresh_every : int
         Sherman–Morrison updates between direct inverses.
     width_scale : float
@@ -98,6 +103,6 @@ def saqm(n: int, k: int, delta: float = 0.05, epsilon: float = 0.0, R: float = 1
     -------
     FullBanditIdentifier
     """
-    return build("saqm", n, k, delta, epsilon, R, noise, allocation,
+    return build("saqm", n, k, delta, epsilon, sigma, noise, allocation,
                  lambda W, th, C, full: saqm_statistic(W, th, k, C), refresh_every=refresh_every,
                  width_scale=width_scale, width=width, allocation_kwargs=allocation_kwargs)

@@ -1,10 +1,15 @@
 r"""Replicated full-bandit experiments in one numba loop: :func:`simulate_full_bandit`.
 
 The loop does exactly what :func:`~pmcbandit.full_bandit.identify.identify_full_bandit` does with a
-:class:`~pmcbandit.full_bandit.environment.FullBanditEnvironment` (same tracking, same least-squares
-updates, same stopping statistics, same noise: one ``rng.standard_normal()`` per pull, drawn here in
-blocks), without the Python overhead per round; the two give the same stopping round and answer for
-the same seed (tested).
+:class:`~pmcbandit.full_bandit.environment.FullBanditEnvironment` and one pull in flight: the same
+tracking, least-squares updates and stopping statistics, and the same noise — pull ``j`` of support
+row ``r`` takes the first standard normal of that pull's own stream
+(:mod:`pmcbandit.runtime.streams`), computed inside numba by
+:mod:`~pmcbandit.full_bandit.pull_noise` — without the run loop's overhead per pull. For the same
+``random_seed`` the two give the same pulls, the same stopping round and the same answer (tested).
+Its arguments are the door's: ``environment``, ``algorithm``, ``k``, ``delta``, ``epsilon``,
+``sigma``, ``noise``, ``allocation``, ``budget`` (a :class:`~pmcbandit.runtime.budget.Pulls`),
+``random_seed``, ``algorithm_kwargs``.
 
 Approximation records (paper Sec. 5, Fig. 1): with ``record_every = r`` the loop stops every ``r``
 rounds (once :math:`A_t` has full rank) and evaluates, on the current :math:`A_t^{-1}` and
@@ -30,15 +35,19 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from pmcbandit.full_bandit.allocation import _orthogonalise_into, resolve_allocation, track
-from pmcbandit.full_bandit.base import (ALGORITHM_CODES, check_common, check_width, log_num_super_arms, sum_noise_scale,
-                                        width_constant)
+from pmcbandit._rng import get_random_generator
+from pmcbandit._validation import _msg, check_positive
+from pmcbandit.full_bandit._args import ALGORITHMS, check_pull_budget, resolve_algorithm
+from pmcbandit.full_bandit.allocation import _orthogonalise_into, track
+from pmcbandit.full_bandit.base import ALGORITHM_CODES, WIDTH_RULES, log_num_super_arms, width_constant
+from pmcbandit.full_bandit.environment import FullBanditEnvironment
 from pmcbandit.full_bandit.exhaustive import MAX_SUPER_ARMS, all_super_arms, exact_cem, exact_gap
 from pmcbandit.full_bandit.icb import icb_statistic
-from pmcbandit.full_bandit.least_squares import (DEFAULT_REFRESH_EVERY, accumulate, estimate,
-                                                 inverse_via_cholesky, sherman_morrison)
+from pmcbandit.full_bandit.least_squares import accumulate, estimate, inverse_via_cholesky, sherman_morrison
+from pmcbandit.full_bandit.pull_noise import arm_seed_sequence, pull_normal_into, pull_normal_matches_numpy, row_pools
 from pmcbandit.full_bandit.sa_foa import approximate_gap, gap_bound
 from pmcbandit.full_bandit.saqm import approximate_norm, bound_norm, saqm_statistic
+from pmcbandit.runtime.budget import Budget, Pulls
 
 __all__ = ["simulate_full_bandit", "SimulationResult", "RECORD_FIELDS"]
 
@@ -47,10 +56,11 @@ _BLOCK = 1 << 15
 
 
 class SimulationResult(NamedTuple):
-    """One simulated run: ``stop_round`` (pulls made when the rule held; -1 if ``max_rounds`` came
+    """One simulated run: ``stop_round`` (pulls made when the rule held; -1 if the budget came
     first), ``stopped``, ``recommended`` (k arm indices, best first), ``correct`` (the recommended set
     is :math:`\\epsilon`-optimal for the true :math:`\\theta`), ``rounds`` (pulls made), ``statistic``
-    (the stopping statistic at the final round), ``records`` (dict of arrays, or None)."""
+    (the stopping statistic at the final round), ``records`` (dict of arrays, or None).
+    """
 
     stop_round: int
     stopped: bool
@@ -73,19 +83,20 @@ def _statistic(code, W, th, k, C, eps, combos):
 
 
 @numba.njit(cache=True)
-def _run_block(code, theta, k, eps, rows, weights, noise, scale, A, A_inv, b, th, counts, u, ints, floats,
-               log_classes, sigma, delta, width_scale, rule, refresh_every, max_rounds, combos, basis):
+def _run_block(code, k, eps, rows, weights, row_means, scale, pools, hashes, A, A_inv, b, th, counts, u, ints,
+               floats, log_classes, sigma_sum, delta, width_scale, rule, refresh_every, max_pulls, block, combos,
+               basis):
     # ints: [t, since_refresh, ready, stopped, rank]; floats: [last statistic]
-    for s in range(noise.shape[0]):
+    rng_state = np.empty(4, dtype=np.uint64)
+    for _ in range(block):
         t = ints[0]
-        if t >= max_rounds:
+        if t >= max_pulls:
             return
         r = track(counts, weights, t)
         idx = rows[r]
-        mean = 0.0
-        for a in range(k):
-            mean += theta[idx[a]]
-        accumulate(A, b, idx, mean + scale * noise[s])
+        # the environment's pull: the row's mean plus the scaled first normal of pull counts[r] of row r
+        reward = row_means[r] + scale * pull_normal_into(rng_state, pools, hashes, r, counts[r])
+        accumulate(A, b, idx, reward)
         counts[r] += 1
         ints[0] = t + 1
         if ints[2] == 1:
@@ -103,7 +114,7 @@ def _run_block(code, theta, k, eps, rows, weights, noise, scale, A, A_inv, b, th
             ints[1] = 0
             ints[2] = 1
         estimate(A_inv, b, th)
-        C = width_scale * width_constant(float(t + 1), log_classes, sigma, delta, rule)
+        C = width_scale * width_constant(float(t + 1), log_classes, sigma_sum, delta, rule)
         stat = _statistic(code, A_inv, th, k, C, eps, combos)
         floats[0] = stat
         if stat <= eps:
@@ -111,31 +122,30 @@ def _run_block(code, theta, k, eps, rows, weights, noise, scale, A, A_inv, b, th
             return
 
 
-def simulate_full_bandit(algorithm_name: str, theta, k: int, delta: float, epsilon: float, R: float, allocation,
-                         max_rounds: int, rng: np.random.Generator, record_every: int | None = None, *,
-                         noise: str = "independent", width_scale: float = 1.0, width: str = "paper",
-                         refresh_every: int = DEFAULT_REFRESH_EVERY, max_super_arms: int = MAX_SUPER_ARMS,
-                         allocation_kwargs: dict | None = None) -> SimulationResult:
-    r"""Run one algorithm on the Gaussian full-bandit instance ``theta`` until it stops or ``max_rounds``.
+def simulate_full_bandit(environment, algorithm: str = "sa_foa", *, k: int, delta: float = 0.05,
+                         epsilon: float = 0.0, sigma: float | None = None, noise: str | None = None,
+                         allocation="uniform", budget: Budget = Pulls(1_000_000), random_seed=None,
+                         algorithm_kwargs: dict | None = None, record_every: int | None = None) -> SimulationResult:
+    r"""Run one algorithm on a Gaussian full-bandit instance until it stops or the budget is spent.
 
-    The decision class is all k-sets (ICB with another oracle runs through
-    :func:`~pmcbandit.full_bandit.identify.identify_full_bandit`).
+    The arguments mean what they mean for
+    :func:`~pmcbandit.full_bandit.identify.identify_full_bandit`, which this replays pull for pull.
+    The decision class is all k-sets (ICB with another oracle runs through the door).
 
     Parameters
     ----------
-    algorithm_name : {"saqm", "sa_foa", "icb", "exhaustive"}
-    theta : array_like (n,)
-        True single-arm means.
-    k, delta, epsilon, R, noise, width_scale, width, refresh_every, max_super_arms
-        As for the algorithm factories (:func:`~pmcbandit.full_bandit.saqm.saqm`, ...). The noise
-        drawn is Gaussian of standard deviation ``R`` per arm (``noise="independent"``: the sum's
-        is :math:`\sqrt k R`) or on the sum (``noise="sum"``); ``"dependent"`` draws as
-        ``"independent"`` and widens the bound to :math:`kR`.
-    allocation : str or Allocation
-    max_rounds : int
+    environment : FullBanditEnvironment or array_like (n,)
+        The environment, or its single-arm means :math:`\theta`: then the noise is Gaussian of
+        standard deviation ``sigma`` per arm (``noise="independent"`` or ``"dependent"``, which draws
+        as independent and widens the bound) or on the sum (``noise="sum"``).
+    algorithm : {"saqm", "sa_foa", "icb", "exhaustive"}
+    k, delta, epsilon, sigma, noise, allocation, algorithm_kwargs
+        As for :func:`~pmcbandit.full_bandit.identify.identify_full_bandit` (``sigma``, the paper's
+        :math:`R`, defaults to the environment's ``noise_sd``).
+    budget : Pulls
         Cap on pulls.
-    rng : numpy.random.Generator
-        Source of the noise (one standard normal per pull).
+    random_seed : int, Generator or None
+        The run's seed, converted as the live door converts it.
     record_every : int, optional
         Record the approximation quantities (module docstring) every so many rounds.
 
@@ -144,37 +154,45 @@ def simulate_full_bandit(algorithm_name: str, theta, k: int, delta: float, epsil
     SimulationResult
     """
     owner = "simulate_full_bandit"
-    if algorithm_name not in ALGORITHM_CODES:
-        raise ValueError(f"The 'algorithm_name' parameter of {owner} must be one of {tuple(ALGORITHM_CODES)}. "
-                         f"Got {algorithm_name!r} instead.")
-    theta = np.ascontiguousarray(theta, dtype=np.float64)
-    if theta.ndim != 1 or not np.all(np.isfinite(theta)):
-        raise ValueError(f"The 'theta' parameter of {owner} must be a finite 1-d array. Got {theta!r} instead.")
-    n = theta.shape[0]
-    check_common(k, n, delta, epsilon, R, noise, owner)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"The 'rng' parameter of {owner} must be a numpy.random.Generator. Got {rng!r} instead.")
-    for name, value in (("max_rounds", max_rounds), ("record_every", record_every), ("refresh_every", refresh_every)):
-        if value is None and name == "record_every":
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"The {name!r} parameter of {owner} must be an int >= 1. Got {value!r} instead.")
-    if not (math.isfinite(width_scale) and width_scale > 0):
-        raise ValueError(f"The 'width_scale' parameter of {owner} must be a finite real number > 0. "
-                         f"Got {width_scale!r} instead.")
-    rule = check_width(width, owner)
-    code = ALGORITHM_CODES[algorithm_name]
-    alloc = resolve_allocation(allocation, n, k, owner, **(allocation_kwargs or {}))
-    rows = np.ascontiguousarray([np.flatnonzero(r) for r in alloc.support], dtype=np.int64)
-    weights = np.ascontiguousarray(alloc.weights)
-    sigma = sum_noise_scale(R, k, noise)
-    scale = float(R) * (1.0 if noise == "sum" else math.sqrt(k))
-    log_classes = math.log(n) if code == 2 else log_num_super_arms(n, k)
-    enumerable = math.comb(n, k) <= max_super_arms
-    if code == 3:
-        combos = all_super_arms(n, k, max_super_arms, owner)
-    elif record_every is not None and enumerable:
-        combos = all_super_arms(n, k, max_super_arms, owner)
+    if not isinstance(environment, FullBanditEnvironment):
+        theta = np.asarray(environment, dtype=np.float64) if not callable(environment) else None
+        if theta is None or theta.ndim != 1 or theta.shape[0] < 3 or not np.all(np.isfinite(theta)):
+            raise ValueError(_msg("environment", owner, "a FullBanditEnvironment or a finite 1-d array of >= 3 "
+                                  "means", environment))
+        if sigma is None:
+            raise ValueError(_msg("sigma", owner, "given (the noise's standard deviation) with an array of means",
+                                  sigma))
+        check_positive(sigma, "sigma", owner)
+        environment = FullBanditEnvironment(theta, noise_sd=sigma, noise="sum" if noise == "sum" else "independent")
+    if algorithm not in ALGORITHMS:
+        kind = ValueError if isinstance(algorithm, str) else TypeError
+        raise kind(_msg("algorithm", owner, f"one of {ALGORITHMS}", algorithm))
+    if algorithm_kwargs and "oracle" in algorithm_kwargs:
+        raise ValueError(_msg("algorithm_kwargs", owner, "free of 'oracle' (the simulator's class is all k-sets)",
+                              sorted(algorithm_kwargs)))
+    max_pulls = check_pull_budget(budget, owner)
+    if record_every is not None:
+        check_positive(record_every, "record_every", owner, integer=True)
+    algo = resolve_algorithm(algorithm, environment.n, k, delta, epsilon,
+                             environment.noise_sd if sigma is None else sigma,
+                             environment.noise if noise is None else noise, allocation, algorithm_kwargs, owner)
+    p = algo.params
+    arm_seq = arm_seed_sequence(get_random_generator(random_seed, owner))
+    theta = environment.theta
+    n, k = algo.n, algo.k
+    rows = np.ascontiguousarray([np.flatnonzero(r) for r in algo.allocation.support], dtype=np.int64)
+    weights = np.ascontiguousarray(algo.allocation.weights)
+    row_means = np.array([environment.mean(members) for members in rows])
+    pools, hashes = row_pools(arm_seq, rows.shape[0])
+    if not pull_normal_matches_numpy(arm_seq, pools, hashes):
+        raise RuntimeError("the simulator's per-pull normals differ from NumPy's on this platform; run "
+                           "identify_full_bandit instead")
+    code = ALGORITHM_CODES[algorithm]
+    rule = WIDTH_RULES[p.width]
+    cap = MAX_SUPER_ARMS if p.max_super_arms is None else p.max_super_arms
+    enumerable = math.comb(n, k) <= cap
+    if code == 3 or (record_every is not None and enumerable):
+        combos = all_super_arms(n, k, cap, owner)
     else:
         combos = np.zeros((0, k), dtype=np.int64)
     A = np.zeros((n, n))
@@ -188,22 +206,17 @@ def simulate_full_bandit(algorithm_name: str, theta, k: int, delta: float, epsil
     floats = np.array([np.inf])
     records = {f: [] for f in RECORD_FIELDS} if record_every is not None else None
     block = _BLOCK if record_every is None else int(record_every)
-    while ints[3] == 0 and ints[0] < max_rounds:
-        size = int(min(block, max_rounds - ints[0]))
-        noise_block = rng.standard_normal(size)
-        _run_block(code, theta, k, float(epsilon), rows, weights, noise_block, scale, A, A_inv, b, th, counts, u, ints,
-                   floats, log_classes, sigma, float(delta), float(width_scale), rule, int(refresh_every),
-                   int(max_rounds), combos, basis)
+    while ints[3] == 0 and ints[0] < max_pulls:
+        _run_block(code, k, p.epsilon, rows, weights, row_means, environment.scale(k), pools, hashes, A, A_inv, b,
+                   th, counts, u, ints, floats, p.log_classes, p.sigma_sum, p.delta, p.width_scale, rule,
+                   p.refresh_every, max_pulls, block, combos, basis)
         if records is not None and ints[2] == 1 and ints[3] == 0:
-            _record(records, int(ints[0]), A_inv, th, k, width_scale * width_constant(
-                float(ints[0]), log_classes if code != 2 else log_num_super_arms(n, k), sigma, float(delta), rule),
-                combos, enumerable)
-        # a stop inside a block leaves the rest of its normals unused, as a pull-by-pull run would
-        # never draw them; the generator's state after the run then differs, the run does not
+            _record(records, int(ints[0]), A_inv, th, k, p.width_scale * width_constant(
+                float(ints[0]), log_num_super_arms(n, k), p.sigma_sum, p.delta, rule), combos, enumerable)
     recommended = np.argsort(-th, kind="stable")[:k] if ints[2] == 1 else np.argsort(
         -np.linalg.lstsq(A, b, rcond=None)[0], kind="stable")[:k]
     best = np.sort(theta)[::-1][:k].sum()
-    correct = bool(best - theta[recommended].sum() <= epsilon + 1e-12 * max(1.0, abs(best)))
+    correct = bool(best - theta[recommended].sum() <= p.epsilon + 1e-12 * max(1.0, abs(best)))
     recs = None if records is None else {f: np.asarray(v, dtype=np.int64 if f == "round" else np.float64)
                                          for f, v in records.items()}
     return SimulationResult(int(ints[0]) if ints[3] else -1, bool(ints[3]), recommended, correct, int(ints[0]),

@@ -47,7 +47,8 @@ class MachineState(NamedTuple):
 
 def check_explore(k, delta, epsilon, owner: str, *, positive_epsilon: bool) -> tuple[int, float, float]:
     """``k >= 1`` (``< n`` is checked at ``init``), ``delta`` in (0, 1), ``epsilon >= 0`` (``> 0`` for the
-    algorithms whose sample sizes divide by it)."""
+    algorithms whose sample sizes divide by it).
+    """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"The 'k' parameter of {owner} must be an int >= 1. Got {k!r} instead.")
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < delta < 1.0:
@@ -142,7 +143,8 @@ def machine_identifier(name: str, k: int, delta: float, epsilon: float, params: 
 
 def machine_bounds(spec: np.ndarray, state: MachineState) -> tuple[np.ndarray, np.ndarray]:
     """Per-arm bounds: RACING's own; otherwise at :math:`\\delta/n` per arm, Hoeffding (the tighter of
-    Hoeffding and empirical Bernstein for ADAPT's pi_4 and OCBA-m); infinite before an arm's first reward."""
+    Hoeffding and empirical Bernstein for ADAPT's pi_4 and OCBA-m); infinite before an arm's first reward.
+    """
     n = state.ints[ek.I_N].astype(np.float64)
     seen = n > 0
     safe = np.where(seen, n, 1.0)

@@ -46,11 +46,15 @@ def lil_confidence(delta: float, mode: str, epsilon, theorem: str, owner: str, n
         raise ValueError(f"The 'mode' parameter of {owner} must be one of {MODES}. Got {mode!r} instead.")
     if mode == "heuristic":
         if epsilon not in (None, 0, 0.0):
-            raise ValueError(f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead.")
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead."
+            )
         return 0.0, delta
     epsilon = 0.01 if epsilon is None else epsilon
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0.0 < epsilon < 1.0:
-        raise ValueError(f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead.")
+        raise ValueError(
+            f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead."
+        )
     algo_delta = lil_delta(delta, float(epsilon), theorem, n_arms)
     check_lil(algo_delta, float(epsilon), owner)
     return float(epsilon), algo_delta
@@ -87,8 +91,20 @@ def check_k(k: int, n_arms: int, owner: str) -> None:
         raise ValueError(f"The 'k' parameter of {owner} must be < the number of arms ({n_arms}). Got {k!r} instead.")
 
 
-def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, omegas, sigma: float, epsilon: float,
-                    lucb_delta: float, sample, randomised: bool, owner: str) -> Identifier:
+def lucb_identifier(
+    name: str,
+    k: int,
+    delta: float,
+    params: tuple,
+    kind: int,
+    omegas,
+    sigma: float,
+    epsilon: float,
+    lucb_delta: float,
+    sample,
+    randomised: bool,
+    owner: str,
+) -> Identifier:
     """An LUCB-type :class:`Identifier`.
 
     ``omegas(n_arms) -> (omega_high, omega_low)`` gives the LIL confidences for the empirical top ``k``
@@ -102,7 +118,12 @@ def lucb_identifier(name: str, k: int, delta: float, params: tuple, kind: int, o
         if n_arms not in tables:
             high, low = omegas(n_arms) if kind == LIL else (0.0, 0.0)
             table_high = RadiusTable(kind, high, sigma, epsilon)
-            tables[n_arms] = (high, low, table_high, RadiusTable(kind, low, sigma, epsilon) if kind == LIL else table_high)
+            tables[n_arms] = (
+                high,
+                low,
+                table_high,
+                RadiusTable(kind, low, sigma, epsilon) if kind == LIL else table_high,
+            )
         return tables[n_arms]
 
     def pair(state):
@@ -163,7 +184,7 @@ def sample_both(rng, h: int, l: int, state) -> Selection:
 
 
 def sample_fewer(rng, h: int, l: int, state) -> Selection:
-    """lil'RandLUCB's rule: ``h`` with probability :math:`T_l/(T_h + T_l)`, else ``l`` (one uniform)."""
+    """Lil'RandLUCB's rule: ``h`` with probability :math:`T_l/(T_h + T_l)`, else ``l`` (one uniform)."""
     nh, nl = state.n[h], state.n[l]
     return Selection.one(h if rng.random() < nl / (nh + nl) else l)
 
@@ -178,5 +199,17 @@ def lil_lucb_identifier(name: str, k, delta, sigma, mode, epsilon, confidences, 
     k, delta, sigma = check_common(k, delta, sigma, name)
     epsilon, algo_delta = lil_confidence(delta, mode, epsilon, "randlucb", name)
     params = (("mode", mode), ("epsilon", epsilon), ("algorithm_delta", algo_delta), ("sigma", sigma))
-    return lucb_identifier(name, k, delta, params, LIL, lambda n_arms: confidences(algo_delta, n_arms, k), sigma,
-                           epsilon, algo_delta, sample, sample is sample_fewer, name)
+    return lucb_identifier(
+        name,
+        k,
+        delta,
+        params,
+        LIL,
+        lambda n_arms: confidences(algo_delta, n_arms, k),
+        sigma,
+        epsilon,
+        algo_delta,
+        sample,
+        sample is sample_fewer,
+        name,
+    )

@@ -1,4 +1,5 @@
-r"""ADAPT (Kalyanakrishnan & Stone 2010, Sec. 4): sampling policies :math:`\pi_1`–:math:`\pi_4` with the :math:`\delta^c` stop.
+r"""ADAPT (Kalyanakrishnan & Stone 2010, Sec. 4): sampling policies :math:`\pi_1`–:math:`\pi_4` with the
+:math:`\delta^c` stop.
 
 After ``initial_pulls`` pulls of every arm, the arms are ranked by empirical mean: High is the top
 ``k``, Low the rest. A cutoff :math:`\hat c` in :math:`(\hat p_{(m+1)}, \hat p_{(m)} + \epsilon)`
@@ -68,14 +69,21 @@ def adapt(k: int = 1, delta: float = 0.05, epsilon: float = 0.0, reward_range: f
     if isinstance(policy, bool) or policy not in POLICIES:
         raise ValueError(f"The 'policy' parameter of {owner} must be one of {POLICIES}. Got {policy!r} instead.")
     if isinstance(initial_pulls, bool) or not isinstance(initial_pulls, numbers.Integral) or initial_pulls < 2:
-        raise ValueError(f"The 'initial_pulls' parameter of {owner} must be an int >= 2. Got {initial_pulls!r} instead.")
+        raise ValueError(
+            f"The 'initial_pulls' parameter of {owner} must be an int >= 2. Got {initial_pulls!r} instead."
+        )
 
     def spec_for(n_arms: int):
         cap = direct_pulls_per_arm(n_arms, epsilon, delta, width) if epsilon > 0 else math.inf
         radius = width * math.sqrt(math.log(n_arms / delta) / 2.0)  # Hoeffding at delta/n, times sqrt(n_i)
-        return make_spec(ADAPT, k, epsilon, delta, width, policy=int(policy), cap=cap, radius=radius,
-                         initial=int(initial_pulls))
+        return make_spec(
+            ADAPT, k, epsilon, delta, width, policy=int(policy), cap=cap, radius=radius, initial=int(initial_pulls)
+        )
 
-    params = (("epsilon", epsilon), ("reward_range", width), ("policy", int(policy)),
-              ("initial_pulls", int(initial_pulls)))
+    params = (
+        ("epsilon", epsilon),
+        ("reward_range", width),
+        ("policy", int(policy)),
+        ("initial_pulls", int(initial_pulls)),
+    )
     return machine_identifier("adapt", k, delta, epsilon, params, spec_for, True, owner)

@@ -105,7 +105,8 @@ class KernelSpec(NamedTuple):
 
 class MachineSpec(NamedTuple):
     """An EXPLORE-m algorithm as numbers (:mod:`pmcbandit.identification.explore_kernels`): ``spec``, its
-    settings at the ``SP_*`` positions, and ``schedule``, the pulls per arm of each round."""
+    settings at the ``SP_*`` positions, and ``schedule``, the pulls per arm of each round.
+    """
 
     spec: np.ndarray
     schedule: np.ndarray

@@ -25,7 +25,9 @@ from pmcbandit.identification.schedules import direct_pulls_per_arm
 __all__ = ["direct"]
 
 
-def direct(k: int = 1, delta: float = 0.05, epsilon: float | None = None, reward_range: float | None = None) -> Identifier:
+def direct(
+    k: int = 1, delta: float = 0.05, epsilon: float | None = None, reward_range: float | None = None
+) -> Identifier:
     """DIRECT for ``k`` :math:`(\\epsilon, k)`-optimal arms with error probability at most ``delta``.
 
     Parameters
@@ -42,7 +44,9 @@ def direct(k: int = 1, delta: float = 0.05, epsilon: float | None = None, reward
     width = check_width(reward_range, owner)
 
     def spec_for(n_arms: int):
-        return make_spec(DIRECT, k, epsilon, delta, width, schedule=(direct_pulls_per_arm(n_arms, epsilon, delta, width),))
+        return make_spec(
+            DIRECT, k, epsilon, delta, width, schedule=(direct_pulls_per_arm(n_arms, epsilon, delta, width),)
+        )
 
     params = (("epsilon", epsilon), ("reward_range", width))
     return machine_identifier("direct", k, delta, epsilon, params, spec_for, False, owner)

@@ -9,7 +9,8 @@ A machine's state is three arrays (:func:`new_state`): ``ints[row, arm]`` (pull 
 in the current round, status, the arms ranked by empirical mean and each arm's rank),
 ``reals[row, arm]`` (sums, sums of squares, round sums, means, the per-arm
 :math:`\delta^c_{(i)}`, and per-arm terms of the bounds that change only when the arm is pulled)
-and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, ...). Its settings are ``spec`` (a float array, ``SP_*`` positions) and
+and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, ...). Its settings are
+``spec`` (a float array, ``SP_*`` positions) and
 ``schedule`` (pulls per arm in each round, :mod:`pmcbandit.identification.schedules`).
 
 :func:`select` writes the arms of the next decision to ``out`` (one pull each) and returns how
@@ -68,9 +69,28 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["DIRECT", "INCREMENTAL", "HALVING", "ADAPT", "OCBA_M", "RACING", "PHASED", "ACTIVE", "SELECTED", "OUT",
-           "WAITING", "new_state", "reset", "select", "observe", "stopped", "wants_uniform", "recommend_into", "delta_hat",
-           "SPEC_SIZE"]
+__all__ = [
+    "DIRECT",
+    "INCREMENTAL",
+    "HALVING",
+    "ADAPT",
+    "OCBA_M",
+    "RACING",
+    "PHASED",
+    "ACTIVE",
+    "SELECTED",
+    "OUT",
+    "WAITING",
+    "new_state",
+    "reset",
+    "select",
+    "observe",
+    "stopped",
+    "wants_uniform",
+    "recommend_into",
+    "delta_hat",
+    "SPEC_SIZE",
+]
 
 # rules (spec[SP_RULE]); distinct from the LUCB family's codes in kernels.py
 DIRECT, INCREMENTAL, HALVING, ADAPT, OCBA_M, RACING = 10, 11, 12, 13, 14, 15
@@ -137,7 +157,8 @@ def wants_uniform(spec, scal):
 @numba.njit(cache=True)
 def select(spec, schedule, ints, reals, scal, u, out, work):
     """Write the next decision's arms (one pull each) to ``out``; return how many (module docstring).
-    ``work`` is a float scratch array of one per arm; the state is not changed."""
+    ``work`` is a float scratch array of one per arm; the state is not changed.
+    """
     if scal[SC_DONE] > 0:
         return 0
     rule = int(spec[SP_RULE])
@@ -168,7 +189,9 @@ def select(spec, schedule, ints, reals, scal, u, out, work):
 
 @numba.njit(cache=True)
 def _proportional(weights, total, u):
-    """The arm ``i`` with ``sum(weights[:i]) <= u * total < sum(weights[:i+1])`` (the last positive one on round-off)."""
+    """The arm ``i`` with ``sum(weights[:i]) <= u * total < sum(weights[:i+1])`` (the last positive one on
+    round-off).
+    """
     target = u * total
     acc = 0.0
     last = -1
@@ -302,7 +325,8 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
 def _refresh(spec, ints, reals, i):
     r"""The per-arm terms of the bounds, after arm i's statistics changed: Hoeffding's :math:`2n/R^2`,
     empirical Bernstein's :math:`b = \sqrt{2\hat V/n}` and :math:`4a = 12R/n`, the radius
-    ``SP_RADIUS``:math:`/\sqrt n` (pi_2, RACING) and the sample variance."""
+    ``SP_RADIUS``:math:`/\sqrt n` (pi_2, RACING) and the sample variance.
+    """
     n = ints[I_N, i]
     width = spec[SP_WIDTH]
     mean = reals[R_MEAN, i]

@@ -19,8 +19,12 @@ from pmcbandit.identification.schedules import halving_schedule
 __all__ = ["halving"]
 
 
-def halving(k: int = 1, delta: float = 0.05, epsilon: float | None = None, reward_range: float | None = None) -> Identifier:
-    """HALVING for ``k`` :math:`(\\epsilon, k)`-optimal arms; parameters as in :func:`~pmcbandit.identification.direct`."""
+def halving(
+    k: int = 1, delta: float = 0.05, epsilon: float | None = None, reward_range: float | None = None
+) -> Identifier:
+    """HALVING for ``k`` :math:`(\\epsilon, k)`-optimal arms; parameters as in
+    :func:`~pmcbandit.identification.direct`.
+    """
     owner = "halving"
     k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=True)
     width = check_width(reward_range, owner)

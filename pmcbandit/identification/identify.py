@@ -10,8 +10,16 @@ the algorithm's best guess, without its guarantee).
 The algorithms' guarantees need i.i.d. rewards with a known sub-Gaussian scale :math:`\sigma`
 (Jiang, Li & Qiao 2017, Sec. 2): pass ``sigma``, or ``bounds=(a, b)`` (rewards in ``[a, b]`` are
 :math:`(b-a)/2`-sub-Gaussian; an observation outside is a fault). An arm's observation is its pull's
-batch mean. A faulty pull contributes nothing; an arm quarantined after ``max_faults`` faults ends
-the run (``stopped_by="no_arm"``), since its mean can no longer be learnt.
+batch mean.
+
+Faults (documented rule). A faulty pull contributes nothing, and the algorithm pulls its arm again
+when it needs to: a leading arm that fails now and then stays in the race, and the run warns with
+each such arm's failure rate (:mod:`pmcbandit.runtime.faults`). An arm quarantined after
+``max_faults`` faults (default :data:`DEFAULT_MAX_FAULTS`, which tolerates rare faults, not an arm
+that keeps failing) ends the run with ``stopped_by="no_arm"`` and *nothing selected*: an arm that
+cannot be pulled any more leaves every selection unfounded, and a silent wrong answer (the best of
+the arms left) is what the rule avoids. :func:`pmcbandit.compare_samplers` ends the same way when
+no arm is left.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ __all__ = ["identify"]
 
 #: Default cap on the pulls of an identification run.
 DEFAULT_BUDGET = Pulls(1_000_000)
+#: Default faults after which an arm is quarantined (and the run ends, module docstring): rare faults
+#: of an arm are tolerated and reported; an arm failing this often is not measured at all.
+DEFAULT_MAX_FAULTS = 10
 
 
 def identify(
@@ -44,10 +55,10 @@ def identify(
     random_seed=None,
     bounds: tuple[float, float] | None = None,
     sigma: float | None = None,
-    mode: str = "faithful",
+    mode: str | None = None,
     epsilon: float | None = None,
     algorithm_kwargs: dict | None = None,
-    max_faults: int = 1,
+    max_faults: int = DEFAULT_MAX_FAULTS,
     max_in_flight: int | None = None,
     pull_timeout: float | None = None,
     executor=None,
@@ -84,16 +95,21 @@ def identify(
     sigma : float, optional
         Sub-Gaussian scale of the observations (the LUCB family and lil'UCB). One of ``bounds``
         and ``sigma`` is required for them.
-    mode : {"faithful", "heuristic"}
-        The LIL algorithms' parameterisation (:mod:`pmcbandit.identification.radii`).
+    mode : {"faithful", "heuristic"}, optional
+        The LIL algorithms' parameterisation (:mod:`pmcbandit.identification.radii`; ``None``:
+        ``"faithful"``). An algorithm without modes (LUCB1 and the EXPLORE-m algorithms) refuses it.
     epsilon : float, optional
         The LIL's epsilon for Jiang et al.'s algorithms (faithful only); the tolerance of
         :math:`(\epsilon, k)`-optimality for the EXPLORE-m algorithms (required by ``direct``,
-        ``incremental`` and ``halving``; 0 by default for ``adapt`` and ``ocba_m``). An algorithm
-        without one (LUCB1, RACING) refuses it.
+        ``incremental`` and ``halving``; 0 by default for ``adapt`` and ``ocba_m``), below the width
+        ``b - a`` of ``bounds`` (at or above it every selection is :math:`(\epsilon, k)`-optimal). An
+        algorithm without one (LUCB1, RACING) refuses it.
     algorithm_kwargs : dict, optional
         More parameters of the algorithm's factory (e.g. ``{"oracle": ...}`` for lil'CLUCB).
-    max_faults, max_in_flight, pull_timeout, executor, progressbar, callback, checkpoint, checkpoint_every
+    max_faults : int
+        Faults after which an arm is quarantined and the run ends with nothing selected (module
+        docstring); default :data:`DEFAULT_MAX_FAULTS`.
+    max_in_flight, pull_timeout, executor, progressbar, callback, checkpoint, checkpoint_every
         As in :func:`pmcbandit.run` (``executor``: ``None``, ``"threads"``, ``"processes"``, a Dask
         ``Client`` or an executor object; ``docs/scale_out.md``).
 
@@ -137,7 +153,7 @@ def identify(
     result = IdentificationResult(
         arm_names=[a.name for a in arms], history=done.engine.history,
         settings=dict(done.settings, stopped_by=done.stopped_by, algorithm_report=report),
-        selected_indices=algo.recommend(learner.state), lower=lower, upper=upper,
+        selected_indices=[] if done.stopped_by == "no_arm" else algo.recommend(learner.state), lower=lower, upper=upper,
         quarantined=done.engine.quarantined.copy(), state=learner.state,
     )
     emit_warnings(result)
@@ -151,7 +167,9 @@ def check_bounds(bounds, owner: str):
     try:
         lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
-        raise ValueError(f"The 'bounds' parameter of {owner} must be (a, b) with a < b. Got {bounds!r} instead.") from None
+        raise ValueError(
+            f"The 'bounds' parameter of {owner} must be (a, b) with a < b. Got {bounds!r} instead."
+        ) from None
     if not (lo < hi and lo > -float("inf") and hi < float("inf")):
         raise ValueError(f"The 'bounds' parameter of {owner} must be finite (a, b) with a < b. Got {bounds!r} instead.")
     return (lo, hi)
@@ -164,20 +182,45 @@ def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> I
     extra = dict(extra or {})
     if isinstance(algorithm, Identifier):  # a ready Identifier carries its own k, delta and scale
         if extra:
-            raise ValueError(f"The 'algorithm_kwargs' parameter of {owner} must be empty for a ready Identifier. "
-                             f"Got {extra!r} instead.")
+            raise ValueError(
+                f"The 'algorithm_kwargs' parameter of {owner} must be empty for a ready Identifier. "
+                f"Got {extra!r} instead."
+            )
         return algorithm
     if isinstance(algorithm, str) and algorithm in SETTINGS:
         wanted = SETTINGS[algorithm]
         if "k" not in wanted and k != 1:
-            raise ValueError(f"The 'k' parameter of {owner} must be 1 for {algorithm} (best arm only). "
-                             f"Got {k!r} instead.")
+            raise ValueError(
+                f"The 'k' parameter of {owner} must be 1 for {algorithm} (best arm only). Got {k!r} instead."
+            )
         if epsilon is not None and "epsilon" not in wanted:
-            raise ValueError(f"The 'epsilon' parameter of {owner} must be None for {algorithm!r}, which has no "
-                             f"tolerance. Got {epsilon!r} instead.")
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} must be None for {algorithm!r}, which has no "
+                f"tolerance. Got {epsilon!r} instead."
+            )
+        if mode is not None and "mode" not in wanted:
+            raise ValueError(
+                f"The 'mode' parameter of {owner} must be None for {algorithm!r}, which has no "
+                f"modes. Got {mode!r} instead."
+            )
+        if (
+            epsilon is not None
+            and "reward_range" in wanted
+            and bounds is not None
+            and not isinstance(epsilon, bool)
+            and isinstance(epsilon, numbers.Real)
+            and epsilon >= bounds[1] - bounds[0]
+        ):
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} must be < {bounds[1] - bounds[0]!r} (the width of "
+                f"'bounds') for {algorithm!r}: at or above it every selection is (epsilon, k)-optimal. "
+                f"Got {epsilon!r} instead."
+            )
         if "reward_range" in wanted and bounds is None:
-            raise ValueError(f"The 'bounds' parameter of {owner} must be given for {algorithm!r}: its bounds use the "
-                             "width of the rewards' range. Got bounds=None instead.")
+            raise ValueError(
+                f"The 'bounds' parameter of {owner} must be given for {algorithm!r}: its bounds use the "
+                "width of the rewards' range. Got bounds=None instead."
+            )
         if "sigma" in wanted:
             if sigma is None:
                 if bounds is None:
@@ -187,9 +230,17 @@ def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> I
                     )
                 sigma = (bounds[1] - bounds[0]) / 2.0
             check_positive(sigma, "sigma", owner)
-        available = dict(k=k, delta=delta, sigma=sigma, mode=mode, epsilon=epsilon,
-                         reward_range=None if bounds is None else bounds[1] - bounds[0])
-        params = {name: available[name] for name in wanted if not (name == "epsilon" and epsilon is None)}
+        available = dict(
+            k=k,
+            delta=delta,
+            sigma=sigma,
+            mode=mode,
+            epsilon=epsilon,
+            reward_range=None if bounds is None else bounds[1] - bounds[0],
+        )
+        params = {
+            name: available[name] for name in wanted if not (name in ("epsilon", "mode") and available[name] is None)
+        }
         params.update(extra)
         return get_identifier(algorithm, owner=owner, **params)
     return get_identifier(algorithm, owner=owner, **extra)  # an unknown name or type: the lookup's error names it

@@ -23,15 +23,23 @@ __all__ = ["incremental"]
 
 def incremental(k: int = 1, delta: float = 0.05, epsilon: float | None = None,
                 reward_range: float | None = None) -> Identifier:
-    """INCREMENTAL for ``k`` :math:`(\\epsilon, k)`-optimal arms; parameters as in :func:`~pmcbandit.identification.direct`."""
+    """INCREMENTAL for ``k`` :math:`(\\epsilon, k)`-optimal arms; parameters as in
+    :func:`~pmcbandit.identification.direct`.
+    """
     owner = "incremental"
     k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=True)
     width = check_width(reward_range, owner)
 
     def spec_for(n_arms: int):
         # the schedule of the largest call; later calls, on fewer arms, use its first rounds
-        return make_spec(INCREMENTAL, k, epsilon, delta, width,
-                         schedule=median_elimination_schedule(n_arms, epsilon, delta / k, width))
+        return make_spec(
+            INCREMENTAL,
+            k,
+            epsilon,
+            delta,
+            width,
+            schedule=median_elimination_schedule(n_arms, epsilon, delta / k, width),
+        )
 
     params = (("epsilon", epsilon), ("reward_range", width))
     return machine_identifier("incremental", k, delta, epsilon, params, spec_for, False, owner)

@@ -14,6 +14,13 @@ anytime radius (:func:`~pmcbandit.identification.radii.lucb_radius`, Kalyanakris
 ``table[t] = 1/sqrt(t)`` and ``coef = sigma sqrt(2 log(k1 N t^4/delta))`` at the current time.
 :func:`grown` extends a table when a count outgrows it. Ties in the empirical means are broken by
 arm index (the lower index ranks higher), so every kernel is a deterministic function of its arrays.
+
+The ``*_kept`` variants serve the simulator's loop, where only the arms just pulled change: the
+caller keeps the means (and lil'CLUCB's revised means) and the top-``k`` masks between rounds, and
+:func:`top_k_repair` restores a mask after some values changed by swapping the lowest-ranked member
+with the highest-ranked outsider while they are out of order. The order (value, then lower index)
+is total, so the repaired mask is the one :func:`top_k_into` computes from scratch, and the kept
+variants return what :func:`lucb_pair_into` and :func:`clucb_step_into` return.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ import numpy as np
 
 from pmcbandit.identification.radii import LUCB_K1, lil
 
-__all__ = ["LIL", "LUCB", "LUCB_BOTH", "LUCB_RANDOM", "CLUCB", "LIL_UCB", "top_k", "top_k_into", "grown",
-           "lucb_coef", "lucb_pair", "lucb_pair_into", "clucb_step", "clucb_step_into", "lil_ucb_index", "lil_ucb_stop"]
+__all__ = ["LIL", "LUCB", "LUCB_BOTH", "LUCB_RANDOM", "CLUCB", "LIL_UCB", "top_k", "top_k_into", "top_k_repair",
+           "grown", "lucb_coef", "lucb_pair", "lucb_pair_into", "lucb_pair_kept", "clucb_step", "clucb_step_into",
+           "clucb_step_kept", "lil_ucb_index", "lil_ucb_stop"]
 
 # radius kinds
 LIL = 0
@@ -91,6 +99,34 @@ def top_k_into(values, k, mask, scratch):
 
 
 @numba.njit(cache=True)
+def top_k_repair(values, mask):
+    """Make ``mask`` the top of ``values`` again (ties by lower index), in place, keeping its size.
+
+    While the lowest-ranked member (least value, then highest index) ranks below the
+    highest-ranked outsider, the two swap: each swap fixes one changed value, so a round
+    in which ``c`` values changed costs ``c + 1`` scans of the ``N`` arms and no allocation.
+    """
+    n = values.shape[0]
+    while True:
+        worst = -1
+        best = -1
+        for i in range(n):
+            v = values[i]
+            if mask[i]:
+                if worst < 0 or v < values[worst] or (v == values[worst] and i > worst):
+                    worst = i
+            elif best < 0 or v > values[best] or (v == values[best] and i < best):
+                best = i
+        if worst < 0 or best < 0:
+            return
+        if values[best] > values[worst] or (values[best] == values[worst] and best < worst):
+            mask[worst] = False
+            mask[best] = True
+        else:
+            return
+
+
+@numba.njit(cache=True)
 def top_k(values, k):
     """Mask of the ``k`` largest ``values`` (the top-K maximisation oracle; ties by lower index)."""
     return top_k_into(values, k, np.zeros(values.shape[0], dtype=np.bool_), np.empty(values.shape[0]))
@@ -149,6 +185,31 @@ def lucb_pair_into(n, total, k, table_high, table_low, coef, means, high, lower,
 
 
 @numba.njit(cache=True)
+def lucb_pair_kept(n, k, table_high, table_low, coef, means, high):
+    """:func:`lucb_pair_into`'s ``(h, l, stop)`` from kept ``means`` and top-``k`` mask ``high``
+    (:func:`top_k_repair` after the means of the pulled arms were updated).
+    """
+    size = n.shape[0]
+    top_k_repair(means, high)
+    h = -1
+    l = -1
+    lower_h = 0.0
+    upper_l = 0.0
+    for i in range(size):
+        if high[i]:
+            lower = means[i] - coef * table_high[n[i]]
+            if h < 0 or lower < lower_h:
+                h = i
+                lower_h = lower
+        else:
+            upper = means[i] + coef * table_low[n[i]]
+            if l < 0 or upper > upper_l:
+                l = i
+                upper_l = upper
+    return h, l, l < 0 or lower_h >= upper_l
+
+
+@numba.njit(cache=True)
 def lucb_pair(n, total, k, table_high, table_low, coef):
     """:func:`lucb_pair_into` with fresh arrays: ``(h, l, stop, lower, upper)``."""
     size = n.shape[0]
@@ -161,7 +222,7 @@ def lucb_pair(n, total, k, table_high, table_low, coef):
 
 @numba.njit(cache=True)
 def clucb_step_into(n, total, k, table, means, m, m_tilde, revised, radius, scratch):
-    """lil'CLUCB's test and choice (Jiang et al. 2017, Sec. 4.1, Alg. 2; Chen et al. 2014's CLUCB).
+    """Lil'CLUCB's test and choice (Jiang et al. 2017, Sec. 4.1, Alg. 2; Chen et al. 2014's CLUCB).
 
     ``M`` = empirical top ``k`` (the oracle on the means); revised means are ``mean - u`` in ``M`` and
     ``mean + u`` outside (``u_i = table[n_i]``); ``M~`` = top ``k`` of the revised means. Stop when
@@ -184,6 +245,34 @@ def clucb_step_into(n, total, k, table, means, m, m_tilde, revised, radius, scra
 
 
 @numba.njit(cache=True)
+def clucb_step_kept(n, table, means, m, m_tilde, revised, before, changed):
+    """:func:`clucb_step_into`'s ``(arm, stop)`` from kept means, masks and revised means.
+
+    ``changed`` is the arm whose mean and count changed since the last call (-1: none). ``M`` is
+    repaired first; the revised means of ``changed`` and of every arm that entered or left ``M``
+    are recomputed (``mean - u`` in ``M``, ``mean + u`` outside, ``u_i = table[n_i]``), then ``M~``
+    is repaired. ``before`` is a work mask.
+    """
+    size = n.shape[0]
+    for i in range(size):
+        before[i] = m[i]
+    top_k_repair(means, m)
+    for i in range(size):
+        if i == changed or m[i] != before[i]:
+            revised[i] = means[i] - table[n[i]] if m[i] else means[i] + table[n[i]]
+    top_k_repair(revised, m_tilde)
+    arm = -1
+    radius_arm = 0.0
+    for i in range(size):
+        if m[i] != m_tilde[i]:
+            radius = table[n[i]]
+            if arm < 0 or radius > radius_arm:
+                arm = i
+                radius_arm = radius
+    return arm, arm < 0
+
+
+@numba.njit(cache=True)
 def clucb_step(n, total, k, table):
     """:func:`clucb_step_into` with fresh arrays: ``(arm, stop, lower, upper)``."""
     size = n.shape[0]
@@ -196,7 +285,9 @@ def clucb_step(n, total, k, table):
 
 @numba.njit(cache=True)
 def lil_ucb_index(n, total, beta, table):
-    """lil'UCB's index ``mean + (1 + beta) U(T_i, delta)`` (Jamieson et al. 2014, Alg. 1; ``table[t] = U(t, delta)``)."""
+    """Lil'UCB's index ``mean + (1 + beta) U(T_i, delta)`` (Jamieson et al. 2014, Alg. 1;
+    ``table[t] = U(t, delta)``).
+    """
     out = np.empty(n.shape[0])
     for i in range(n.shape[0]):
         out[i] = total[i] / n[i] + (1.0 + beta) * table[n[i]]
@@ -205,7 +296,7 @@ def lil_ucb_index(n, total, beta, table):
 
 @numba.njit(cache=True)
 def lil_ucb_stop(n, lam):
-    """lil'UCB's stopping time: some arm has ``T_i >= 1 + lambda * sum_{j != i} T_j``; returns that arm or -1."""
+    """Lil'UCB's stopping time: some arm has ``T_i >= 1 + lambda * sum_{j != i} T_j``; returns that arm or -1."""
     t = 0
     for i in range(n.shape[0]):
         t += n[i]

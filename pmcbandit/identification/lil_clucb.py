@@ -25,7 +25,7 @@ __all__ = ["lil_clucb"]
 
 def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful",
               epsilon: float | None = None, oracle: Oracle | None = None) -> Identifier:
-    """lil'CLUCB for the top ``k`` arms, or for the best set of a decision class given by ``oracle``.
+    """Lil'CLUCB for the top ``k`` arms, or for the best set of a decision class given by ``oracle``.
 
     Parameters as :func:`~pmcbandit.identification.lil_rand_lucb`; the faithful algorithm delta solves
     :math:`c_\\epsilon\\delta^{1+\\epsilon}/N^\\epsilon = \\nu` (Thm 4.1) for the number of arms at ``init``.
@@ -85,7 +85,21 @@ def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "
     params = (("mode", mode), ("epsilon", eps0), ("sigma", sigma), ("oracle", best.name))
     def kernel(n_arms):
         eps, algo_delta, _ = confidence_for(n_arms)
-        return KernelSpec(CLUCB, LIL, k, algo_delta / n_arms, algo_delta / n_arms, sigma, eps) if oracle is None else None
+        return (
+            KernelSpec(CLUCB, LIL, k, algo_delta / n_arms, algo_delta / n_arms, sigma, eps) if oracle is None else None
+        )
 
-    return Identifier("lil_clucb", k, delta, init, select, observe, stop, recommend, confidence, params, False,
-                      None if oracle is not None else kernel)
+    return Identifier(
+        "lil_clucb",
+        k,
+        delta,
+        init,
+        select,
+        observe,
+        stop,
+        recommend,
+        confidence,
+        params,
+        False,
+        None if oracle is not None else kernel,
+    )

@@ -17,5 +17,5 @@ __all__ = ["lil_lucb"]
 
 def lil_lucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful",
              epsilon: float | None = None) -> Identifier:
-    """lil'LUCB for the top ``k`` arms (parameters as :func:`~pmcbandit.identification.lil_rand_lucb`)."""
+    """Lil'LUCB for the top ``k`` arms (parameters as :func:`~pmcbandit.identification.lil_rand_lucb`)."""
     return lil_lucb_identifier("lil_lucb", k, delta, sigma, mode, epsilon, even_confidence, sample_both)

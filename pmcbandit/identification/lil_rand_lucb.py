@@ -25,7 +25,7 @@ __all__ = ["lil_rand_lucb"]
 
 def lil_rand_lucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful",
                   epsilon: float | None = None) -> Identifier:
-    """lil'RandLUCB for the top ``k`` arms with error probability at most ``delta``.
+    """Lil'RandLUCB for the top ``k`` arms with error probability at most ``delta``.
 
     Parameters
     ----------

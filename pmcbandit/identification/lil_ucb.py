@@ -26,7 +26,7 @@ __all__ = ["lil_ucb"]
 
 def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", epsilon: float | None = None,
             beta: float | None = None, lam: float | None = None) -> Identifier:
-    """lil'UCB for the best arm (module docstring for the two parameterisations).
+    """Lil'UCB for the best arm (module docstring for the two parameterisations).
 
     ``beta`` and ``lam`` override the mode's :math:`\\beta` and :math:`\\lambda` (``lam`` as a number,
     or None for the mode's rule).
@@ -36,13 +36,17 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
     if mode == "faithful":
         eps = 0.01 if epsilon is None else float(epsilon)
         if not 0.0 < eps < 1.0:
-            raise ValueError(f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead.")
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead."
+            )
         b = 1.0 if beta is None else float(beta)
         algo_delta = (math.sqrt(1.0 + delta) - 1.0) ** 2 / (4.0 * c_epsilon(eps))
         check_lil(algo_delta, eps, owner)
     elif mode == "heuristic":
         if epsilon not in (None, 0, 0.0):
-            raise ValueError(f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead.")
+            raise ValueError(
+                f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead."
+            )
         eps, b, algo_delta = 0.0, 0.5 if beta is None else float(beta), delta / 5.0
     else:
         raise ValueError(f"The 'mode' parameter of {owner} must be 'faithful' or 'heuristic'. Got {mode!r} instead.")
@@ -79,8 +83,15 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
         r = table.covering(state.n)[state.n]
         return means - r, means + r
 
-    params = (("mode", mode), ("epsilon", eps), ("beta", b), ("lambda", lam), ("algorithm_delta", algo_delta),
-              ("sigma", sigma))
+    params = (
+        ("mode", mode),
+        ("epsilon", eps),
+        ("beta", b),
+        ("lambda", lam),
+        ("algorithm_delta", algo_delta),
+        ("sigma", sigma),
+    )
+
     def kernel(n_arms):
         return KernelSpec(LIL_UCB, LIL, 1, algo_delta, algo_delta, sigma, eps, beta=b, lam=lam_for(n_arms))
 

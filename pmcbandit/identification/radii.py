@@ -92,7 +92,9 @@ def empirical_bernstein(t, delta, variance, width):
 
 @numba.njit(cache=True)
 def hoeffding_level(d, t, width):
-    """:math:`e^{-2td^2/R^2}` for ``d > 0``, else 1: the inverse of the one-sided Hoeffding radius (module docstring)."""
+    """:math:`e^{-2td^2/R^2}` for ``d > 0``, else 1: the inverse of the one-sided Hoeffding radius
+    (module docstring).
+    """
     if d <= 0.0 or t <= 0:
         return 1.0
     return math.exp(-2.0 * t * d * d / (width * width))
@@ -101,7 +103,8 @@ def hoeffding_level(d, t, width):
 @numba.njit(cache=True)
 def empirical_bernstein_level(d, t, variance, width):
     r""":math:`\min(1, 3e^{-x^2})`, :math:`x` the root of :math:`(3R/t)x^2 + \sqrt{2\hat V/t}\,x = d`
-    (module docstring); the stable form :math:`x = 2d/(b + \sqrt{b^2 + 4ad})` of the quadratic formula."""
+    (module docstring); the stable form :math:`x = 2d/(b + \sqrt{b^2 + 4ad})` of the quadratic formula.
+    """
     if d <= 0.0 or t <= 0:
         return 1.0
     a = 3.0 * width / t
@@ -122,7 +125,8 @@ def lil(t, omega, sigma, epsilon):
 @numba.njit(cache=True)
 def lil_lemma(t, omega, sigma, epsilon):
     """Lemma 2.1's radius as stated, :math:`\\log\\log((1+\\epsilon)t)` without the "+2": ``inf`` where
-    the inner logarithm is not above ``omega`` (small ``t``), where the bound says nothing."""
+    the inner logarithm is not above ``omega`` (small ``t``), where the bound says nothing.
+    """
     if t <= 0:
         return np.inf
     outer = math.log((1.0 + epsilon) * t)
@@ -138,7 +142,8 @@ def c_epsilon(epsilon: float) -> float:
 
 def check_lil(delta: float, epsilon: float, owner: str) -> None:
     """Lemma 2.1's conditions, ``ValueError`` naming the parameter otherwise: :math:`\\epsilon \\in [0, 1)`
-    and, for :math:`\\epsilon > 0` (faithful), :math:`\\delta < \\log(1+\\epsilon)/e`."""
+    and, for :math:`\\epsilon > 0` (faithful), :math:`\\delta < \\log(1+\\epsilon)/e`.
+    """
     if not (isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and 0.0 <= epsilon < 1.0):
         raise ValueError(f"The 'epsilon' parameter of {owner} must be in [0, 1). Got {epsilon!r} instead.")
     if epsilon > 0.0 and not delta < math.log1p(epsilon) / math.e:
@@ -164,5 +169,7 @@ def lil_delta(nu: float, epsilon: float, theorem: str = "randlucb", n_arms: int 
     elif theorem == "clucb":
         delta = (nu * n_arms**epsilon / c) ** (1.0 / (1.0 + epsilon))
     else:
-        raise ValueError(f"The 'theorem' parameter of lil_delta must be 'randlucb' or 'clucb'. Got {theorem!r} instead.")
+        raise ValueError(
+            f"The 'theorem' parameter of lil_delta must be 'randlucb' or 'clucb'. Got {theorem!r} instead."
+        )
     return float(min(delta, math.nextafter(math.log1p(epsilon) / math.e, 0.0)))

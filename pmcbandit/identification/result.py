@@ -6,6 +6,7 @@ from functools import cached_property
 
 import numpy as np
 
+from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.history import History
 
 __all__ = ["IdentificationResult"]
@@ -64,7 +65,8 @@ class IdentificationResult:
     @property
     def confident(self) -> bool:
         """Whether the algorithm's stopping rule held and its 1 - delta guarantee applies (RACING's
-        only when the race ended within its rounds)."""
+        only when the race ended within its rounds).
+        """
         return self.stopped_by == "confidence" and bool(self.report.get("guarantee", True))
 
     @cached_property
@@ -98,22 +100,35 @@ class IdentificationResult:
         return dict(arm=np.asarray(self.arm_names), counts=self.counts, mean=self.means, lower=self.lower,
                     upper=self.upper, selected=chosen, quarantined=self.quarantined)
 
-    def warnings(self) -> list[str]:
-        """What the user must know (the run issues each as a PmcBanditWarning)."""
+    def warnings(self) -> list[WarningText]:
+        """What may make the answer wrong or leaves it without its guarantee, each with the action that
+        fixes it (the run issues each once as its class: :class:`~pmcbandit.exceptions.NoGuaranteeWarning`
+        for a selection without the 1 - delta guarantee, :class:`~pmcbandit.exceptions.UnreliableArmWarning`
+        for arms quarantined after faults; ``docs/guide/warnings.md``).
+        """
         out = []
+        if self.stopped_by == "no_arm":
+            names = [self.arm_names[i] for i in np.flatnonzero(self.quarantined)]
+            out.append(WarningText(
+                f"no arm left to identify from: {names or 'every arm'} could not be pulled any more, so nothing "
+                "is selected: read result.faults, fix or remove these arms and run again", UnreliableArmWarning,
+                "no_arm"))
+            return out
         if self.stopped_by == "confidence" and not self.confident:
-            out.append(
+            out.append(WarningText(
                 f"the algorithm stopped, but outside the conditions of its guarantee ({self.report}): the "
-                f"selection {self.selected} is its answer without the 1 - delta guarantee"
-            )
+                f"selection {self.selected} is its answer without the 1 - delta guarantee: run again with more "
+                f"rounds than the {self.report.get('rounds')} it took (algorithm_kwargs=dict(rounds=...)), so "
+                "the race ends within them", NoGuaranteeWarning, "no_guarantee"))
         elif not self.confident:
-            out.append(
+            out.append(WarningText(
                 f"the run ended by {self.stopped_by!r} before the algorithm's stopping rule held: the selection "
-                f"{self.selected} is its best guess, without the 1 - delta guarantee"
-            )
+                f"{self.selected} is its best guess, without the 1 - delta guarantee: run again with a larger "
+                "budget (or a larger epsilon), so the stopping rule can hold", NoGuaranteeWarning, "no_guarantee"))
         if self.quarantined.any():
             names = [self.arm_names[i] for i in np.flatnonzero(self.quarantined)]
-            out.append(f"arms quarantined after faults: {names}")
+            out.append(WarningText(f"arms quarantined after faults: {names}: read result.faults, fix or remove "
+                                   "these arms and run again", UnreliableArmWarning, "quarantine"))
         return out
 
     def summary(self) -> str:

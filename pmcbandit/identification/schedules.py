@@ -72,7 +72,8 @@ def median_elimination_total(size: int, epsilon: float, delta: float, width: flo
 
 def incremental_total(n: int, m: int, epsilon: float, delta: float, width: float) -> int:
     """INCREMENTAL's pulls in all: median elimination with :math:`(\\epsilon, \\delta/m)` on :math:`n - l + 1`
-    arms for :math:`l = 1, \\dots, m`."""
+    arms for :math:`l = 1, \\dots, m`.
+    """
     return sum(median_elimination_total(n - l, epsilon, delta / m, width) for l in range(m))
 
 

@@ -7,10 +7,12 @@ kernels (:mod:`pmcbandit.identification.kernels`) as the live loop's ``select`` 
 same order — at every round the stopping test, then the sampling rule — so a replication fed the
 live run's rewards and uniforms reproduces it pull for pull (``tests/identification``).
 
-Rewards. Every arm has its own xoshiro256** stream (seeded from the replication's
-:class:`numpy.random.Generator`; :mod:`pmcbandit.arms.evidence._kernels`): ``"gaussian"``
-:math:`N(\mu_i, s^2)`, ``"bernoulli"`` :math:`\text{Bernoulli}(\mu_i)`, ``"uniform"`` on
-:math:`\mu_i \pm \sqrt3 s` (standard deviation :math:`s`). Randomised rules draw their uniforms from
+Rewards. Every arm has its own stream, seeded from the replication's
+:class:`numpy.random.Generator`: ``"gaussian"`` :math:`N(\mu_i, s^2)` by the ziggurat on a
+counter-based SplitMix64 stream (:func:`pmcbandit.policies.variates.std_normal`, the arm's first
+seed word as its counter); ``"bernoulli"`` :math:`\text{Bernoulli}(\mu_i)`, ``"uniform"`` on
+:math:`\mu_i \pm \sqrt3 s` (standard deviation :math:`s`) from a xoshiro256** stream
+(:mod:`pmcbandit.arms.evidence._kernels`). Randomised rules draw their uniforms from
 a separate per-replication stream. A replication that has not stopped after ``max_samples`` is
 reported with ``stopped=False``.
 
@@ -31,11 +33,14 @@ import numba
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
-from pmcbandit.arms.evidence._kernels import chain_seeds, std_normal, uniform
+from pmcbandit.arms.evidence._kernels import uniform
 from pmcbandit.identification import explore_kernels as ek
+from pmcbandit.identification._seeds import replication_words
 from pmcbandit.identification.base import Identifier, MachineSpec
+from pmcbandit.policies.variates import std_normal as counter_normal
 from pmcbandit.identification.kernels import (
-    CLUCB, LIL, LIL_UCB, LUCB_RANDOM, clucb_step_into, grown, lil_ucb_index, lil_ucb_stop, lucb_coef, lucb_pair_into,
+    CLUCB, LIL, LIL_UCB, LUCB_RANDOM, clucb_step_kept, grown, lil_ucb_index, lil_ucb_stop, lucb_coef, lucb_pair_kept,
+    top_k_into,
 )
 
 __all__ = ["StoppingTimes", "Trace", "simulate_stopping", "simulate_trace", "FAMILIES", "replay"]
@@ -48,7 +53,8 @@ class StoppingTimes(NamedTuple):
     least the ``k``-th largest minus the algorithm's ``tolerance``: for tolerance 0 and distinct means,
     the chosen set is the true top ``k``), ``chosen`` (shape (reps, k), best first), per-arm
     ``counts`` (shape (reps, N)) and ``guaranteed`` (the stop met the conditions of the algorithm's
-    guarantee: RACING's only within its rounds; always true for the others)."""
+    guarantee: RACING's only within its rounds; always true for the others).
+    """
 
     samples: np.ndarray
     stopped: np.ndarray
@@ -63,7 +69,8 @@ class Trace(NamedTuple):
     NaN for algorithms without it) and ``nss`` (normalised sum of the selected arms' means, 1 for the
     true top ``k``, 0 for the bottom ``k``); ``stop_samples``, the pulls when the stopping rule first
     held (-1: never); ``counts`` per arm at the end (shape (reps, N)). After a replication ends (its
-    schedule is done, or it has nothing to pull) its last values are carried to the end of the grid."""
+    schedule is done, or it has nothing to pull) its last values are carried to the end of the grid.
+    """
 
     grid: np.ndarray
     delta_hat: np.ndarray
@@ -75,7 +82,9 @@ class Trace(NamedTuple):
 @numba.njit(cache=True)
 def _reward(family, mean, scale, state):
     if family == 0:
-        return mean + scale * std_normal(state)
+        # The state's first word serves as the counter of a counter-based stream (ziggurat normals).
+        z, state[0] = counter_normal(state[0])
+        return mean + scale * z
     if family == 1:
         return 1.0 if uniform(state) < mean else 0.0
     return mean + scale * np.sqrt(3.0) * (2.0 * uniform(state) - 1.0)
@@ -92,19 +101,27 @@ def _pull(arm, n, total, table, family, means, scale, states):
 
 
 @numba.njit(cache=True)
-def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_samples, n, total, order):
+def _tables(spec):
+    """The radius tables of a KernelSpec (by reward count, for the high and the low confidence)."""
+    kind, oh, ol, sigma, eps = int(spec[1]), spec[3], spec[4], spec[5], spec[6]
+    return grown(np.empty(0), 63, kind, oh, sigma, eps), grown(np.empty(0), 63, kind, ol, sigma, eps)
+
+
+@numba.njit(cache=True)
+def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_samples, n, total, order,
+             radius_high, radius_low):
     """One replication (module docstring); the pull order goes to ``order`` when it has room.
-    Uniforms come from ``uniforms`` when given (replay), else from ``u_state``."""
+    Uniforms come from ``uniforms`` when given (replay), else from ``u_state``. The radius tables
+    (:func:`_tables`) are shared by the replications: returns ``(samples, stopped, radius_high,
+    radius_low)`` with the tables as grown by this run.
+    """
     n_arms = means.shape[0]
     rule, kind, k = int(spec[0]), int(spec[1]), int(spec[2])
     oh, ol, sigma, eps, ldelta, beta, lam = spec[3], spec[4], spec[5], spec[6], spec[7], spec[8], spec[9]
-    radius_high = grown(np.empty(0), 63, kind, oh, sigma, eps)
-    radius_low = grown(np.empty(0), 63, kind, ol, sigma, eps)
     work_means = np.empty(n_arms)
     work_high = np.zeros(n_arms, dtype=np.bool_)
     work_tilde = np.zeros(n_arms, dtype=np.bool_)
     work_lower = np.empty(n_arms)
-    work_upper = np.empty(n_arms)
     work_scratch = np.empty(n_arms)
     used = 0
     t = 0
@@ -113,17 +130,29 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
         if t < order.shape[0]:
             order[t] = i
         t += 1
+    # Means, top-k masks and revised means are kept between rounds and updated for the pulled
+    # arms only (the kernels' ``*_kept`` variants, equal to the from-scratch ones).
+    for i in range(n_arms):
+        work_means[i] = total[i] / n[i]
+    top_k_into(work_means, k, work_high, work_scratch)
+    if rule == CLUCB:
+        for i in range(n_arms):
+            r = radius_high[n[i]]
+            work_lower[i] = work_means[i] - r if work_high[i] else work_means[i] + r
+        top_k_into(work_lower, k, work_tilde, work_scratch)
+    work_before = np.zeros(n_arms, dtype=np.bool_)
+    changed = -1
     while t < max_samples:
         coef = 1.0 if kind == LIL else lucb_coef(t, ldelta, n_arms, sigma)
         if rule == CLUCB:
-            arm, stop = clucb_step_into(n, total, k, radius_high, work_means, work_high, work_tilde, work_lower,
-                                        work_upper, work_scratch)
+            arm, stop = clucb_step_kept(n, radius_high, work_means, work_high, work_tilde, work_lower, work_before,
+                                        changed)
             if stop:
-                return t, True
+                return t, True, radius_high, radius_low
             arms = (arm, -1)
         elif rule == LIL_UCB:
             if lil_ucb_stop(n, lam) >= 0:
-                return t, True
+                return t, True, radius_high, radius_low
             index = lil_ucb_index(n, total, beta, radius_high)
             best = index.max()
             ties = 0
@@ -144,10 +173,9 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
                     pick -= 1
             arms = (arm, -1)
         else:
-            h, l, stop = lucb_pair_into(n, total, k, radius_high, radius_low, coef, work_means, work_high,
-                                        work_lower, work_upper, work_scratch)
+            h, l, stop = lucb_pair_kept(n, k, radius_high, radius_low, coef, work_means, work_high)
             if stop:
-                return t, True
+                return t, True, radius_high, radius_low
             if rule == LUCB_RANDOM:
                 u = uniforms[used] if uniforms.shape[0] > 0 else uniform(u_state)
                 used += 1
@@ -157,13 +185,15 @@ def _one_run(spec, means, family, scale, states, u_state, table, uniforms, max_s
         for arm in arms:
             if arm >= 0:
                 _pull(arm, n, total, table, family, means, scale, states)
+                work_means[arm] = total[arm] / n[arm]
+                changed = arm
                 if n[arm] >= radius_high.shape[0]:
                     radius_high = grown(radius_high, n[arm], kind, oh, sigma, eps)
                     radius_low = grown(radius_low, n[arm], kind, ol, sigma, eps)
                 if t < order.shape[0]:
                     order[t] = arm
                 t += 1
-    return t, False
+    return t, False, radius_high, radius_low
 
 
 @numba.njit(cache=True)
@@ -173,11 +203,13 @@ def _simulate(spec, means, family, scale, seeds, u_seeds, max_samples, samples, 
     empty_table = np.zeros((n_arms, 0))
     no_uniforms = np.zeros(0)
     no_order = np.zeros(0, dtype=np.int64)
+    radius_high, radius_low = _tables(spec)
     for r in range(samples.shape[0]):
         n = np.zeros(n_arms, dtype=np.int64)
         total = np.zeros(n_arms)
-        t, ok = _one_run(spec, means, family, scale, seeds[r], u_seeds[r], empty_table, no_uniforms, max_samples,
-                         n, total, no_order)
+        t, ok, radius_high, radius_low = _one_run(spec, means, family, scale, seeds[r], u_seeds[r], empty_table,
+                                                  no_uniforms, max_samples, n, total, no_order, radius_high,
+                                                  radius_low)
         samples[r] = t
         stopped[r] = ok
         counts[r] = n
@@ -204,7 +236,8 @@ def _nss(spec, ints, reals, means, ranked, low, high):
 def _machine_run(spec, schedule, means, family, scale, states, u_state, table, uniforms, max_samples, ints, reals,
                  scal, order, grid, trace_dhat, trace_nss, low, high, honour_stop):
     """One replication of an EXPLORE-m machine (module docstring): returns ``(samples, stop_samples)``,
-    ``stop_samples = -1`` when the stopping rule never held. The trace arrays are filled at ``grid``."""
+    ``stop_samples = -1`` when the stopping rule never held. The trace arrays are filled at ``grid``.
+    """
     n_arms = means.shape[0]
     out = np.empty(n_arms, dtype=np.int64)
     work = np.empty(n_arms)
@@ -278,7 +311,8 @@ def _simulate_machine(spec, schedule, means, family, scale, seeds, u_seeds, max_
 
 def _machine_runs(spec: MachineSpec, k, means, family, scale, seeds, u_seeds, max_samples, grid, honour_stop):
     """Replications of an EXPLORE-m machine: ``(samples, stop_samples, chosen, counts, guaranteed, delta_hat,
-    nss)``, the last two recorded at ``grid``."""
+    nss)``, the last two recorded at ``grid``.
+    """
     reps = seeds.shape[0]
     samples = np.zeros(reps, dtype=np.int64)
     stop_samples = np.zeros(reps, dtype=np.int64)
@@ -315,20 +349,23 @@ def _check_means(means, family, owner):
 
     means = np.ascontiguousarray(means, dtype=np.float64)
     if means.ndim != 1 or means.size < 2 or not np.isfinite(means).all():
-        raise ValueError(f"The 'means' parameter of {owner} must be a 1-D array of >= 2 finite means. Got {means!r} instead.")
+        raise ValueError(f"The 'means' parameter of {owner} must be a 1-D array of >= 2 finite means. "
+                         f"Got {means!r} instead.")
     check_choice(family, FAMILIES, "family", owner)
     if family == "bernoulli" and not ((means >= 0) & (means <= 1)).all():
-        raise ValueError(f"The 'means' parameter of {owner} must lie in [0, 1] for Bernoulli arms. Got {means!r} instead.")
+        raise ValueError(
+            f"The 'means' parameter of {owner} must lie in [0, 1] for Bernoulli arms. Got {means!r} instead."
+        )
     return means
 
 
 def _streams(random_seed, reps, n_arms, owner):
-    """Per replication: the arms' xoshiro states and the uniform stream's, from spawned generators."""
+    """Per replication: the arms' stream states (shape (reps, N, 4)) and the uniform stream's (reps, 4),
+    the words ``chain_seeds`` would draw from each of ``rng.spawn(reps)`` (:mod:`._seeds`).
+    """
     rng = get_random_generator(random_seed, owner)
-    children = rng.spawn(reps)
-    seeds = np.stack([chain_seeds(c, n_arms) for c in children])
-    u_seeds = np.stack([chain_seeds(c, 1)[0] for c in children])
-    return seeds, u_seeds
+    words = replication_words(rng, reps, n_arms, private=not isinstance(random_seed, np.random.Generator))
+    return np.ascontiguousarray(words[:, :n_arms]), np.ascontiguousarray(words[:, n_arms])
 
 
 def _correct(means, chosen, k, tolerance):
@@ -342,8 +379,16 @@ def _nss_bounds(means, k):
     return float(ordered[:k].sum()), float(ordered[-k:].sum())
 
 
-def simulate_stopping(algorithm: Identifier, means, reps: int = 1000, *, family: str = "gaussian",
-                      scale: float = 0.5, random_seed=None, max_samples: int = 10**7) -> StoppingTimes:
+def simulate_stopping(
+    algorithm: Identifier,
+    means,
+    reps: int = 1000,
+    *,
+    family: str = "gaussian",
+    scale: float = 0.5,
+    random_seed=None,
+    max_samples: int = 10**7,
+) -> StoppingTimes:
     """Run ``reps`` seeded replications of ``algorithm`` on arms with the given ``means``.
 
     Parameters
@@ -373,16 +418,19 @@ def simulate_stopping(algorithm: Identifier, means, reps: int = 1000, *, family:
     seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
     if isinstance(spec, MachineSpec):
         samples, stop_samples, chosen, counts, guaranteed, _, _ = _machine_runs(
-            spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True)
-        return StoppingTimes(samples, stop_samples >= 0, _correct(means, chosen, k, algorithm.tolerance), chosen,
-                             counts, guaranteed)
+            spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True
+        )
+        return StoppingTimes(
+            samples, stop_samples >= 0, _correct(means, chosen, k, algorithm.tolerance), chosen, counts, guaranteed
+        )
     samples = np.zeros(reps, dtype=np.int64)
     stopped = np.zeros(reps, dtype=np.bool_)
     chosen = np.zeros((reps, k), dtype=np.int64)
     counts = np.zeros((reps, means.size), dtype=np.int64)
     guaranteed = np.ones(reps, dtype=np.bool_)  # the LUCB family's guarantee has no conditions beyond the stop
-    _simulate(spec, means, FAMILIES.index(family), float(scale), seeds, u_seeds, max_samples, samples, stopped,
-              chosen, counts)
+    _simulate(
+        spec, means, FAMILIES.index(family), float(scale), seeds, u_seeds, max_samples, samples, stopped, chosen, counts
+    )
     if spec[0] == LIL_UCB:
         correct = means[chosen[:, 0]] >= means.max()
     else:
@@ -390,8 +438,17 @@ def simulate_stopping(algorithm: Identifier, means, reps: int = 1000, *, family:
     return StoppingTimes(samples, stopped, correct, chosen, counts, guaranteed)
 
 
-def simulate_trace(algorithm: Identifier, means, grid, reps: int = 1000, *, family: str = "uniform",
-                   scale: float = 1.0, random_seed=None, past_stop: bool = True) -> Trace:
+def simulate_trace(
+    algorithm: Identifier,
+    means,
+    grid,
+    reps: int = 1000,
+    *,
+    family: str = "uniform",
+    scale: float = 1.0,
+    random_seed=None,
+    past_stop: bool = True,
+) -> Trace:
     r"""Record an EXPLORE-m algorithm's :math:`\delta^{\hat c}` and NSS at the pull counts ``grid``.
 
     Parameters
@@ -421,17 +478,21 @@ def simulate_trace(algorithm: Identifier, means, grid, reps: int = 1000, *, fami
         raise TypeError(f"The 'past_stop' parameter of {owner} must be a bool. Got {past_stop!r} instead.")
     spec = _spec(algorithm, means.size, owner)
     if not isinstance(spec, MachineSpec):
-        raise ValueError(f"The 'algorithm' parameter of {owner} must be an EXPLORE-m algorithm (direct, incremental, "
-                         f"halving, adapt, ocba_m, racing). Got {algorithm.name!r} instead.")
+        raise ValueError(
+            f"The 'algorithm' parameter of {owner} must be an EXPLORE-m algorithm (direct, incremental, "
+            f"halving, adapt, ocba_m, racing). Got {algorithm.name!r} instead."
+        )
     seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
-    _, stop_samples, _, counts, _, dhat, nss = _machine_runs(spec, algorithm.k, means, family, scale, seeds, u_seeds,
-                                                             int(grid[-1]), grid, not past_stop)
+    _, stop_samples, _, counts, _, dhat, nss = _machine_runs(
+        spec, algorithm.k, means, family, scale, seeds, u_seeds, int(grid[-1]), grid, not past_stop
+    )
     return Trace(grid, dhat, nss, stop_samples, counts)
 
 
 def replay(algorithm: Identifier, rewards: np.ndarray, uniforms: np.ndarray, max_samples: int = 10**7):
     """One replication fed given rewards (``rewards[arm, j]`` is arm's j-th reward) and uniforms:
-    returns ``(samples, stopped, pull_order)``, to compare with the live loop pull for pull."""
+    returns ``(samples, stopped, pull_order)``, to compare with the live loop pull for pull.
+    """
     rewards = np.ascontiguousarray(rewards, dtype=np.float64)
     n_arms = rewards.shape[0]
     spec = _spec(algorithm, n_arms)
@@ -442,11 +503,33 @@ def replay(algorithm: Identifier, rewards: np.ndarray, uniforms: np.ndarray, max
     if isinstance(spec, MachineSpec):
         ints, reals, scal = ek.new_state(spec.spec, spec.schedule, n_arms)
         none = np.zeros(0)
-        t, stop_t = _machine_run(spec.spec, spec.schedule, np.zeros(n_arms), 0, 1.0, dummy, dummy[0], rewards,
-                                 uniforms, limit, ints, reals, scal, order, np.zeros(0, dtype=np.int64), none, none,
-                                 0.0, 1.0, True)
+        t, stop_t = _machine_run(
+            spec.spec,
+            spec.schedule,
+            np.zeros(n_arms),
+            0,
+            1.0,
+            dummy,
+            dummy[0],
+            rewards,
+            uniforms,
+            limit,
+            ints,
+            reals,
+            scal,
+            order,
+            np.zeros(0, dtype=np.int64),
+            none,
+            none,
+            0.0,
+            1.0,
+            True,
+        )
         return int(t), stop_t >= 0, order[: min(t, order.size)]
     n = np.zeros(n_arms, dtype=np.int64)
     total = np.zeros(n_arms)
-    t, ok = _one_run(spec, np.zeros(n_arms), 0, 1.0, dummy, dummy[0], rewards, uniforms, limit, n, total, order)
+    high, low = _tables(spec)
+    t, ok, _, _ = _one_run(
+        spec, np.zeros(n_arms), 0, 1.0, dummy, dummy[0], rewards, uniforms, limit, n, total, order, high, low
+    )
     return int(t), bool(ok), order[: min(t, order.size)]

@@ -82,7 +82,8 @@ class PolicyExtra(Protocol):
 
 def restrict(state: "BanditState", idx: np.ndarray) -> "BanditState":
     """The state a policy sees when only the arms ``idx`` may be chosen: every per-arm array of the
-    shared statistics and the fields ``state.extra`` declares per arm, indexed by ``idx``."""
+    shared statistics and the fields ``state.extra`` declares per arm, indexed by ``idx``.
+    """
     extra = state.extra
     if extra is not None:
         extra = extra._replace(**{f: getattr(extra, f)[idx] for f in extra.per_arm_fields})
@@ -133,7 +134,8 @@ class BanditState(NamedTuple):
 class Policy(NamedTuple):
     """A policy: its name, parameters and pure functions.
 
-    ``select(rng, state) -> int``; ``update(rng, state, arm, reward, cost) -> state`` (``rng`` first, as every function that draws).
+    ``select(rng, state) -> int``; ``update(rng, state, arm, reward, cost) -> state`` (``rng`` first, as every
+    function that draws).
     ``index`` is the vectorised index of index policies (``None`` otherwise),
     ``params`` the tuple of floats it takes. ``ranges`` is how losses are normalised
     when no range is known and the caller asks for ``"auto"``: ``"per_arm"`` (App. B)
@@ -166,7 +168,8 @@ class Policy(NamedTuple):
     simulator_rule: str | None = None
 
 
-def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | None = None, *, per_arm: bool = False) -> BanditState:
+def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | None = None, *,
+               per_arm: bool = False) -> BanditState:
     """Empty state for ``n_arms`` arms.
 
     ``scale`` fixes the loss range of every arm if known (shared); otherwise each
@@ -203,8 +206,18 @@ def add_pending(state: BanditState, arm: int) -> BanditState:
     """Record that a decision for ``arm`` was dispatched (the run loop calls this)."""
     pending = state.pending.copy()
     pending[arm] += 1
-    return BanditState(state.n, pending, state.loss_sum, state.loss_sq_sum, state.cost_sum,
-                       state.scale, state.fixed_scale, state.t + 1, state.extra, state.per_arm)
+    return BanditState(
+        state.n,
+        pending,
+        state.loss_sum,
+        state.loss_sq_sum,
+        state.cost_sum,
+        state.scale,
+        state.fixed_scale,
+        state.t + 1,
+        state.extra,
+        state.per_arm,
+    )
 
 
 def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:
@@ -227,7 +240,8 @@ def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:
 def raise_range(scale, arm, loss, per_arm):
     """In place, the running-maximum ranges once ``arm``'s ``loss`` exceeds its range: the
     arm's own entry when ``per_arm`` (App. B), else every entry (one shared range). The one
-    rule of :func:`grown_scale` and the replicated-run simulator's kernel."""
+    rule of :func:`grown_scale` and the replicated-run simulator's kernel.
+    """
     if per_arm:
         scale[arm] = loss
     else:
@@ -238,8 +252,14 @@ def raise_range(scale, arm, loss, per_arm):
 _KEEP = object()
 
 
-def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra: PolicyExtra | None = _KEEP,
-                scale: np.ndarray | None = None) -> BanditState:
+def record_loss(
+    state: BanditState,
+    arm: int,
+    reward: float,
+    cost: float,
+    extra: PolicyExtra | None = _KEEP,
+    scale: np.ndarray | None = None,
+) -> BanditState:
     """Fold one reward into the shared statistics (every policy's ``update`` starts here).
 
     Returns a new state; the arrays of ``state`` are never written. ``extra``
@@ -273,12 +293,12 @@ def record_loss(state: BanditState, arm: int, reward: float, cost: float, extra:
     cost_sum[arm] += float(cost)
     if extra is _KEEP:
         extra = state.extra
-    return BanditState(n, pending, loss_sum, loss_sq_sum, cost_sum, scale, state.fixed_scale, t, extra,
-                       state.per_arm)
+    return BanditState(n, pending, loss_sum, loss_sq_sum, cost_sum, scale, state.fixed_scale, t, extra, state.per_arm)
 
 
-def recentre_state(state: BanditState, loss_sum: np.ndarray, loss_sq_sum: np.ndarray,
-                   max_loss: np.ndarray) -> BanditState:
+def recentre_state(
+    state: BanditState, loss_sum: np.ndarray, loss_sq_sum: np.ndarray, max_loss: np.ndarray
+) -> BanditState:
     """``state`` with every arm's losses re-scored against a new centre (:mod:`pmcbandit.policies.centring`).
 
     ``loss_sum``, ``loss_sq_sum`` and ``max_loss`` are each arm's sum of losses, of squared
@@ -290,8 +310,18 @@ def recentre_state(state: BanditState, loss_sum: np.ndarray, loss_sq_sum: np.nda
         raise ValueError("a state with a fixed (known) loss scale cannot be re-centred: its centre is the bound a")
     scale = np.empty_like(max_loss)
     recentred_scale(max_loss, state.per_arm, scale)
-    return BanditState(state.n, state.pending, loss_sum.copy(), loss_sq_sum.copy(), state.cost_sum, scale,
-                       state.fixed_scale, state.t, state.extra, state.per_arm)
+    return BanditState(
+        state.n,
+        state.pending,
+        loss_sum.copy(),
+        loss_sq_sum.copy(),
+        state.cost_sum,
+        scale,
+        state.fixed_scale,
+        state.t,
+        state.extra,
+        state.per_arm,
+    )
 
 
 @numba.njit(cache=True)
@@ -364,8 +394,9 @@ def argmax_random(values, u):
     return -1
 
 
-def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float | None = None,
-                 ranges: str = "shared") -> Policy:
+def index_policy(
+    name: str, index: Callable, params: tuple = (), *, scale: float | None = None, ranges: str = "shared"
+) -> Policy:
     """Build a :class:`Policy` from a numba ``index(n, mean, var, t, params)``.
 
     ``n`` counts received *and* pending rewards of each arm; arms with ``n == 0``
@@ -379,14 +410,24 @@ def index_policy(name: str, index: Callable, params: tuple = (), *, scale: float
         return init_state(n_arms, scale, per_arm=per_arm)
 
     def select(rng: np.random.Generator, state: BanditState) -> int:
-        return kernel(state.n, state.pending, state.loss_sum, state.loss_sq_sum,
-                      state.scale, state.per_arm, state.t + 1, params, rng.random())
+        return kernel(
+            state.n,
+            state.pending,
+            state.loss_sum,
+            state.loss_sq_sum,
+            state.scale,
+            state.per_arm,
+            state.t + 1,
+            params,
+            rng.random(),
+        )
 
     def update(rng, state, arm, reward, cost=0.0):
         return record_loss(state, arm, reward, cost)
 
-    return Policy(name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True,
-                  simulator_rule="index")
+    return Policy(
+        name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True, simulator_rule="index"
+    )
 
 
 _KERNELS: dict = {}

@@ -111,7 +111,8 @@ def centred_losses(n, moments, d, loss_sum, loss_sq_sum, max_loss):
 @numba.njit(cache=True)
 def recentred_scale(max_loss, per_arm, scale):
     """The loss ranges after a re-centring, in place: each arm's largest loss when ``per_arm``
-    (App. B), else the largest over all arms in every entry."""
+    (App. B), else the largest over all arms in every entry.
+    """
     widest = 0.0
     for i in range(max_loss.shape[0]):
         widest = max(widest, max_loss[i])

@@ -15,7 +15,8 @@ the smallest grid point ``q`` above ``mean_j`` with ``T_j * KL(mean_j, q) > f(t)
 above it. Snapping to the grid makes the index a function of ``(mean, d)`` alone,
 ``d = f(t)/T_j``, whatever point the search starts from: :func:`grid_index`
 brackets the answer between a grid point known to be below it and one known to be
-at or above it, and moves by Newton steps on ``q -> KL(mean, q) - d`` (convex and
+at or above it, tests a point and its lower neighbour at each step (a straddling
+pair ends the search), and moves by Newton steps on ``q -> KL(mean, q) - d`` (convex and
 increasing on ``[mean, 1]``, so a step from above lands above the root and one
 from below overshoots it; KL's derivative in ``q`` is ``(q - mean)/(q(1 - q))``, no
 logarithm), falling back to halving the bracket when a step leaves it or after
@@ -23,8 +24,10 @@ logarithm), falling back to halving the bracket when a step leaves it or after
 ``mean + sqrt(d/2)`` (``KL(p, q) >= 2 (q - p)^2`` puts the supremum below it); the
 replicated-run simulator starts from the arm's previous index, which changes only
 when the arm is pulled or ``d`` crosses the next grid point, so most rounds cost a
-comparison (:mod:`pmcbandit.simulate.kernel`). Both give the same grid point, so
-the simulator replays the live pulls exactly.
+comparison (:mod:`pmcbandit.simulate.kernel`). Both give the same grid point (the
+computed KL increases from one grid point to the next around the root: the
+spacing is far above its rounding error), so the simulator replays the live
+pulls exactly.
 """
 
 from __future__ import annotations
@@ -105,12 +108,21 @@ def grid_index(p, d, start, known_below):
     while hi - lo > 1:
         if not lo < j < hi:
             j = (lo + hi) // 2
+        # Each step tests a point and the one below it: the two evaluations are independent
+        # (they overlap in the processor), and a pair that straddles the root ends the search.
         q = j * GRID
         g = kl_bernoulli(p, q)
-        above = g > d
-        if above:
+        g_below = kl_bernoulli(p, q - GRID) if j - 1 > lo else -np.inf
+        if g > d:
             hi = j
             kl_hi = g
+            if g_below <= d:
+                lo = j - 1
+                break
+            hi = j - 1
+            kl_hi = g_below
+            q = q - GRID
+            g = g_below
         else:
             lo = j
         steps += 1
@@ -118,12 +130,12 @@ def grid_index(p, d, start, known_below):
         if steps > MAX_NEWTON or not slope > 0.0:
             j = (lo + hi) // 2
             continue
-        target = q - (g - d) / slope
-        # Keep the target finite and inside (0, 1) before it becomes a grid index.
-        target = min(max(target, 0.0), 1.0)
+        # Newton's point, kept finite and inside [0, 1] before it becomes a grid index; from
+        # above it is at or above the root, so the answer is at most its ceiling.
+        target = min(max(q - (g - d) / slope, 0.0), 1.0)
         j = int(np.ceil(target * _N_GRID))
-        if above and j >= hi:
-            j = hi - 1  # from above the answer is at most ceil(target): test the point below
+        if j >= hi:
+            j = hi - 1
     return hi, kl_hi
 
 

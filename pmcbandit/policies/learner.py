@@ -91,7 +91,8 @@ class PolicyLearner:
     def close(self, rng: np.random.Generator, decision) -> float:
         """Feed a closed decision to the policy and return its reward (the rule of
         :mod:`pmcbandit.policies.rewards`); a decision with a faulty pull gets no reward (NaN) and
-        stops counting as pending."""
+        stops counting as pending.
+        """
         arm = decision.arms[0]
         if decision.failed:
             self.state = _release_pending(self.state, arm)
@@ -136,7 +137,8 @@ class PolicyLearner:
 
     def rescale(self, f: float) -> None:
         """Working values were multiplied by ``f``: losses scale by ``f^2``, squared losses by
-        ``f^4``; policies see ``loss/scale``, so decisions are unchanged."""
+        ``f^4``; policies see ``loss/scale``, so decisions are unchanged.
+        """
         f2 = f * f
         s = self.state
         self.state = s._replace(loss_sum=s.loss_sum * f2, loss_sq_sum=s.loss_sq_sum * f2 * f2, scale=s.scale * f2)

@@ -16,6 +16,7 @@ __all__ = ["policy"]
 
 
 def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
+    """The oracle policy: always play ``arm`` (the benchmark allocation of Neufeld et al. 2014, Sec. 6)."""
     if isinstance(arm, bool) or not isinstance(arm, numbers.Integral) or arm < 0:
         raise ValueError(f"The 'arm' parameter of oracle must be an int >= 0. Got {arm!r} instead.")
     fixed = int(arm)

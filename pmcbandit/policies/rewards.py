@@ -93,7 +93,9 @@ class RewardRule:
         if bounds is not None:
             lo, hi = (float(b) for b in bounds)
             if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-                raise ValueError(f"The 'bounds' parameter of run must be finite (a, b) with a < b. Got {bounds!r} instead.")
+                raise ValueError(
+                    f"The 'bounds' parameter of run must be finite (a, b) with a < b. Got {bounds!r} instead."
+                )
             self.bounds = (lo, hi)
             if name == "squared":
                 self.centre = lo
@@ -129,12 +131,14 @@ class RewardRule:
 
     def recentre_due(self) -> bool:
         """Whether the centre moves now (after the 2nd, 4th, 8th, ... reward of a running centre);
-        also kept as the attribute :attr:`due`, set by :meth:`reward`."""
+        also kept as the attribute :attr:`due`, set by :meth:`reward`.
+        """
         return self.moments is not None and recentre_due(self.moments.count)
 
     def recentre(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Move the centre to the running mean; every arm's loss sum, squared-loss sum and
-        largest loss about it (for the policy's ``recentre``, :mod:`pmcbandit.policies.centring`)."""
+        largest loss about it (for the policy's ``recentre``, :mod:`pmcbandit.policies.centring`).
+        """
         self.centre, loss_sum, loss_sq_sum, max_loss = self.moments.centre_and_losses()
         return loss_sum, loss_sq_sum, max_loss
 
@@ -175,31 +179,48 @@ def centre_rule(centre, bounds, can_recentre: bool, owner: str = "run"):
         check_choice(centre, CENTRE_NAMES, "centre", owner)
         if bounds is not None:
             if centre != "auto":
-                raise ValueError(f"The 'centre' parameter of {owner} must be 'auto' when bounds are given (the "
-                                 f"centre is then a, App. B). Got {centre!r} instead.")
+                raise ValueError(
+                    f"The 'centre' parameter of {owner} must be 'auto' when bounds are given (the "
+                    f"centre is then a, App. B). Got {centre!r} instead."
+                )
             return "bounds"
         if centre == "auto":
             return "running" if can_recentre else "first"
         if centre == "running" and not can_recentre:
-            raise ValueError(f"The 'centre' parameter of {owner} must be 'first', 'auto' or a float for a policy "
-                             f"without a recentre function (it cannot re-score its losses). Got {centre!r} instead.")
+            raise ValueError(
+                f"The 'centre' parameter of {owner} must be 'first', 'auto' or a float for a policy "
+                f"without a recentre function (it cannot re-score its losses). Got {centre!r} instead."
+            )
         return centre
     if isinstance(centre, bool) or not isinstance(centre, numbers.Real) or not np.isfinite(centre):
-        raise ValueError(f"The 'centre' parameter of {owner} must be one of {CENTRE_NAMES} or a finite float. "
-                         f"Got {centre!r} instead.")
+        raise ValueError(
+            f"The 'centre' parameter of {owner} must be one of {CENTRE_NAMES} or a finite float. "
+            f"Got {centre!r} instead."
+        )
     if bounds is not None:
-        raise ValueError(f"The 'centre' parameter of {owner} must be 'auto' when bounds are given (the centre is "
-                         f"then a, App. B). Got {centre!r} instead.")
+        raise ValueError(
+            f"The 'centre' parameter of {owner} must be 'auto' when bounds are given (the centre is "
+            f"then a, App. B). Got {centre!r} instead."
+        )
     return float(centre)
 
 
-def make_reward_rule(reward: str, bounds, equal_costs: bool, ranges: str = "auto", policy=None,
-                     centre="auto", n_arms: int | None = None, owner: str = "run") -> RewardRule:
+def make_reward_rule(
+    reward: str,
+    bounds,
+    equal_costs: bool,
+    ranges: str = "auto",
+    policy=None,
+    centre="auto",
+    n_arms: int | None = None,
+    owner: str = "run",
+) -> RewardRule:
     """The :class:`RewardRule` named by ``reward`` (``"auto"``: ``"squared"`` when the budget counts
     decisions at ``equal_costs`` — a ``Pulls`` budget — else ``"paired"``) with
     the ranges of :func:`per_arm_ranges` and the centre of :func:`centre_rule` for ``policy``
     (a :class:`~pmcbandit.policies.Policy`; without one, ranges per arm and the first
-    observation as centre)."""
+    observation as centre).
+    """
     check_choice(reward, REWARD_NAMES, "reward", owner)
     per_arm = per_arm_ranges(ranges, bounds, policy.ranges if policy is not None else "per_arm", owner)
     rule = centre_rule(centre, bounds, policy is not None and policy.recentre is not None, owner)

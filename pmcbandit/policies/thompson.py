@@ -46,7 +46,7 @@ How a buffer becomes ``K`` Beta draws (:func:`select_kernel`). Slot 0 is the
 tie-break uniform of :func:`~pmcbandit.policies.base.argmax_random` (exact ties
 among continuous draws have probability zero, so sharing its bits is harmless).
 The 53-bit integers of both slots are hashed into the 64-bit key of a
-counter-based stream private to the decision: output ``i`` is the SplitMix64 finaliser of
+counter-based stream private to the decision: output ``i = 1, 2, ...`` is the SplitMix64 finaliser of
 ``key + i * 0x9E3779B97F4A7C15`` (Steele, Lea & Flood 2014), so the decision
 never runs out of random bits and the Generator's consumption is fixed. From it
 come ``2K`` Gamma variates in arm order (``G_a ~ Gamma(S_k + 1)`` then
@@ -54,7 +54,8 @@ come ``2K`` Gamma variates in arm order (``G_a ~ Gamma(S_k + 1)`` then
 Tsang (2000), "A simple method for generating gamma variables" (exact for shape
 >= 1, which holds here), with standard normals by the 256-layer ziggurat
 (Marsaglia & Tsang 2000, "The ziggurat method for generating random variables";
-52-bit layout as in Doornik 2005, tail by Marsaglia's exponential method). Every
+52-bit layout as in Doornik 2005, tail by Marsaglia's exponential method;
+:mod:`pmcbandit.policies.variates`). Every
 step is exact (no approximation of the Beta law); the tests compare the normals,
 Gammas and Betas with ``scipy.stats`` and the decisions with the PyMC backend.
 The kernels allocate nothing per decision (:func:`select_into` writes the draws
@@ -64,8 +65,8 @@ to a caller's buffer), which is what lets the simulator run them per round.
 ``pm.Beta.dist(alpha=S+1, beta=F+1)`` with ``alpha``/``beta`` PyTensor shared
 variables, compiled once per number of arms by :func:`pymc.pytensorf.compile`;
 each decision reseeds its RNG from ``rng.integers(2**63)`` and then takes one
-``rng.random()`` for ties. It is the reference implementation (50-100 µs a
-decision, against a few µs for the kernel; ``benchmarks/bench_policies.py``).
+``rng.random()`` for ties. It is the reference implementation, far slower per decision than the kernel
+(``benchmarks/bench_policies.py`` measures both).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from pmcbandit.policies.variates import counter_key, gamma_constants, gamma_from_constants
 from pmcbandit.policies.base import (
     BanditState,
     Policy,
@@ -91,8 +93,6 @@ __all__ = [
     "BetaCounts",
     "SELECT_UNIFORMS",
     "counter_key",
-    "std_normal",
-    "std_gamma",
     "beta_draws_into",
     "beta_draws_kernel",
     "select_into",
@@ -108,156 +108,17 @@ __all__ = [
 SELECT_UNIFORMS = 2
 
 _SAMPLERS = ("numba", "pymc")
-_U64 = np.uint64
-_GOLDEN = _U64(0x9E3779B97F4A7C15)
-_TWO_53 = 9007199254740992.0
-_INV_2_53 = 1.0 / _TWO_53
-# Ziggurat constants for 256 layers (Marsaglia & Tsang 2000): the base layer's right edge
-# and the common area of every layer.
-_ZIG_R = 3.6541528853610088
-_ZIG_V = 4.92867323399e-3
-_ZIG_INV_R = 1.0 / _ZIG_R
-_MANTISSA = _U64(0x000FFFFFFFFFFFFF)
-
-
-def _ziggurat_tables():
-    """Layer tables ``(k, w, f)`` of the 256-layer ziggurat with 52-bit mantissas (Marsaglia & Tsang's
-    ``zigset`` recursion: ``x_{i-1} = sqrt(-2 log(v / x_i + f(x_i)))``, ``f(x) = exp(-x^2 / 2)``)."""
-    m = 2.0**52
-    k = np.zeros(256, dtype=np.uint64)
-    w = np.zeros(256)
-    f = np.zeros(256)
-    dn = tn = _ZIG_R
-    q = _ZIG_V / np.exp(-0.5 * dn * dn)
-    k[0] = np.uint64(dn / q * m)
-    w[0], w[255] = q / m, dn / m
-    f[0], f[255] = 1.0, np.exp(-0.5 * dn * dn)
-    for i in range(254, 0, -1):
-        dn = np.sqrt(-2.0 * np.log(_ZIG_V / dn + np.exp(-0.5 * dn * dn)))
-        k[i + 1] = np.uint64(dn / tn * m)
-        tn = dn
-        f[i] = np.exp(-0.5 * dn * dn)
-        w[i] = dn / m
-    return k, w, f
-
-
-_ZIG_K, _ZIG_W, _ZIG_F = _ziggurat_tables()
-_ZIG_K = _ZIG_K.astype(np.int64)  # compared with a signed 52-bit abscissa (cheap int -> float)
 
 
 class BetaCounts(NamedTuple):
     """Thompson's extra state: per-arm resampled successes and failures (float64: whole numbers
-    until a re-centring replaces them by their expectations)."""
+    until a re-centring replaces them by their expectations).
+    """
 
     successes: np.ndarray
     failures: np.ndarray
 
     per_arm_fields = ("successes", "failures")  # indexed by arm (PolicyExtra)
-
-
-# --- the decision's counter-based stream: a uint64 counter, SplitMix64's finaliser as output ---
-
-
-@numba.njit(cache=True, inline="always")
-def _mix64(z):
-    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
-    return z ^ (z >> _U64(31))
-
-
-@numba.njit(cache=True)
-def counter_key(u1, u2):
-    """Key of a decision's stream from its two Generator uniforms: their 53-bit integers, the second
-    shifted over the first's top 11 bits, hashed by the SplitMix64 finaliser."""
-    w1 = _U64(np.int64(u1 * _TWO_53))
-    w2 = _U64(np.int64(u2 * _TWO_53))
-    return _mix64(w1 ^ (w2 << _U64(11)))
-
-
-@numba.njit(cache=True, inline="always")
-def _uniform(s):
-    """``(u, s')``: the next output's top 53 bits as a double in [0, 1)."""
-    s = s + _GOLDEN
-    return np.int64(_mix64(s) >> _U64(11)) * _INV_2_53, s  # signed: a cheap int -> float
-
-
-@numba.njit(cache=True, inline="never")
-def _normal_rest(idx, x, negative, s):
-    """The ziggurat's rarer branches: layer ``idx``'s wedge or the tail, then fresh tries."""
-    while True:
-        if idx == 0:
-            while True:
-                u1, s = _uniform(s)
-                u2, s = _uniform(s)
-                xx = -_ZIG_INV_R * np.log1p(-u1)
-                yy = -np.log1p(-u2)
-                if yy + yy > xx * xx:
-                    return (-(_ZIG_R + xx) if negative else _ZIG_R + xx), s
-        else:
-            u, s = _uniform(s)
-            if (_ZIG_F[idx - 1] - _ZIG_F[idx]) * u + _ZIG_F[idx] < np.exp(-0.5 * x * x):
-                return x, s
-        s = s + _GOLDEN
-        bits = _mix64(s)
-        idx = np.int64(bits & _U64(0xFF))
-        sign = 1.0 - 2.0 * np.int64((bits >> _U64(8)) & _U64(1))
-        negative = sign < 0.0
-        rabs = np.int64((bits >> _U64(9)) & _MANTISSA)
-        x = sign * (rabs * _ZIG_W[idx])
-        if rabs < _ZIG_K[idx]:
-            return x, s
-
-
-@numba.njit(cache=True, inline="always")
-def std_normal(s):
-    """``(z, s')``: a standard normal by the 256-layer ziggurat from the stream at counter ``s``.
-
-    One output usually suffices (about 99% of the time): its low 8 bits pick the layer, the
-    next bit the sign and 52 bits the abscissa; outside the layer's rectangle the wedge (one
-    more uniform) or the tail beyond ``r`` (Marsaglia's method, two uniforms per try) decides,
-    out of line.
-    """
-    s = s + _GOLDEN
-    bits = _mix64(s)
-    idx = np.int64(bits & _U64(0xFF))
-    sign = 1.0 - 2.0 * np.int64((bits >> _U64(8)) & _U64(1))  # +-1 without a branch
-    rabs = np.int64((bits >> _U64(9)) & _MANTISSA)
-    x = sign * (rabs * _ZIG_W[idx])
-    if rabs < _ZIG_K[idx]:
-        return x, s
-    return _normal_rest(idx, x, sign < 0.0, s)
-
-
-@numba.njit(cache=True, inline="always")
-def gamma_constants(shape):
-    """Marsaglia & Tsang's ``d = shape - 1/3`` and ``c = 1/sqrt(9 d)`` of ``Gamma(shape, 1)``."""
-    d = shape - 1.0 / 3.0
-    return d, 1.0 / np.sqrt(9.0 * d)
-
-
-@numba.njit(cache=True, inline="always")
-def gamma_from_constants(d, c, s):
-    """``(g, s')``: ``Gamma(shape, 1)`` for ``shape >= 1`` by Marsaglia & Tsang (2000), Sec. 4,
-    given ``(d, c) = gamma_constants(shape)``."""
-    while True:
-        x, s = std_normal(s)
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u, s = _uniform(s)
-        x2 = x * x
-        if u < 1.0 - 0.0331 * x2 * x2:  # squeeze: accepts ~98% without logs
-            return d * v, s
-        if np.log(u) < 0.5 * x2 + d * (1.0 - v + np.log(v)):
-            return d * v, s
-
-
-@numba.njit(cache=True)
-def std_gamma(shape, s):
-    """``(g, s')``: ``Gamma(shape, 1)`` for ``shape >= 1`` by Marsaglia & Tsang (2000), Sec. 4."""
-    d, c = gamma_constants(shape)
-    return gamma_from_constants(d, c, s)
 
 
 @numba.njit(cache=True)
@@ -287,7 +148,8 @@ def refresh_constants(successes, failures, arm, constants):
 def cached_select_into(constants, scale, offset, n_arms, per_arm, u0, u1, theta):
     """:func:`select_into` with the arms' Gamma constants kept by the caller (:func:`refresh_constants`
     after every change of a count): the same arithmetic, hence the same decision, without a square
-    root and a division per Gamma variate (the replicated-run simulator's loop)."""
+    root and a division per Gamma variate (the replicated-run simulator's loop).
+    """
     s = counter_key(u0, u1)
     for i in range(n_arms):
         j = offset + i
@@ -437,7 +299,7 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
     sampler : {"numba", "pymc"}
         Backend of the posterior draws: the exact numba kernel (default; fixed
         Generator consumption, see the module docstring) or the compiled PyMC
-        ``Beta`` distribution (reference, 50-100 µs a decision).
+        ``Beta`` distribution (reference; far slower per decision).
     scale : float, optional
         Known loss range (``r = 1 - loss/scale``); by default the running maximum.
         ``init(n_arms, per_arm=True)`` gives each arm its own running maximum instead and

@@ -15,6 +15,7 @@ __all__ = ["policy"]
 
 
 def policy(*, scale: float | None = None) -> Policy:
+    """Uniform allocation: round-robin over the arms (module docstring)."""
     def init(n_arms: int, scale: float | None = scale, *, per_arm: bool = False):
         return init_state(n_arms, scale, per_arm=per_arm)
 

@@ -110,7 +110,8 @@ def check_checkpoint(path, door: str) -> None:
 def _read(path, door: str) -> _Stored:
     """The checkpoint's contents; any failure to read them is a ``ValueError`` saying what to do."""
     try:
-        with np.load(path, allow_pickle=False) as data:
+        # The file is opened here so it is closed even when NumPy fails to read it as an archive.
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
             if not isinstance(data, np.lib.npyio.NpzFile):
                 raise ValueError("not an .npz archive")
             missing = [k for k in _REQUIRED if k not in data]
@@ -144,7 +145,8 @@ def _read(path, door: str) -> _Stored:
 
 def run_streams(random_seed, checkpoint, owner: str = "run") -> Streams:
     """Streams from the seed (``owner`` names the door in errors); when resuming with no seed, the
-    checkpoint's (the entropy drawn by the run that wrote it, so the resumed run is the same run)."""
+    checkpoint's (the entropy drawn by the run that wrote it, so the resumed run is the same run).
+    """
     if random_seed is None and checkpoint is not None and os.path.exists(checkpoint):
         return Streams.from_json(_read(checkpoint, owner).settings["streams"])
     return Streams.from_generator(get_random_generator(random_seed, owner))
@@ -152,7 +154,8 @@ def run_streams(random_seed, checkpoint, owner: str = "run") -> Streams:
 
 def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:
     """Write history and settings atomically to an ``.npz`` (loads without running code): a file
-    beside the target, then :func:`os.replace`, so a kill leaves the previous checkpoint whole."""
+    beside the target, then :func:`os.replace`, so a kill leaves the previous checkpoint whole.
+    """
     data = engine.history.to_npz_dict()
     data["settings_json"] = np.asarray(json.dumps(settings))
     data["selected"] = np.asarray(engine.selected)
@@ -183,23 +186,41 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
     history = stored.history
     # Checkpoints written before the running centre existed scored every loss against the first observation;
     # those written before identification runs existed were all allocation runs.
-    saved.setdefault("centre", None if saved.get("reward") == "paired" else "bounds" if saved.get("bounds") else "first")
+    saved.setdefault("centre",
+                     None if saved.get("reward") == "paired" else "bounds" if saved.get("bounds") else "first")
     saved.setdefault("kind", "allocation")
     for key in FINGERPRINT:
         if saved.get(key) != settings.get(key):
-            raise _bad(path, door, f"a checkpoint written by the same arms, algorithm, reward and seed (it was "
-                                   f"written with {key}={saved.get(key)!r}, but this run has {key}="
-                                   f"{settings.get(key)!r}): resume it with those, or {_START_NEW}")
+            raise _bad(
+                path,
+                door,
+                f"a checkpoint written by the same arms, algorithm, reward and seed (it was "
+                f"written with {key}={saved.get(key)!r}, but this run has {key}="
+                f"{settings.get(key)!r}): resume it with those, or {_START_NEW}",
+            )
     if not stored.info_replayable:
-        raise _bad(path, door, f"a checkpoint that replays (this one cannot be resumed exactly: its policy {saved.get('policy')!r} was fed "
-                               "pull info that checkpoints do not record, only the arms' declared float diagnostics "
-                               f"are kept, so replaying it would not rebuild the policy's state): {_START_NEW}")
+        raise _bad(
+            path,
+            door,
+            "a checkpoint that replays (this one cannot be resumed exactly: "
+            f"its policy {saved.get('policy')!r} was fed "
+            "pull info that checkpoints do not record, only the arms' declared float diagnostics "
+            f"are kept, so replaying it would not rebuild the policy's state): {_START_NEW}",
+        )
     if history.diagnostics != engine.history.diagnostics:
-        raise _bad(path, door, f"a checkpoint of arms with the same diagnostics (it has {history.diagnostics!r}, the "
-                               f"arms declare {engine.history.diagnostics!r}): use the same arms, or {_START_NEW}")
+        raise _bad(
+            path,
+            door,
+            f"a checkpoint of arms with the same diagnostics (it has {history.diagnostics!r}, the "
+            f"arms declare {engine.history.diagnostics!r}): use the same arms, or {_START_NEW}",
+        )
     if stored.unreliable_since is not None and stored.unreliable_since.shape != (engine.n_arms,):
-        raise _bad(path, door, f"a checkpoint of {engine.n_arms} arms (it has {stored.unreliable_since.shape[0]}): "
-                               f"use the same arms, or {_START_NEW}")
+        raise _bad(
+            path,
+            door,
+            f"a checkpoint of {engine.n_arms} arms (it has {stored.unreliable_since.shape[0]}): "
+            f"use the same arms, or {_START_NEW}",
+        )
     if stored.unreliable_since is not None:
         engine.unreliable_since[:] = stored.unreliable_since
     if engine.tails is not None and stored.tails is not None:
@@ -225,10 +246,14 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
         decision = engine.decisions.get(rec.decision)
         if decision is None or rec.arm not in decision.arms:
             now = "none" if decision is None else [engine.arms[a].name for a in decision.arms]
-            raise _bad(path, door, f"a checkpoint whose decisions this run re-makes (decision {rec.decision} was "
-                                   f"{engine.arms[rec.arm].name!r} when it was written and is {now} now: the run that "
-                                   "wrote it depended on something a replay cannot repeat, such as arms whose draws "
-                                   f"changed or a custom policy that is not a function of its stream): {_START_NEW}")
+            raise _bad(
+                path,
+                door,
+                f"a checkpoint whose decisions this run re-makes (decision {rec.decision} was "
+                f"{engine.arms[rec.arm].name!r} when it was written and is {now} now: the run that "
+                "wrote it depended on something a replay cannot repeat, such as arms whose draws "
+                f"changed or a custom policy that is not a function of its stream): {_START_NEW}",
+            )
         engine.absorb(Row(rec, tuple(d[r] for d in diags), fault_msgs.get(r, ""), None))
     while engine.selected < stored.selected:
         reopen()
@@ -242,10 +267,14 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
     settings["resumed_pulls"] = len(rows)
     if saved.get("stopped_by") in FINISHED:
         settings["resumed_stopped_by"] = saved["stopped_by"]
-    _LOG.info("%s: resumed from the checkpoint %r: %d pulls in %d decisions replayed%s", door, os.fspath(path),
-              len(rows), stored.selected,
-              f" (that run had finished: stopped by {saved['stopped_by']})" if saved.get("stopped_by") in FINISHED
-              else "")
+    _LOG.info(
+        "%s: resumed from the checkpoint %r: %d pulls in %d decisions replayed%s",
+        door,
+        os.fspath(path),
+        len(rows),
+        stored.selected,
+        f" (that run had finished: stopped by {saved['stopped_by']})" if saved.get("stopped_by") in FINISHED else "",
+    )
     for ticket in engine.pending_tickets():
         executor.submit(ticket)
 
@@ -258,5 +287,7 @@ def warn_if_reused(settings: dict, pulls: int) -> None:
     warnings.warn(
         f"The checkpoint {settings['resumed_from']!r} holds a finished run (stopped by {stopped} after {pulls} pulls): "
         f"its result is returned and no new pull was made. To start a new run, {_START_NEW}; to extend it, "
-        "raise the budget.", PmcBanditWarning, stacklevel=caller_stacklevel())
-
+        "raise the budget.",
+        PmcBanditWarning,
+        stacklevel=caller_stacklevel(),
+    )

@@ -28,13 +28,16 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
+from pmcbandit._logging import log_notes
 from pmcbandit._rng import check_seed
 from pmcbandit._validation import check_loop_options
+from pmcbandit.arms.base import warm_up_arms
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.runtime.budget import Budget, as_budget
-from pmcbandit.runtime.checkpoint import run_streams
+from pmcbandit.runtime.checkpoint import check_checkpoint, run_streams, warn_if_reused
 from pmcbandit.runtime.config import RunConfig
 from pmcbandit.runtime.engine import Engine
+from pmcbandit.runtime.faults import warn_faults
 from pmcbandit.runtime.executors.local import open_executor
 from pmcbandit.runtime.loop import drive
 
@@ -63,8 +66,20 @@ class DoorRun(NamedTuple):
     stopped_by: str
 
 
-def loop_options(door: str, *, budget, random_seed, max_faults, max_in_flight, pull_timeout, executor, progressbar, callback,
-                 checkpoint, checkpoint_every) -> LoopOptions:
+def loop_options(
+    door: str,
+    *,
+    budget,
+    random_seed,
+    max_faults,
+    max_in_flight,
+    pull_timeout,
+    executor,
+    progressbar,
+    callback,
+    checkpoint,
+    checkpoint_every,
+) -> LoopOptions:
     """Check the shared keywords of ``door`` (``TypeError``/``ValueError`` naming the parameter and the door).
 
     ``random_seed`` is only checked here (an int >= 0, a Generator or None); :func:`drive_run`
@@ -72,15 +87,33 @@ def loop_options(door: str, *, budget, random_seed, max_faults, max_in_flight, p
     """
     budget = as_budget(budget, door)
     check_seed(random_seed, door)
-    check_loop_options(door, max_faults=max_faults, max_in_flight=max_in_flight, pull_timeout=pull_timeout,
-                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-                       checkpoint_every=checkpoint_every)
-    return LoopOptions(budget, int(max_faults), max_in_flight, pull_timeout, executor, progressbar, callback,
-                       checkpoint, float(checkpoint_every))
+    check_loop_options(
+        door,
+        max_faults=max_faults,
+        max_in_flight=max_in_flight,
+        pull_timeout=pull_timeout,
+        progressbar=progressbar,
+        callback=callback,
+        checkpoint=checkpoint,
+        checkpoint_every=checkpoint_every,
+    )
+    check_checkpoint(checkpoint, door)
+    return LoopOptions(
+        budget,
+        int(max_faults),
+        max_in_flight,
+        pull_timeout,
+        executor,
+        progressbar,
+        callback,
+        checkpoint,
+        float(checkpoint_every),
+    )
 
 
-def drive_run(door: str, arms, learner, random_seed, options: LoopOptions, *, config: dict, guards=None,
-              bounds=None, watch=None) -> DoorRun:
+def drive_run(
+    door: str, arms, learner, random_seed, options: LoopOptions, *, config: dict, guards=None, bounds=None, watch=None
+) -> DoorRun:
     """Build the engine around ``learner`` and drive the one loop (module docstring, step 2).
 
     Parameters
@@ -107,26 +140,56 @@ def drive_run(door: str, arms, learner, random_seed, options: LoopOptions, *, co
     streams = run_streams(random_seed, options.checkpoint, door)
     engine = Engine(arms, learner, streams, options.max_faults, bounds, guards)
     with open_executor(options.max_in_flight, options.pull_timeout, options.executor, door) as ex:
+        if not getattr(
+            ex.pool, "remote", False
+        ):  # compile before the clock starts (Arm.warm_up); workers do it on install
+            warm_up_arms(arms)
         run_config = RunConfig(
-            budget=repr(options.budget), arm_names=tuple(a.name for a in arms),
-            families=tuple(a.family for a in arms), log_scale=engine.log_scale, streams=streams.to_json(),
-            max_faults=options.max_faults, max_in_flight=ex.max_in_flight, pull_timeout=options.pull_timeout,
-            executor=ex.kind, workers=ex.workers, bounds=None if bounds is None else tuple(bounds), **config,
+            budget=repr(options.budget),
+            arm_names=tuple(a.name for a in arms),
+            families=tuple(a.family for a in arms),
+            log_scale=engine.log_scale,
+            streams=streams.to_json(),
+            max_faults=options.max_faults,
+            max_in_flight=ex.max_in_flight,
+            pull_timeout=options.pull_timeout,
+            executor=ex.kind,
+            workers=ex.workers,
+            bounds=None if bounds is None else tuple(bounds),
+            **config,
         )
-        settings = run_config.settings(door=door)
-        stopped_by = drive(engine, options.budget, ex.pool, settings, watch=watch, progressbar=options.progressbar,
-                           callback=options.callback, checkpoint=options.checkpoint,
-                           checkpoint_every=options.checkpoint_every, max_in_flight=ex.max_in_flight)
+        settings = run_config.settings(
+            door=door, deterministic=[bool(getattr(a, "deterministic", False)) for a in arms]
+        )
+        stopped_by = drive(
+            engine,
+            options.budget,
+            ex.pool,
+            settings,
+            watch=watch,
+            progressbar=options.progressbar,
+            callback=options.callback,
+            checkpoint=options.checkpoint,
+            checkpoint_every=options.checkpoint_every,
+            max_in_flight=ex.max_in_flight,
+        )
+    warn_if_reused(settings, len(engine.history))
+    warn_faults(engine, door)
     return DoorRun(engine, settings, stopped_by)
 
 
 def emit_warnings(result, stacklevel: int = 3) -> None:
-    """Issue each of ``result.warnings()`` once, pointing at the line that called the door.
+    """Issue each of ``result.warnings()`` once, pointing at the line that called the door, and log
+    each of the result's notes once at INFO on the ``pmcbandit`` logger (:mod:`pmcbandit._logging`).
 
-    An entry is a message (a :class:`~pmcbandit.exceptions.PmcBanditWarning`) or a
-    ``(category, message)`` pair with a subclass of it. ``stacklevel`` 3: this function, the door,
-    the caller.
+    An entry is a message: a :class:`~pmcbandit.exceptions.WarningText` (issued as its
+    ``category``), a plain string (a :class:`~pmcbandit.exceptions.PmcBanditWarning`), or a
+    ``(category, message)`` pair. Entries in ``result.issued`` were issued by the door before the
+    run and are not issued again. ``stacklevel`` 3: this function, the door, the caller.
     """
-    for entry in result.warnings():
-        category, message = entry if isinstance(entry, tuple) else (PmcBanditWarning, entry)
-        warnings.warn(message, category, stacklevel=stacklevel)
+    issued = {str(m) for m in getattr(result, "issued", ())}
+    for entry in dict.fromkeys(result.warnings()):
+        category, message = entry if isinstance(entry, tuple) else (getattr(entry, "category", PmcBanditWarning), entry)
+        if str(message) not in issued:
+            warnings.warn(str(message), category, stacklevel=stacklevel)
+    log_notes(getattr(result, "notes", ()))

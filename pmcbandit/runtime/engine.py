@@ -70,7 +70,8 @@ _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 
 class Row(NamedTuple):
     """One pull as the engine folds it in (:meth:`Engine.absorb`): from a pull that came back
-    (:meth:`Engine.record`) or from a checkpoint (``info=None``)."""
+    (:meth:`Engine.record`) or from a checkpoint (``info=None``).
+    """
 
     record: PullRecord
     diagnostics: tuple
@@ -145,7 +146,8 @@ class Engine:
     @property
     def state(self):
         """The learner's state (a policy's :class:`~pmcbandit.policies.BanditState` or
-        identification statistics)."""
+        identification statistics).
+        """
         return self.learner.state
 
     @property
@@ -160,12 +162,14 @@ class Engine:
 
     def cpu_seconds(self) -> float:
         """CPU seconds of the run: this process's (the driver, and pulls run in it) plus what remote
-        workers reported for the pulls that came back (:attr:`pmcbandit.runtime.executors.local.Outcome.cpu`)."""
+        workers reported for the pulls that came back (:attr:`pmcbandit.runtime.executors.local.Outcome.cpu`).
+        """
         return self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu
 
     def progress(self, se: float = float("nan"), cpu: bool = True) -> Progress:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
-        process clock is a system call, and most budgets do not read it)."""
+        process clock is a system call, and most budgets do not read it).
+        """
         return Progress(
             self.rows,
             self.wall_offset + time.perf_counter() - self._t0,
@@ -203,7 +207,8 @@ class Engine:
 
     def dispatch(self, plan: Plan | None = None) -> list[Ticket]:
         """Open the decision ``plan`` names (the learner's choice when ``plan.arm`` is None;
-        :meth:`plan` when ``plan`` is None) and return the tickets to submit, in order."""
+        :meth:`plan` when ``plan`` is None) and return the tickets to submit, in order.
+        """
         if plan is None:
             plan = self.plan()
             if plan is None:
@@ -292,7 +297,8 @@ class Engine:
 
     def absorb(self, row: Row) -> None:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
-        into faults, decisions, the guards' book-keeping and the learner's state."""
+        into faults, decisions, the guards' book-keeping and the learner's state.
+        """
         rec, diag, message, raw_info = row
         d, arm, status = rec.decision, rec.arm, rec.status
         decision = self.decisions[d]

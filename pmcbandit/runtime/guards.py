@@ -38,7 +38,8 @@ For every budget, when the arms still in play declare at least two
    :math:`\delta_k V_k` under the paired reward (untried arms by predicted duration), among the
    arms rules 1–2 allow and, under a time budget, whose :data:`CHECK_PULLS` pulls are predicted
    to fit in the share (the quickest arm if none is that quick): a check arm must reach the
-   observations a consistency test needs within the share. While the spending on the check arm is below :data:`CROSS_CHECK_SHARE`
+   observations a consistency test needs within the share. While the spending on the check arm is below
+   :data:`CROSS_CHECK_SHARE`
    of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
    so the check accumulates the observations a consistency test needs
    (:mod:`pmcbandit.stats.consistency`) instead of spreading them over arms that never reach a
@@ -90,7 +91,8 @@ POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
 
 class Plan(NamedTuple):
     """The next decision: a forced ``arm`` with its ``reason``, or (``arm=None``) the policy's
-    choice among the arms ``eligible`` allows."""
+    choice among the arms ``eligible`` allows.
+    """
 
     arm: int | None
     reason: int

@@ -82,7 +82,8 @@ class History:
         clash = [d for d in self.diagnostics if d in COLUMNS]
         if clash:
             raise ValueError(
-                f"The 'diagnostics' parameter of History must not reuse the column names {COLUMNS}. Got {clash!r} instead."
+                f"The 'diagnostics' parameter of History must not reuse the column names {COLUMNS}. "
+                f"Got {clash!r} instead."
             )
         self._cols: dict[str, list] = {c: [] for c in (*INT_COLUMNS, *FLOAT_COLUMNS, *self.diagnostics)}
         self._appenders = tuple(self._cols[c].append for c in COLUMNS)
@@ -100,7 +101,8 @@ class History:
     def append_row(self, values: PullRecord, diagnostics: tuple = ()) -> int:
         """Add one pull: ``values`` a :class:`PullRecord` (or a tuple in the order of :data:`COLUMNS`),
         ``diagnostics`` in the order of :attr:`diagnostics` (from :meth:`diagnostic_values`).
-        Returns the row index."""
+        Returns the row index.
+        """
         for add, v in zip(self._appenders, values):
             add(v)
         for add, v in zip(self._diag_appenders, diagnostics):
@@ -138,7 +140,9 @@ class History:
         TargetSE run reads the columns over and over.
         """
         if name not in self._cols:
-            raise KeyError(f"The 'name' parameter of History.column must be one of {tuple(self._cols)}. Got {name!r} instead.")
+            raise KeyError(
+                f"The 'name' parameter of History.column must be one of {tuple(self._cols)}. Got {name!r} instead."
+            )
         values = self._cols[name]
         n = len(values)
         cached = self._arrays.get(name)
@@ -146,7 +150,7 @@ class History:
         if cached is None or cached.size > n:
             cached = np.asarray(values, dtype=dtype)
         elif cached.size < n:
-            cached = np.concatenate([cached, np.asarray(values[cached.size:], dtype=dtype)])
+            cached = np.concatenate([cached, np.asarray(values[cached.size :], dtype=dtype)])
         self._arrays[name] = cached
         return cached.copy()
 

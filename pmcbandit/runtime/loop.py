@@ -105,7 +105,7 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
             for outcome in outcomes:
                 engine.receive(outcome)
             if bar is not None:
-                _advance(bar, budget.fraction(progress))
+                _advance(bar, budget.fraction(progress), getattr(learner, "progress_text", None))
             if callback is not None and callback(engine.progress(progress.se), engine.history):
                 stopped_by = "callback"
                 break
@@ -121,11 +121,15 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     return stopped_by
 
 
-def _advance(bar, fraction: float) -> None:
-    """Move the bar to ``fraction`` (redrawn only when the whole percent changes: tqdm is slow)."""
+def _advance(bar, fraction: float, text=None) -> None:
+    """Move the bar to ``fraction`` (redrawn only when the whole percent changes: tqdm is slow), with
+    the learner's ``progress_text()``, when it has one, as the bar's postfix.
+    """
     n = int(100 * min(1.0, max(0.0, fraction)))
     if n != bar.n:
         bar.n = n
+        if text is not None:
+            bar.set_postfix_str(text(), refresh=False)
         bar.refresh()
 
 
@@ -135,4 +139,4 @@ def _progress_bar(enabled: bool, n_arms: int):
     from tqdm.std import tqdm
 
     return tqdm(total=100, desc=f"pmcbandit ({n_arms} arms)", unit="%", leave=False,
-                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f}% [{elapsed}<{remaining}]")
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f}% [{elapsed}<{remaining}{postfix}]")

@@ -105,7 +105,8 @@ def _prefix_pool(entropy: int, spawn_key: tuple, pool_size: int) -> tuple[list[i
 def _seed_words(pool, h, tail, n32, as64):
     """Mix the words ``tail`` into a copy of ``pool`` (continuing the hash constant ``h``), then
     hash out ``n32`` 32-bit words: the end of NumPy's ``mix_entropy`` and its ``generate_state``.
-    With ``as64`` consecutive pairs are joined low word first (NumPy's little-endian view)."""
+    With ``as64`` consecutive pairs are joined low word first (NumPy's little-endian view).
+    """
     m32 = np.uint64(0xFFFFFFFF)
     p = pool.copy()
     size = p.shape[0]
@@ -197,7 +198,8 @@ class Streams:
         Bit generator class of every stream (the root Generator's, PCG64 by default).
     """
 
-    def __init__(self, policy_seq: np.random.SeedSequence, arm_seq: np.random.SeedSequence, bitgen_type=np.random.PCG64):
+    def __init__(self, policy_seq: np.random.SeedSequence, arm_seq: np.random.SeedSequence,
+                 bitgen_type=np.random.PCG64):
         self._bitgen_type = bitgen_type
         self.policy_seq = policy_seq
         self.arm_seq = arm_seq
@@ -242,7 +244,9 @@ class Streams:
             for arm, j in ((0, 0), (3, 2**40 + 5)):
                 ref = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, arm, j), pool_size=seq.pool_size)
                 pool, h = _prefix_pool(seq.entropy, (*seq.spawn_key, arm), seq.pool_size)
-                fast = PullSeed(seq.entropy, ref.spawn_key, seq.pool_size, np.asarray(pool, dtype=np.uint64), np.uint64(h))
+                fast = PullSeed(
+                    seq.entropy, ref.spawn_key, seq.pool_size, np.asarray(pool, dtype=np.uint64), np.uint64(h)
+                )
                 for n, dtype in ((4, np.uint64), (5, np.uint32)):
                     if not np.array_equal(fast.generate_state(n, dtype), ref.generate_state(n, dtype)):
                         return False

@@ -47,7 +47,7 @@ from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import check_positive
 from pmcbandit.policies.centring import empty_moments
 from pmcbandit.policies import Policy, get_policy
-from pmcbandit.policies import thompson
+from pmcbandit.policies import kl_ucb, thompson
 from pmcbandit.policies.rewards import centre_rule, per_arm_ranges
 from pmcbandit.simulate import kernel
 from pmcbandit.simulate.arms import RewardMatrix, SyntheticArms
@@ -136,10 +136,12 @@ def log_checkpoints(n_rounds: int, count: int = 50) -> np.ndarray:
 def _dispatch(policy: Policy, n_arms: int):
     """Which branch of the loop runs ``policy``: (kind, index, params, fixed arm, uniforms per decision)."""
     rule = policy.simulator_rule
+    if rule == "index" and policy.index is kl_ucb.index:
+        return kernel.KL_UCB, kernel.no_index, tuple(float(p) for p in policy.params), 0, 1
     if rule == "index" and policy.index is not None:
         return kernel.INDEX, policy.index, tuple(float(p) for p in policy.params), 0, 1
     if rule == "thompson":
-        return kernel.THOMPSON, kernel.no_index, (), 0, thompson.n_select_uniforms(n_arms) + 1
+        return kernel.THOMPSON, kernel.no_index, (), 0, thompson.SELECT_UNIFORMS + 1
     if rule == "round_robin":
         return kernel.ROUND_ROBIN, kernel.no_index, (), 0, 0
     if rule == "fixed" and policy.pinned_arm is not None:
@@ -243,7 +245,8 @@ def simulate(
     chunk = min(chunk_rounds, n_rounds)
     if isinstance(arms, RewardMatrix):
         _check_matrix(arms, n_rep)
-    setup = dict(kind=kind, index=index, params=params, fixed_arm=fixed_arm, per_decision=per_decision,
+    setup = dict(kind=kind, index=index, params=params, kl_c=params[0] if kind == kernel.KL_UCB else 0.0,
+                 fixed_arm=fixed_arm, per_decision=per_decision,
                  n_rounds=n_rounds, chunk=chunk, arms=arms, checkpoints=ck, centre0=centre0,
                  scale0=scale0, fixed=fixed, per_arm=per_arm, running=rule == "running")
     # At least one block per thread; numba compiles once (the others wait on its lock).
@@ -293,24 +296,19 @@ def _run_block(setup: dict, block: range, streams: list):
         matrix = np.zeros((n_b, k, 1))
         # Round-major so that one round of the whole block reads one contiguous row.
         draws = np.empty((chunk, n_b))
-    thompson_kind = setup["kind"] == kernel.THOMPSON
-    # Index policies read one uniform per round: round-major, one contiguous row a round.
-    # Thompson reads a run of uniforms per decision: replication-major.
-    policy_u = np.zeros((chunk if per_decision and not thompson_kind else 1, n_b))
-    policy_rows = np.zeros((n_b, per_decision * chunk if thompson_kind else 1))
+    # Each decision reads its M uniforms from M rows: round-major, contiguous across the block.
+    policy_u = np.zeros((per_decision * chunk if per_decision else 1, n_b))
     beta_counts = np.zeros((2, n_b * k))
-    row_buf = np.empty(chunk)
+    row_buf = np.empty(max(per_decision, 1) * chunk)
     pulls_at = np.zeros((n_b, ck.size, k), dtype=np.int64)
     estimate_at = np.zeros((n_b, ck.size))
     t, ck_next = 0, 0
     while t < n_rounds:
         c = min(chunk, n_rounds - t)
         for r, (prng, arm_rng) in enumerate(streams):
-            if thompson_kind:
-                prng.random(out=policy_rows[r, : per_decision * c])
-            elif per_decision:
-                prng.random(out=row_buf[:c])
-                policy_u[:c, r] = row_buf[:c]
+            if per_decision:
+                prng.random(out=row_buf[: per_decision * c])
+                policy_u[: per_decision * c, r] = row_buf[: per_decision * c]
             if not is_matrix:
                 if arms.draw == "uniform":
                     arm_rng.random(out=row_buf[:c])
@@ -318,9 +316,9 @@ def _run_block(setup: dict, block: range, streams: list):
                     arm_rng.standard_normal(out=row_buf[:c])
                 draws[:c, r] = row_buf[:c]
         ck_next = kernel.run_block(
-            setup["kind"], setup["index"], setup["params"], setup["fixed_arm"], per_decision, k,
+            setup["kind"], setup["index"], setup["params"], setup["kl_c"], setup["fixed_arm"], per_decision, k,
             t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"], setup["running"], origin, moments,
-            policy_u, policy_rows, beta_counts, arms.family, arms.params, draws, matrix, pos,
+            policy_u, beta_counts, arms.family, arms.params, draws, matrix, pos,
             ck, ck_next, pulls_at, estimate_at,
         )
         if ck_next < 0:

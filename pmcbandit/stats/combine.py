@@ -30,11 +30,17 @@ Per-arm variance rule (documented degenerate cases)
 * otherwise: the pooled variance of all observations, ``nu_k = n - 1`` (conservative when arm
   means agree, as unbiased arms' do). Under ``"inverse_variance"`` such arms get weight 0.
 * under ``"inverse_variance"`` only arms whose variance estimate has at least
-  :data:`MIN_WEIGHTED_DOF` degrees of freedom carry weight (the others' few observations are left out, which keeps the estimate
+  :data:`MIN_WEIGHTED_DOF` degrees of freedom carry weight (the others' few observations are left out, which keeps the
+  estimate
   unbiased); if no arm has that many, the uniform combination is returned, flagged.
-* zero variance (``T_k >= 2`` identical observations): flagged in ``degenerate``; the variance is
-  floored at the smallest positive per-arm variance of the run, so a constant arm can never take
-  all the weight on its own. If every arm has zero variance the SE is 0 and flagged.
+* identical observations (``T_k >= 2`` pulls, all with the same value): such an arm is suspect (a
+  stuck chain, a proposal that never moves: its zero variance would claim an exact answer). Under
+  ``"inverse_variance"`` it is given no weight, like an excluded arm, and listed in ``suspect``
+  (the run warns), unless it is declared exact (``exact``, from
+  :attr:`pmcbandit.arms.Arm.deterministic`) or no other arm has observations.
+* zero variance otherwise (an exact arm, or the uniform combination): flagged in ``degenerate``;
+  the variance is floored at the smallest positive per-arm variance of the run, so a constant arm
+  can never take all the weight on its own. If every arm has zero variance the SE is 0 and flagged.
 * ``exclude`` (arms whose variance estimate is known to be unreliable, e.g. importance weights
   failing the Pareto :math:`\hat k` check of :mod:`pmcbandit.stats.psis`): their observations enter
   neither combination (their moments are still reported). If every arm with observations is
@@ -85,6 +91,8 @@ class Combined(NamedTuple):
         Arms whose variance estimate is their own (not the pooled one).
     used : ndarray of bool, shape (K,)
         Arms whose observations entered the estimate.
+    suspect : ndarray of bool, shape (K,)
+        Arms left out because all their observations are identical (zero-variance rule).
     """
 
     estimate: float
@@ -99,11 +107,13 @@ class Combined(NamedTuple):
     method: str
     own: np.ndarray = np.zeros(0, dtype=bool)
     used: np.ndarray = np.zeros(0, dtype=bool)
+    suspect: np.ndarray = np.zeros(0, dtype=bool)
 
 
 def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
     """Per-arm counts, means, variance estimates, their dof and a mask of arms whose
-    variance is their own (not pooled), by the rule in the module docstring."""
+    variance is their own (not pooled), by the rule in the module docstring.
+    """
     values = np.asarray(values, dtype=np.float64)
     arms = np.asarray(arms, dtype=np.int64)
     n = np.bincount(arms, minlength=n_arms).astype(np.int64)
@@ -131,7 +141,8 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
 
 
 def combine(
-    values, arms, n_arms: int, method: str = "inverse_variance", within_var=None, batch_size=None, exclude=None
+    values, arms, n_arms: int, method: str = "inverse_variance", within_var=None, batch_size=None, exclude=None,
+    exact=None,
 ) -> Combined:
     """Combine observations ``values`` (one per pull) from arms ``arms``.
 
@@ -148,6 +159,9 @@ def combine(
         of whose pulls are batches uses their average (per-arm variance rule above).
     exclude : array_like of bool, shape (n_arms,), optional
         Arms left out of the combination (rule above).
+    exact : array_like of bool, shape (n_arms,), optional
+        Arms declared exact (:attr:`pmcbandit.arms.Arm.deterministic`): identical observations are
+        expected of them (zero-variance rule above).
 
     Returns
     -------
@@ -170,12 +184,23 @@ def combine(
     if (n > 0).any() and not ((n > 0) & ~out).any():
         flags.append("every arm with observations is excluded as unreliable: all are combined")
         out = np.zeros(n_arms, dtype=bool)
+    suspect = np.zeros(n_arms, dtype=bool)
+    if method == "inverse_variance":
+        suspect = _identical(values, arms, n_arms) & ~out
+        if exact is not None:
+            suspect &= ~np.asarray(exact, dtype=bool)
+        if suspect.any() and ((n > 0) & ~out & ~suspect).any():
+            flags += [f"arm {k}: all {n[k]} observations identical: given no weight" for k in np.flatnonzero(suspect)]
+            out = out | suspect
+        else:
+            suspect[:] = False
     used = (n > 0) & ~out
     weights = np.zeros(n_arms)
     total = int(n[used].sum())
 
     def result(estimate, se, df, w):
-        return Combined(float(estimate), float(se), float(df), w, n, mean, var, nu, tuple(flags), method, own, used)
+        return Combined(float(estimate), float(se), float(df), w, n, mean, var, nu, tuple(flags), method, own, used,
+                        suspect)
 
     if total == 0:
         flags.append("no valid observation")
@@ -201,13 +226,23 @@ def combine(
     if not weighted.any():
         flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
         fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out)
-        return fallback._replace(degenerate=tuple(flags), method=method)
+        return fallback._replace(degenerate=tuple(flags), method=method, suspect=suspect)
     w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
     share = w / w.sum()
     estimate = np.sum(share[weighted] * mean[weighted])
     correction = 1.0 + 4.0 * np.sum(share[weighted] * (1.0 - share[weighted]) / nu[weighted])
     df = _satterthwaite(share[weighted], nu[weighted])
     return result(estimate, np.sqrt(correction / w.sum()), df, share)
+
+
+def _identical(values: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:
+    """Arms with at least 2 observations, all equal."""
+    lo = np.full(n_arms, np.inf)
+    hi = np.full(n_arms, -np.inf)
+    np.minimum.at(lo, arms, values)
+    np.maximum.at(hi, arms, values)
+    n = np.bincount(arms, minlength=n_arms)
+    return (n > 1) & (lo == hi)
 
 
 def _satterthwaite(a, nu) -> float:

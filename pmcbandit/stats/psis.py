@@ -1,4 +1,4 @@
-r"""Pareto :math:`\hat k`: is an arm's variance estimate worth anything?
+r"""Pareto :math:`\hat k`: whether an arm's variance estimate is worth anything.
 
 An importance-type arm (Laplace-t, prior IS, AIS) averages weights :math:`w_s = e^{\ell_s}`.
 If the weight distribution has a generalized-Pareto upper tail of shape :math:`k`, only
@@ -61,7 +61,8 @@ def tail_length(n_samples: int) -> int:
 @numba.njit(cache=True, error_model="numpy")
 def _gpd_shape(ary):
     """Zhang-Stephens posterior-mean shape of a GPD fitted to sorted exceedances ``ary`` (n >= 5),
-    with the prior adjustment; the same operations, in the same order, as ArviZ's ``_gpdfit``."""
+    with the prior adjustment; the same operations, in the same order, as ArviZ's ``_gpdfit``.
+    """
     n = ary.size
     m = 30 + int(n**0.5)
     quartile = ary[int(n / 4 + 0.5) - 1]
@@ -129,7 +130,8 @@ def _first_bad(x):
 @numba.njit(cache=True)
 def _add(buf, fill, floor, counts, arm, x, capacity):
     """Append the values of ``x`` above the arm's floor; compact to the top ``capacity`` when the
-    buffer is full. Returns the index of the first NaN/+inf value (nothing changed) or -1."""
+    buffer is full. Returns the index of the first NaN/+inf value (nothing changed) or -1.
+    """
     bad = _first_bad(x)
     if bad >= 0:
         return bad
@@ -442,7 +444,8 @@ class ArmReliability(NamedTuple):
     @property
     def excluded(self) -> np.ndarray:
         """Arms the combination gives no weight (:mod:`pmcbandit.result`, rule 1): the unreliable ones, and
-        the unchecked ones while a checked importance-weight arm passed."""
+        the unchecked ones while a checked importance-weight arm passed.
+        """
         passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
         return self.unreliable | (self.unchecked if passed.any() else False)
 

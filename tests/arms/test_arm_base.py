@@ -39,3 +39,85 @@ def test_pytensor_arm_reseeds_from_the_generator():
     assert a.info["mean"] == pytest.approx(a.values.mean())
     se = 2.0 / np.sqrt(5000)
     assert_within_se(a.values.mean(), 3.0, se)
+
+
+# --- only real numbers; warm-up; declared determinism -----------------------------------------------
+@pytest.mark.parametrize("bad, fragment", [("1.0", "strings"), (True, "bools"), (None, "None"), (1 + 2j, "complex"),
+                                           ([1.0, "x"], "strings"), (np.array([True, False]), "bools"),
+                                           ({"a": 1.0}, "dict"), ([[1.0], [1.0, 2.0]], "not an array")])
+def test_a_pull_accepts_only_real_numbers(rng, bad, fragment):
+    arm = pb.CallableArm(lambda r: bad, name="bad")
+    with pytest.raises(TypeError, match=fragment):
+        arm.pull(rng)
+
+
+@pytest.mark.parametrize("good", [1, 2.5, np.float32(3.0), [1, 2], np.arange(3), np.int64(4)])
+def test_real_numbers_of_any_numeric_type_are_accepted(rng, good):
+    values = pb.CallableArm(lambda r: good, name="ok").pull(rng).values
+    assert values.dtype == np.float64 and np.array_equal(values, np.atleast_1d(np.asarray(good, dtype=np.float64)))
+
+
+def test_a_cost_that_is_not_a_number_is_refused(rng):
+    arm = pb.CallableArm(lambda r: (1.0, {}, "3"), name="bad-cost")
+    with pytest.raises(TypeError, match="cost"):
+        arm.pull(rng)
+
+
+def test_a_string_observation_is_a_fault_of_the_run_not_a_value():
+    arm = pb.CallableArm(lambda r: "1.0", name="text", cost=1.0)
+    good = pb.CallableArm(lambda r: r.normal(1.0, 1.0), name="good", cost=1.0)
+    with pytest.warns(pb.PmcBanditWarning):
+        res = pb.run([arm, good], budget=pb.Pulls(20), random_seed=0, progressbar=False)
+    assert res.faults[0]["status"] == "error" and "strings" in res.faults[0]["message"]
+    assert res.quarantined.tolist() == [True, False]
+
+
+class _WarmArm(pb.Arm):
+    name = "warm"
+
+    def __init__(self):
+        self.warmed = 0
+
+    def warm_up(self):
+        import time
+
+        time.sleep(0.3)
+        self.warmed += 1
+
+    def draw(self, rng):
+        assert self.warmed == 1, "a pull before the warm-up"
+        return rng.normal(size=2), {}, 1.0
+
+
+def test_warm_up_runs_once_before_the_clock_starts():
+    arm, other = _WarmArm(), pb.CallableArm(lambda r: r.normal(size=2), name="o", cost=1.0)
+    res = pb.run([arm, other], budget=pb.Pulls(6), random_seed=0, progressbar=False)
+    assert arm.warmed == 1
+    assert res.history.column("wall")[0] < 0.3  # the warm-up's 0.3 s is not in the run's clock
+
+
+def test_identical_observations_get_no_weight_unless_the_arm_is_declared_exact():
+    stuck = pb.CallableArm(lambda r: 5.0, name="stuck", cost=1.0)
+    noisy = pb.CallableArm(lambda r: r.normal(1.0, 0.5), name="noisy", cost=1.0)
+    with pytest.warns(pb.PmcBanditWarning, match="all identical"):
+        res = pb.run([stuck, noisy], "uniform", budget=pb.Pulls(80), random_seed=1, progressbar=False)
+    assert res.arm_status().tolist() == ["zero_variance", "ok"]
+    assert res.combined.weights[0] == 0
+    assert_within_se(res.estimate, 1.0, res.se)
+    exact = pb.CallableArm(lambda r: 1.0, name="exact", cost=1.0)
+    exact.deterministic = True
+    res = pb.run([exact, noisy], "uniform", budget=pb.Pulls(80), random_seed=1, progressbar=False)
+    assert res.arm_status().tolist() == ["ok", "ok"] and res.combined.weights[0] > 0
+
+
+def test_an_arm_never_pulled_is_not_listed_as_ok():
+    slow = pb.CallableArm(lambda r: r.normal(), name="never", cost=1.0)
+    slow.expected_seconds = 1e6  # over every share of a 1 s budget: never chosen
+    quick = pb.CallableArm(lambda r: r.normal(), name="quick", cost=1.0)
+    quick.expected_seconds = 1e-4
+    import warnings as _w
+
+    with _w.catch_warnings():
+        _w.simplefilter("ignore")
+        res = pb.run([quick, slow], budget=0.3, random_seed=0, progressbar=False)
+    assert res.arm_status().tolist()[1] == "not_pulled"

@@ -113,10 +113,22 @@ def test_cost_units_are_counts_of_evaluations(model):
 
 
 def test_sampler_arms_names_settings_and_shares_the_quantity(model):
-    arms = sampler_arms(model, "mu[0]", ["nuts", ("nuts", {"target_accept": 0.95, "tune": 50, "draws": 40}),
-                                         ("metropolis", {"draws": 100}), ("smc", {"draws": 64})])
-    assert [a.name for a in arms] == ["nuts-t500-d500", "nuts-t50-d40-target_accept0.95", "metropolis-t500-d100",
-                                      "smc-d64"]
+    arms = sampler_arms(
+        model,
+        "mu[0]",
+        [
+            "nuts",
+            ("nuts", {"target_accept": 0.95, "tune": 50, "draws": 40}),
+            ("metropolis", {"draws": 100}),
+            ("smc", {"draws": 64}),
+        ],
+    )
+    assert [a.name for a in arms] == [
+        "nuts-t500-d500",
+        "nuts-t50-d40-target_accept0.95",
+        "metropolis-t500-d100",
+        "smc-d64",
+    ]
     assert len({id(a.quantity) for a in arms}) == 1
     assert arms[1].pull(np.random.default_rng(0)).values.shape == (1,)
 
@@ -149,10 +161,20 @@ def test_bad_quantity_types(model):
         (["hmc"], "cpu_seconds", ValueError, r"'samplers' parameter of sampler_arms must name samplers.*'hmc'"),
         ([], "cpu_seconds", ValueError, r"'samplers' parameter of sampler_arms must be a non-empty"),
         ([("nuts", 3)], "cpu_seconds", TypeError, r"'samplers' parameter"),
-        (["nuts", "metropolis"], "gradient_evals", ValueError, r"'cost' parameter of sampler_arms.*'metropolis': 'logp_"),
-        (["nuts", "smc"], "logp_evals", ValueError, r"'cost' parameter of sampler_arms.*'nuts': 'gradients'"),
+        (
+            ["nuts", "metropolis"],
+            "gradient_evals",
+            ValueError,
+            r"'cost' parameter of sampler_arms.*'metropolis': 'logp_",
+        ),
+        (["nuts", "smc"], "logp_evals", ValueError, r"'cost' parameter of sampler_arms.*'nuts': 'gradient_evals'"),
         (["nuts"], "seconds", ValueError, r"'cost' parameter of sampler_arms"),
-        (["nuts", "nuts"], "cpu_seconds", ValueError, r"'samplers' parameter of sampler_arms must give arms distinct names"),
+        (
+            ["nuts", "nuts"],
+            "cpu_seconds",
+            ValueError,
+            r"'samplers' parameter of sampler_arms must give arms distinct names",
+        ),
         ([("slice", {"tune": -1})], "cpu_seconds", ValueError, r"'tune' parameter of MCMCArm"),
         ([("smc", {"kernel": "HMC"})], "cpu_seconds", ValueError, r"'kernel' parameter of SMCSamplerArm"),
         ([("nuts", {"random_seed": 1})], "cpu_seconds", ValueError, r"'samplers' parameter.*\['random_seed'\]"),

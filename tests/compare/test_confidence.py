@@ -1,9 +1,10 @@
 """Confidence sequences: coverage uniformly in time, widths that shrink, the documented edge cases."""
 
 import numpy as np
+import pytest
 
-from pmcbandit.compare.confidence import asymptotic_radius, betting_init, betting_update
-from tests.tolerance import error_rate_upper
+from pmcbandit.compare.confidence import asymptotic_radius, betting_init, betting_update, lower_init, lower_update
+from tests.tolerance import error_rate_lower, error_rate_upper
 
 
 def _paths_missed(update_interval, paths: int, horizon: int, truth: float, draw, seed: int) -> int:
@@ -74,3 +75,39 @@ def test_asymptotic_cs_covers_gaussian_means_uniformly_at_large_times():
     late = t >= 100  # an asymptotic guarantee: judged where the CLT has taken hold
     missed = int((np.abs(mean - 1.0) > r)[:, late].any(axis=1).sum())
     assert error_rate_upper(missed, paths) <= alpha
+
+
+def _lower_path(x, alpha):
+    cs = lower_init([alpha])
+    out = []
+    for v in x:
+        cs = lower_update(cs, 0, v)
+        out.append(cs.lower[0])
+    return np.asarray(out)
+
+
+@pytest.mark.slow
+def test_lower_cs_for_nonnegative_means_covers_heavy_tailed_data_uniformly_in_time():
+    rng = np.random.default_rng(4)
+    alpha, paths, horizon = 0.1, 200, 200
+    truth = np.exp(1.5**2 / 2)  # mean of a log-normal(0, 1.5): no upper bound, heavy right tail
+    missed = sum(bool((_lower_path(rng.lognormal(0.0, 1.5, horizon), alpha) > truth).any()) for _ in range(paths))
+    assert error_rate_upper(missed, paths) <= alpha
+
+
+def test_lower_cs_is_scale_free_positive_after_a_few_points_and_rejects_bad_input():
+    rng = np.random.default_rng(5)
+    x = rng.exponential(2.0, 50)
+    a, b = _lower_path(x, 0.05), _lower_path(1e6 * x, 0.05)
+    np.testing.assert_allclose(b, 1e6 * a, rtol=1e-9)
+    assert a[0] == 0.0 and 0.0 < a[9] < a[-1] < 2.0  # the first point only sets the scale
+    with pytest.raises(ValueError, match="'x'"):
+        lower_update(lower_init([0.05]), 0, -1.0)
+
+
+@pytest.mark.slow
+def test_a_lower_cs_that_drops_its_threshold_misses_the_mean_too_often():
+    rng = np.random.default_rng(6)
+    truth, paths = np.exp(1.5**2 / 2), 200
+    missed = sum(bool((_lower_path(rng.lognormal(0.0, 1.5, 200), 0.9) > truth).any()) for _ in range(paths))
+    assert error_rate_lower(missed, paths) > 0.1  # level 0.9 instead of 0.1: the check above can fail

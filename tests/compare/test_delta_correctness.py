@@ -1,5 +1,8 @@
 """delta-correctness of compare_samplers' rule, measured on synthetic arms with known variance and cost.
 
+Bounded arms (exact two-sided betting sequences) and heavy-tailed log-normal arms (the lower
+betting sequence for non-negative means), each with a mutation that must fail.
+
 1000 seeded comparisons at delta = 0.1 on three uniform arms (spreads 0.2, 0.25, 0.4; estimates
 bounded in [-0.4, 0.4]; declared unit costs: the exact, betting-CS guarantee) must err with a
 one-sided 95 % Clopper–Pearson upper bound <= delta. The mutation multiplies every interval's
@@ -12,6 +15,7 @@ the LIL radii of the identification algorithms are (``tests/identification/test_
 import numpy as np
 import pytest
 
+from pmcbandit.compare import efficiency
 from pmcbandit.compare.efficiency import EfficiencyRule
 from pmcbandit.compare.simulate import simulate_comparison
 from tests.compare.helpers import uniform_pair
@@ -41,3 +45,43 @@ def test_the_exact_rule_errs_at_most_delta_over_1000_runs():
 def test_intervals_cut_to_a_twentieth_fail_the_same_check():
     wrong = _errors(RULE._replace(width_scale=0.05), 500)
     assert error_rate_lower(wrong, 500) > RULE.delta, wrong
+
+
+# Heavy-tailed arms: log-normal estimates exp(s Z), no bounds, declared unit costs. Variance per pull
+# (e^{s^2} - 1) e^{s^2}: 0.365, 1.03, 2.80, so arm 0 is the most efficient. The upper efficiency
+# bounds come from the lower betting sequence for non-negative means; the lower ones are asymptotic.
+LOG_SIGMAS = (0.5, 0.7, 0.9)
+HEAVY = EfficiencyRule(k=1, delta=0.1, n_arms=3, costs=(1.0, 1.0, 1.0))
+
+
+def _lognormal_pair(rng, arm):
+    x = rng.lognormal(0.0, LOG_SIGMAS[arm], 2)
+    return x[0], x[1], 1.0, 1.0
+
+
+def _heavy_errors(runs):
+    wrong = 0
+    for seed in range(runs):
+        res = simulate_comparison(HEAVY, _lognormal_pair, np.random.default_rng(seed))
+        assert res.stopped
+        wrong += int(res.recommended[0] != 0)
+    return wrong
+
+
+@pytest.mark.slow
+def test_heavy_tailed_arms_err_at_most_delta_over_1000_runs():
+    wrong = _heavy_errors(1000)
+    assert error_rate_upper(wrong, 1000) <= HEAVY.delta, wrong
+
+
+@pytest.mark.slow
+def test_a_lower_sequence_that_reports_ten_times_its_bound_fails_the_same_check(monkeypatch):
+    honest = efficiency._bounds
+
+    def inflated(rule, mean, var, n, lower_cs):
+        lo, hi = honest(rule, mean, var, n, lower_cs)
+        return (lo * 10.0 if lower_cs is not None else lo), hi
+
+    monkeypatch.setattr(efficiency, "_bounds", inflated)
+    wrong = _heavy_errors(500)
+    assert error_rate_lower(wrong, 500) > HEAVY.delta, wrong

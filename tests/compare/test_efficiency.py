@@ -42,8 +42,8 @@ def test_measured_costs_get_intervals_and_an_arm_without_pairs_is_unbounded():
     assert not rule.exact and _rule().exact
 
 
-def test_select_fills_min_pairs_then_pulls_the_two_critical_arms():
-    rule = _rule(3, min_pairs=2)
+def test_select_fills_the_initial_pairs_then_pulls_the_critical_arms():
+    rule = _rule(3, min_pairs=2, sampling="both")
     state = eff.init(rule)
     rng = np.random.default_rng(2)
     every = np.ones(3, dtype=bool)
@@ -60,8 +60,44 @@ def test_select_fills_min_pairs_then_pulls_the_two_critical_arms():
             state = eff.update(rule, state, arm, *draw(rng, arm))
     sel = eff.select(rule, rng, state, every)
     assert sel.pulls == (2, 2) and sel.arms[0] == 0 and sel.arms[1] != 0
+    one = eff.select(rule._replace(sampling="cost"), rng, state, every)
+    assert one.pulls == (2,) and one.arms[0] in sel.arms
     restricted = eff.select(rule, rng, state, np.array([False, True, True]))
     assert 0 not in restricted.arms
+
+
+def test_cost_aware_sampling_draws_the_arm_whose_pair_shrinks_the_gap_most_per_cost():
+    # Equal widths and pair counts: the rule w / (n c) draws the cheaper arm; a 100 times wider
+    # interval outweighs a 10 times higher cost.
+    draw = uniform_pair([0.2, 0.2])
+    rng = np.random.default_rng(6)
+    rule = _rule(2, costs=(1.0, 10.0), min_pairs=2)
+    state = eff.init(rule)
+    for _ in range(40):
+        for arm in (0, 1):
+            state = eff.update(rule, state, arm, *draw(rng, arm))
+    bounds = eff.log_efficiency(rule, state)
+    assert eff._cheapest_shrink(rng, rule, state, bounds, (0, 1)) == 0
+    point, lower, upper = bounds
+    wide = (point, np.array([lower[0], point[1] - 100 * (point[1] - lower[1])]),
+            np.array([upper[0], point[1] + 100 * (upper[1] - point[1])]))
+    assert eff._cheapest_shrink(rng, rule, state, wide, (0, 1)) == 1
+    infinite = (point, lower, np.array([upper[0], np.inf]))
+    assert eff._cheapest_shrink(rng, rule, state, infinite, (0, 1)) == 1
+
+
+def test_a_heavy_tailed_arm_gets_a_finite_upper_bound_only_from_the_nonnegative_lower_sequence():
+    rng = np.random.default_rng(7)
+    rule = _rule(2, costs=None, variance_bound=None)
+    old = rule._replace(lower="asymptotic")
+    new_state, old_state = eff.init(rule), eff.init(old)
+    for _ in range(15):
+        x = rng.lognormal(0.0, 3.0, 2)
+        c = rng.uniform(0.9, 1.1, 2)
+        new_state = eff.update(rule, new_state, 0, x[0], x[1], *c)
+        old_state = eff.update(old, old_state, 0, x[0], x[1], *c)
+    assert np.isfinite(eff.log_efficiency(rule, new_state)[2][0])
+    assert eff.log_efficiency(old, old_state)[2][0] == np.inf
 
 
 def test_a_zero_variance_arm_ranks_first_on_its_bounds():
@@ -87,19 +123,29 @@ def test_both_protocols_stop_on_the_most_efficient_arm_and_lucb_needs_fewer_pull
         assert np.median(lucb) < np.median([r.pulls for r in res])
 
 
-def test_unresolved_names_the_arms_straddling_the_boundary_and_epsilon_ends_ties():
+def test_unresolved_names_the_arms_straddling_the_boundary_and_epsilon_ends_in_a_proven_tie():
     rule = _rule(3, variance_bound=None, min_pairs=2)
     draw = uniform_pair([0.2, 0.2, 0.6])
     capped = simulate_comparison(rule, draw, np.random.default_rng(4), max_pairs=200)
     assert not capped.stopped
-    tolerant = simulate_comparison(rule._replace(epsilon=1.0), draw, np.random.default_rng(4), max_pairs=20000)
-    assert tolerant.stopped and tolerant.recommended[0] in (0, 1)
+    tolerant = rule._replace(epsilon=1.0)
+    res = simulate_comparison(tolerant, draw, np.random.default_rng(4), max_pairs=20000)
+    assert res.stopped and res.recommended[0] in (0, 1)
     state = eff.init(rule)
     rng = np.random.default_rng(5)
     for _ in range(100):
         for arm in range(3):
             state = eff.update(rule, state, arm, *draw(rng, arm))
-    assert set(eff.unresolved(rule, state, np.ones(3, dtype=bool))) == {0, 1}
+    every = np.ones(3, dtype=bool)
+    assert set(eff.unresolved(rule, state, every)) == {0, 1}
+    assert eff.tied(rule, state, every).size == 0  # epsilon = 0: no tie
+    for _ in range(2000):
+        for arm in range(2):
+            state = eff.update(rule, state, arm, *draw(rng, arm))
+    assert eff.stop(tolerant, state, every) and not eff.stop(rule, state, every)
+    assert list(eff.tied(tolerant, state, every)) == [1 - int(eff.recommend(tolerant, state, every)[0])]
+    leader, runner_up, lo, hi = eff.ratio_to_runner_up(tolerant, state, every)
+    assert {leader, runner_up} == {0, 1} and 1 / 2 <= lo <= 1 <= hi <= 2
 
 
 def test_simulate_rejects_an_unknown_protocol():

@@ -1,15 +1,26 @@
-"""SAQM, SA-FOA, ICB, Exhaustive: answers, the simulator matching the pure-function loop, bad input."""
+"""SAQM, SA-FOA, ICB, Exhaustive: answers, the simulator replaying the live door, bad input of the factories."""
 
 import math
 
 import numpy as np
 import pytest
 
-from pmcbandit.full_bandit import (FullBanditEnvironment, exhaustive, icb, identify_full_bandit, matroid_oracle,
-                                   sa_foa, saqm, simulate_full_bandit, sum_noise_scale, uniform_allocation)
+from pmcbandit.full_bandit import (
+    FullBanditEnvironment,
+    exhaustive,
+    icb,
+    identify_full_bandit,
+    matroid_oracle,
+    sa_foa,
+    saqm,
+    simulate_full_bandit,
+    sum_noise_scale,
+    uniform_allocation,
+)
 from pmcbandit.full_bandit.allocation import Allocation
 from pmcbandit.full_bandit.base import confidence_width
 from pmcbandit.full_bandit.exhaustive import MAX_SUPER_ARMS
+from pmcbandit.runtime.budget import Pulls
 
 FACTORIES = {"saqm": saqm, "sa_foa": sa_foa, "icb": icb, "exhaustive": exhaustive}
 THETA = np.array([1.0, 0.9, 0.3, 0.2, 0.1, 0.0])
@@ -18,10 +29,19 @@ THETA = np.array([1.0, 0.9, 0.3, 0.2, 0.1, 0.0])
 @pytest.mark.parametrize("name", list(FACTORIES))
 def test_identify_matches_simulator_and_finds_the_best_set(name):
     env = FullBanditEnvironment(THETA, noise_sd=0.3)
-    res = identify_full_bandit(env, 2, name, delta=0.05, random_seed=5, max_rounds=200_000, algorithm_kwargs=dict(
-        width="tight"))
-    sim = simulate_full_bandit(name, THETA, 2, 0.05, 0.0, 0.3, "uniform", 200_000, np.random.default_rng(5),
-                               width="tight")
+    res = identify_full_bandit(
+        env,
+        name,
+        k=2,
+        delta=0.05,
+        random_seed=5,
+        budget=Pulls(200_000),
+        algorithm_kwargs=dict(width="tight"),
+        progressbar=False,
+    )
+    sim = simulate_full_bandit(
+        env, name, k=2, delta=0.05, random_seed=5, budget=Pulls(200_000), algorithm_kwargs=dict(width="tight")
+    )
     assert res.stopped_by == "confidence" and sim.stopped
     assert res.rounds == sim.stop_round
     assert res.selected_indices.tolist() == sim.recommended.tolist()  # best first by theta_hat
@@ -31,28 +51,35 @@ def test_identify_matches_simulator_and_finds_the_best_set(name):
 def test_sa_foa_never_stops_before_exhaustive():
     # certified bound >= exact statistic at every round, same data: SA-FOA stops no earlier than Exhaustive
     for seed in range(5):
-        r = {a: simulate_full_bandit(a, THETA, 3, 0.05, 0.0, 0.5, "uniform", 10**6, np.random.default_rng(seed),
-                                     width="tight").stop_round for a in ("sa_foa", "exhaustive")}
+        r = {
+            a: simulate_full_bandit(
+                THETA, a, k=3, sigma=0.5, random_seed=seed, algorithm_kwargs=dict(width="tight")
+            ).stop_round
+            for a in ("sa_foa", "exhaustive")
+        }
         assert r["sa_foa"] >= r["exhaustive"] > 0
 
 
 def test_same_seed_bit_identical():
-    a = simulate_full_bandit("sa_foa", THETA, 2, 0.1, 0.0, 0.3, "uniform", 10**5, np.random.default_rng(9))
-    b = simulate_full_bandit("sa_foa", THETA, 2, 0.1, 0.0, 0.3, "uniform", 10**5, np.random.default_rng(9))
+    a = simulate_full_bandit(THETA, "sa_foa", k=2, delta=0.1, sigma=0.3, budget=Pulls(10**5), random_seed=9)
+    b = simulate_full_bandit(THETA, "sa_foa", k=2, delta=0.1, sigma=0.3, budget=Pulls(10**5), random_seed=9)
     assert a.stop_round == b.stop_round and a.statistic == b.statistic
 
 
 def test_epsilon_allows_an_earlier_epsilon_optimal_stop():
     theta = np.array([1.0, 0.98, 0.5, 0.0, -0.5])
-    strict = simulate_full_bandit("sa_foa", theta, 2, 0.1, 0.0, 0.5, "uniform", 50_000, np.random.default_rng(2))
-    loose = simulate_full_bandit("sa_foa", theta, 2, 0.1, 0.2, 0.5, "uniform", 50_000, np.random.default_rng(2))
+    strict = simulate_full_bandit(theta, "sa_foa", k=2, delta=0.1, sigma=0.5, budget=Pulls(50_000), random_seed=2)
+    loose = simulate_full_bandit(
+        theta, "sa_foa", k=2, delta=0.1, epsilon=0.2, sigma=0.5, budget=Pulls(50_000), random_seed=2
+    )
     assert loose.stopped and loose.correct
     assert not strict.stopped or strict.stop_round > loose.stop_round
 
 
 def test_records_hold_the_approximation_quantities():
-    r = simulate_full_bandit("sa_foa", np.linspace(1, 0, 8), 4, 0.05, 0.0, 1.0, "uniform", 3000,
-                             np.random.default_rng(0), record_every=1000)
+    r = simulate_full_bandit(
+        np.linspace(1, 0, 8), "sa_foa", k=4, sigma=1.0, budget=Pulls(3000), random_seed=0, record_every=1000
+    )
     rec = r.records
     assert rec["round"].tolist() == [1000, 2000, 3000]
     assert np.all(rec["saqm_approx"] <= rec["cem_exact"] + 1e-12)
@@ -72,32 +99,59 @@ def test_icb_with_a_matroid_oracle():
         support[r, list(pair)] = True
     alloc = Allocation(support, np.full(len(bases), 1 / len(bases)), "bases")
     env = FullBanditEnvironment(theta, noise_sd=0.05)
-    res = identify_full_bandit(env, 2, "icb", random_seed=1, allocation=alloc, max_rounds=100_000,
-                               algorithm_kwargs=dict(oracle=oracle))
+    res = identify_full_bandit(
+        env,
+        "icb",
+        k=2,
+        random_seed=1,
+        allocation=alloc,
+        budget=Pulls(100_000),
+        algorithm_kwargs=dict(oracle=oracle),
+        progressbar=False,
+    )
     assert res.stopped_by == "confidence" and sorted(res.selected_indices.tolist()) == [1, 3]
     # a class whose best set is not the top-2 of theta:
     theta2 = np.array([0.9, 0.8, 0.1, 0.3, -0.05, 0.0])  # top-2 {0, 1} is not a basis; best basis {0, 3}
-    res2 = identify_full_bandit(FullBanditEnvironment(theta2, noise_sd=0.05), 2, "icb", random_seed=2,
-                                allocation=alloc, max_rounds=200_000, algorithm_kwargs=dict(oracle=oracle))
+    res2 = identify_full_bandit(
+        FullBanditEnvironment(theta2, noise_sd=0.05),
+        "icb",
+        k=2,
+        random_seed=2,
+        allocation=alloc,
+        budget=Pulls(200_000),
+        algorithm_kwargs=dict(oracle=oracle),
+        progressbar=False,
+    )
     assert res2.stopped_by == "confidence" and sorted(res2.selected_indices.tolist()) == [0, 3]
 
 
 def test_noise_scale_of_a_sum_and_width():
     assert sum_noise_scale(0.5, 4) == 1.0 and sum_noise_scale(0.5, 4, "dependent") == 2.0
     c = confidence_width(100, 10, 3, 0.05, 1.0)
-    assert c == pytest.approx(2 * math.sqrt(2) * math.sqrt(math.log(6 * 100**2 * math.comb(10, 3) / (0.05 * math.pi**2))))
+    assert c == pytest.approx(
+        2 * math.sqrt(2) * math.sqrt(math.log(6 * 100**2 * math.comb(10, 3) / (0.05 * math.pi**2)))
+    )
     tight = confidence_width(100, 10, 3, 0.05, 1.0, width="tight")
     assert tight == pytest.approx(math.sqrt(2 * math.log(math.pi**2 * 100**2 * math.comb(10, 3) / (3 * 0.05))))
     assert tight < c
 
 
 @pytest.mark.parametrize("name", list(FACTORIES))
-@pytest.mark.parametrize("kwargs, param", [
-    (dict(n=6, k=1), "'k'"), (dict(n=6, k=6), "'k'"), (dict(n=6, k=8), "'k'"),
-    (dict(n=6, k=2, delta=0.0), "'delta'"), (dict(n=6, k=2, delta=1.0), "'delta'"),
-    (dict(n=6, k=2, epsilon=-0.1), "'epsilon'"), (dict(n=6, k=2, R=0.0), "'R'"), (dict(n=6, k=2, R=-1.0), "'R'"),
-    (dict(n=6, k=2, noise="poisson"), "'noise'"), (dict(n=6, k=2, width="loose"), "'width'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, param",
+    [
+        (dict(n=6, k=1), "'k'"),
+        (dict(n=6, k=6), "'k'"),
+        (dict(n=6, k=8), "'k'"),
+        (dict(n=6, k=2, delta=0.0), "'delta'"),
+        (dict(n=6, k=2, delta=1.0), "'delta'"),
+        (dict(n=6, k=2, epsilon=-0.1), "'epsilon'"),
+        (dict(n=6, k=2, sigma=0.0), "'sigma'"),
+        (dict(n=6, k=2, sigma=-1.0), "'sigma'"),
+        (dict(n=6, k=2, noise="poisson"), "'noise'"),
+        (dict(n=6, k=2, width="loose"), "'width'"),
+    ],
+)
 def test_bad_input(name, kwargs, param):
     with pytest.raises(ValueError, match=param):
         FACTORIES[name](**kwargs)
@@ -116,23 +170,9 @@ def test_exhaustive_refuses_too_many_super_arms():
     with pytest.raises(ValueError, match=r"'k'.*C\(n, k\)"):
         exhaustive(30, 10)
     with pytest.raises(ValueError, match="'k'"):
-        simulate_full_bandit("exhaustive", np.zeros(30), 10, 0.1, 0.0, 1.0, "uniform", 10, np.random.default_rng(0))
+        simulate_full_bandit(np.zeros(30), "exhaustive", k=10, sigma=1.0, budget=Pulls(10), random_seed=0)
     assert math.comb(24, 6) <= MAX_SUPER_ARMS
     exhaustive(12, 4, max_super_arms=495)  # exactly at the cap is fine
-
-
-def test_identify_bad_input_and_nonfinite_observations():
-    env = FullBanditEnvironment(THETA)
-    with pytest.raises(ValueError, match="'algorithm'"):
-        identify_full_bandit(env, 2, "lucb")
-    with pytest.raises(ValueError, match="'n'"):
-        identify_full_bandit(lambda s, r: 0.0, 2, R=1.0)
-    with pytest.raises(ValueError, match="'pull'.*finite"):
-        identify_full_bandit(lambda s, r: math.nan, 2, n=6, R=1.0)
-    with pytest.raises(ValueError, match="'max_rounds'"):
-        identify_full_bandit(env, 2, max_rounds=0)
-    with pytest.raises(ValueError, match="'k'"):
-        identify_full_bandit(env, 1)
 
 
 def test_uniform_allocation_used_by_default_is_full_rank():

@@ -17,20 +17,22 @@ import numpy as np
 import pytest
 
 from pmcbandit.full_bandit import simulate_full_bandit
+from pmcbandit.runtime.budget import Pulls
 from tests.tolerance import error_rate_lower, error_rate_upper
 
 RUNS = 500
 DELTA = 0.1
 ALGORITHMS = ("saqm", "sa_foa", "icb", "exhaustive")
-EASY = dict(theta=np.array([1.0, 0.5, 0.0, -0.5]), k=2, R=0.5, cap=10**6)
-NEAR_TIE = dict(theta=np.array([1.0, 0.0, 0.001]), k=2, R=1.0, cap=2000)
+EASY = dict(theta=np.array([1.0, 0.5, 0.0, -0.5]), k=2, sigma=0.5, cap=10**6)
+NEAR_TIE = dict(theta=np.array([1.0, 0.0, 0.001]), k=2, sigma=1.0, cap=2000)
 
 
 def run_many(algorithm, case, width, width_scale=1.0, seed=11):
     errors = stops = 0
     for s in np.random.SeedSequence(seed).spawn(RUNS):
-        r = simulate_full_bandit(algorithm, case["theta"], case["k"], DELTA, 0.0, case["R"], "uniform", case["cap"],
-                                 np.random.default_rng(s), width=width, width_scale=width_scale)
+        r = simulate_full_bandit(case["theta"], algorithm, k=case["k"], delta=DELTA, sigma=case["sigma"],
+                                 budget=Pulls(case["cap"]), random_seed=np.random.default_rng(s),
+                                 algorithm_kwargs=dict(width=width, width_scale=width_scale))
         errors += r.stopped and not r.correct
         stops += r.stopped
     return errors, stops
@@ -45,6 +47,7 @@ def test_error_rate_tight_width(algorithm, case):
         assert stops == RUNS  # every run reached a confident answer
 
 
+@pytest.mark.slow  # the default suite checks the narrower tight width on the same instance
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_error_rate_paper_width(algorithm):
     errors, stops = run_many(algorithm, EASY, "paper")

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+from pmcbandit.exceptions import SettingsWarning
 from pmcbandit.full_bandit.allocation import Allocation, check_allocation, uniform_allocation
 from pmcbandit.full_bandit.g_allocation import efficient_apportionment, g_allocation, g_value
 
@@ -45,7 +46,7 @@ def test_greedy_oracle_certificate_brackets_the_exact_value():
     # max_enumerate=0 forces Alg. 1 (greedy peeling) and the row bound; the bracket must hold the truth
     n, k = 10, 4
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", SettingsWarning)
         alloc = g_allocation(n, k, max_enumerate=0, max_iter=300)
     lo, hi = g_value(alloc, max_enumerate=0)
     g = _exact_g(alloc, n, k)
@@ -65,7 +66,7 @@ def test_restricted_support_is_d_optimal_on_that_support():
 
 
 def test_warns_when_iterations_run_out():
-    with pytest.warns(RuntimeWarning, match="max_iter"):
+    with pytest.warns(SettingsWarning, match="max_iter"):
         g_allocation(10, 5, max_iter=1, inner=0, tol=1e-6)
 
 

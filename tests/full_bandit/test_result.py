@@ -1,9 +1,13 @@
 """FullBanditResult: summary, warnings, InferenceData (and its netCDF round trip)."""
 
+import json
+
 import numpy as np
 import pytest
 
+from pmcbandit.exceptions import NoGuaranteeWarning
 from pmcbandit.full_bandit import FullBanditEnvironment, FullBanditResult, identify_full_bandit
+from pmcbandit.runtime.budget import Pulls
 
 THETA = np.array([1.0, 0.8, 0.2, 0.1, 0.0])
 
@@ -11,7 +15,8 @@ THETA = np.array([1.0, 0.8, 0.2, 0.1, 0.0])
 @pytest.fixture(scope="module")
 def result():
     env = FullBanditEnvironment(THETA, noise_sd=0.2)
-    return identify_full_bandit(env, 2, "sa_foa", delta=0.05, random_seed=3, arm_names=list("abcde"))
+    return identify_full_bandit(env, "sa_foa", k=2, delta=0.05, random_seed=3, arm_names=list("abcde"),
+                                progressbar=False)
 
 
 def test_result_fields(result):
@@ -31,17 +36,20 @@ def test_summary_names_the_selection_and_the_stop(result):
     assert text.count("*") == 2
 
 
-def test_max_rounds_stop_warns():
+def test_budget_stop_warns_without_guarantee():
     env = FullBanditEnvironment(THETA, noise_sd=5.0)
-    res = identify_full_bandit(env, 2, "icb", random_seed=1, max_rounds=50)
-    assert res.stopped_by == "max_rounds" and res.rounds == 50 and not res.confident
-    assert "without the 1 - delta guarantee" in res.warnings()[0] and "warning:" in res.summary()
+    with pytest.warns(NoGuaranteeWarning, match="raise the budget"):
+        res = identify_full_bandit(env, "icb", k=2, random_seed=1, budget=Pulls(50), progressbar=False)
+    assert res.stopped_by == "budget" and res.rounds == 50 and not res.confident
+    category, message = res.warnings()[0]
+    assert category is NoGuaranteeWarning and "without the 1 - delta guarantee" in message
+    assert "warning:" in res.summary()
 
 
 def test_same_seed_same_run():
     env = FullBanditEnvironment(THETA, noise_sd=0.2)
-    a = identify_full_bandit(env, 2, "icb", random_seed=7)
-    b = identify_full_bandit(env, 2, "icb", random_seed=7)
+    a = identify_full_bandit(env, "icb", k=2, random_seed=7, progressbar=False)
+    b = identify_full_bandit(env, "icb", k=2, random_seed=7, progressbar=False)
     assert a.rounds == b.rounds and np.array_equal(a.rewards, b.rewards)
 
 
@@ -60,3 +68,14 @@ def test_inference_data_round_trips_through_netcdf(result, tmp_path):
     back = az.from_netcdf(str(path))
     np.testing.assert_array_equal(back.arm_summary["theta_hat"].values, result.theta_hat)
     assert back.attrs["algorithm"] == "sa_foa"
+
+
+def test_settings_and_attrs_are_plain_json(result):
+    # every setting (the width rule included) is a plain value: JSON writes it without a fallback,
+    # and nothing in the InferenceData attrs is the repr of a Python object
+    settings = json.loads(json.dumps(result.settings))
+    assert settings["width"] == "paper" and settings["sigma"] == 0.2 and settings["stopped_by"] == "confidence"
+    assert settings["arm_names"] == list("abcde") and settings["door"] == "identify_full_bandit"
+    for key, value in result.to_inference_data().attrs.items():
+        text = value if isinstance(value, str) else json.dumps(np.asarray(value).tolist())
+        assert "<" not in text and "object at 0x" not in text, (key, text)

@@ -38,7 +38,7 @@ def test_every_algorithm_stops_with_confidence_on_the_right_arms(algorithm):
         res = _identify(arms, algorithm, k=k, delta=0.05, epsilon=tolerance, bounds=(-0.5, 1.0), random_seed=7,
                         algorithm_kwargs=extra)
     else:
-        mode = "faithful" if algorithm == "lucb1" else "heuristic"
+        mode = None if algorithm == "lucb1" else "heuristic"  # LUCB1 has no modes
         res = _identify(_arms(means), algorithm, k=k, delta=0.05, mode=mode, random_seed=7)
     assert res.stopped_by == "confidence" and res.confident
     assert sorted(res.selected) == sorted(f"arm{i}" for i in range(k))

@@ -167,3 +167,15 @@ def test_bad_reference_arguments_raise():
         simulate_paths_numpy(np.zeros(5))
     with pytest.raises(ValueError, match="'strike' parameter"):
         simulate_paths_numpy(np.zeros((2, 2)), -1.0)
+
+
+def test_warm_up_compiles_the_fused_kernel_without_drawing_from_a_run_stream():
+    from models.cir_kernel import fused_caplet_paths
+
+    arm = CIRCapletArm(0.5, paths_per_pull=10)
+    before = np.random.default_rng(3)
+    arm.warm_up()
+    assert fused_caplet_paths.signatures  # compiled (or loaded from numba's cache)
+    a = arm.pull(np.random.default_rng(3)).values
+    b = arm.pull(before).values
+    np.testing.assert_array_equal(a, b)

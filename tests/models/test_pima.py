@@ -17,7 +17,9 @@ def test_zscoring_uses_population_sd_of_all_rows():
     np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(X.std(axis=0, ddof=0), 1.0, rtol=1e-12)
     assert set(np.unique(y)) == {0, 1}
-    raw = np.loadtxt(Path(models.pima.__file__).parent / "data" / "pima-indians-diabetes.csv", delimiter=",", skiprows=1)
+    raw = np.loadtxt(
+        Path(models.pima.__file__).parent / "data" / "pima-indians-diabetes.csv", delimiter=",", skiprows=1
+    )
     np.testing.assert_allclose(X[:, 1], (raw[:, 1] - raw[:, 1].mean()) / raw[:, 1].std(), rtol=1e-12)
     np.testing.assert_array_equal(y, raw[:, -1].astype(int))
 

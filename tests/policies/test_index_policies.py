@@ -1,4 +1,4 @@
-"""UCB-V and KL-UCB index values, the KL bisection, and what every policy must do on a small problem."""
+"""UCB-V and KL-UCB index values, KL-UCB's grid search, and what every policy must do on a small problem."""
 
 import doctest
 import math
@@ -61,23 +61,34 @@ def test_kl_bernoulli_matches_scipy():
 
 
 def test_kl_upper_bound_matches_root_finding():
-    for p in (0.0, 0.1, 0.5, 0.93):
-        for d in (1e-4, 0.01, 0.3, 2.0):
-            got = kl_ucb.kl_upper_bound(p, d, kl_ucb.PRECISION, kl_ucb.MAX_ITER)
+    for p in (0.0, 1e-9, 0.1, 0.5, 0.93, 1 - 1e-12):
+        for d in (1e-7, 1e-4, 0.01, 0.3, 2.0, 40.0):
+            got = kl_ucb.kl_upper_bound(p, d)
             top = 1 - 1e-15
-            exact = top if _kl_scipy(p, top) <= d else optimize.brentq(lambda q: _kl_scipy(p, q) - d, p, top, xtol=1e-14)
-            # the upper end of the final bracket: never below, at most PRECISION above
-            assert exact - 1e-12 <= got <= exact + kl_ucb.PRECISION, (p, d, got, exact)
-    assert kl_ucb.kl_upper_bound(1.0, 0.5, 1e-6, 50) == 1.0
+            exact = (
+                top if _kl_scipy(p, top) <= d else optimize.brentq(lambda q: _kl_scipy(p, q) - d, p, top, xtol=1e-14)
+            )
+            # the grid point just above the supremum: never below, less than GRID above
+            assert exact - 1e-12 <= got <= exact + kl_ucb.GRID, (p, d, got, exact)
+            assert got == 1.0 or (got / kl_ucb.GRID).is_integer()
+    assert kl_ucb.kl_upper_bound(1.0, 0.5) == 1.0
 
 
-def test_kl_upper_bound_respects_the_iteration_cap():
-    # With max_iter = 3 the Pinsker bracket is only halved three times.
-    p, d = 0.5, 0.02
-    hi0 = p + math.sqrt(d / 2)
-    got = kl_ucb.kl_upper_bound(p, d, 0.0, 3)
-    exact = optimize.brentq(lambda q: _kl_scipy(p, q) - d, p, hi0)
-    assert exact <= got <= exact + (hi0 - p) / 8
+def test_grid_index_does_not_depend_on_where_the_search_starts():
+    """The simulator starts from an arm's previous index, the live policy from Pinsker's bound:
+    every start (and every valid known-below point) must give the same grid point."""
+    rng = np.random.default_rng(0)
+    n_grid = round(1 / kl_ucb.GRID)
+    for _ in range(3000):
+        p = rng.random() ** rng.choice([0.2, 1.0, 3.0])
+        d = 10 ** rng.uniform(-7, 1.5)
+        j, kl = kl_ucb.grid_index(p, d, 0, -1)
+        assert j == n_grid or kl == kl_ucb.kl_bernoulli(p, j * kl_ucb.GRID) > d
+        assert j - 1 <= p * n_grid or kl_ucb.kl_bernoulli(p, (j - 1) * kl_ucb.GRID) <= d
+        for start in (n_grid, int(rng.integers(0, n_grid)), j - 1, j, j + 1):
+            assert kl_ucb.grid_index(p, d, start, -1)[0] == j
+        below = int(rng.integers(int(p * n_grid), j)) if j > int(p * n_grid) else -1
+        assert kl_ucb.grid_index(p, d, int(rng.integers(0, n_grid)), below)[0] == j
 
 
 def test_kl_ucb_doctests_pass():
@@ -97,7 +108,11 @@ def test_kl_ucb_index_by_hand():
     got = kl_ucb.index(s.n, mean, var, t, (3.0,))
     for arm, (p, n) in enumerate([(0.7, 2), (0.5, 1)]):
         top = 1 - 1e-15
-        exact = top if _kl_scipy(p, top) <= f / n else optimize.brentq(lambda q: _kl_scipy(p, q) - f / n, p, top, xtol=1e-14)
+        exact = (
+            top
+            if _kl_scipy(p, top) <= f / n
+            else optimize.brentq(lambda q: _kl_scipy(p, q) - f / n, p, top, xtol=1e-14)
+        )
         assert exact - 1e-12 <= got[arm] <= exact + 1e-6
     assert got[2] == math.inf
 

@@ -6,18 +6,19 @@ from scipy import integrate, stats
 
 from pmcbandit.policies import thompson
 from pmcbandit.policies.thompson import (
+    SELECT_UNIFORMS,
     BetaCounts,
     beta_draws_kernel,
-    n_select_uniforms,
     select_kernel,
 )
 
-COUNTS = [(0, 0), (3, 7), (50, 10), (1000, 20), (0, 400)]
+COUNTS = [(0, 0), (3, 7), (50, 10), (1000, 20), (0, 400), (2.6, 0.3)]
+#: Kolmogorov distribution's 0.1% critical value of sqrt(n) D_n (one fixed-seed check each).
+KS_CRIT = 1.95
 
 
-def _kernel_draws(successes, failures, n_draws, rng, buffer_len=None):
-    width = n_select_uniforms(len(successes)) if buffer_len is None else buffer_len
-    return np.array([beta_draws_kernel(successes, failures, rng.random(width)) for _ in range(n_draws)])
+def _kernel_draws(successes, failures, n_draws, rng):
+    return np.array([beta_draws_kernel(successes, failures, rng.random(SELECT_UNIFORMS)) for _ in range(n_draws)])
 
 
 def _check_against_beta(draws, a, b, n):
@@ -25,27 +26,52 @@ def _check_against_beta(draws, a, b, n):
     se_mean = dist.std() / np.sqrt(n)
     assert abs(draws.mean() - dist.mean()) <= 4 * se_mean
     # SE of the sample variance: sqrt((mu4 - var^2) / n)
-    mu4 = dist.moment(4) - 4 * dist.mean() * dist.moment(3) + 6 * dist.mean() ** 2 * dist.moment(2) - 3 * dist.mean() ** 4
+    m = dist.mean()
+    mu4 = dist.moment(4) - 4 * m * dist.moment(3) + 6 * m**2 * dist.moment(2) - 3 * m**4
     se_var = np.sqrt((mu4 - dist.var() ** 2) / n)
     assert abs(draws.var() - dist.var()) <= 4 * se_var
     # KS distance below its 0.1% critical value 1.95 / sqrt(n)
-    assert stats.kstest(draws, dist.cdf).statistic <= 1.95 / np.sqrt(n)
+    assert stats.kstest(draws, dist.cdf).statistic <= KS_CRIT / np.sqrt(n)
 
 
-@pytest.mark.parametrize("buffer_len", [None, 1], ids=["buffer", "fallback-only"])
-def test_kernel_draws_follow_the_conjugate_beta(buffer_len):
-    # buffer_len=1 leaves only the tie-break slot: every variate comes from the
-    # SplitMix64 fallback, which must be exact as well.
-    successes = np.array([c[0] for c in COUNTS], dtype=np.int64)
-    failures = np.array([c[1] for c in COUNTS], dtype=np.int64)
+def test_kernel_draws_follow_the_conjugate_beta():
+    successes = np.array([c[0] for c in COUNTS], dtype=np.float64)
+    failures = np.array([c[1] for c in COUNTS], dtype=np.float64)
     n = 6000
-    draws = _kernel_draws(successes, failures, n, np.random.default_rng(42), buffer_len)
+    draws = _kernel_draws(successes, failures, n, np.random.default_rng(42))
     for k, (s, f) in enumerate(COUNTS):
         _check_against_beta(draws[:, k], s + 1, f + 1, n)
+    # the check has power: the draws of Beta(4, 8) are not those of Beta(5, 8)
+    assert stats.kstest(draws[:, 1], stats.beta(5, 8).cdf).statistic > KS_CRIT / np.sqrt(n)
+
+
+def test_same_buffer_same_draws_and_streams_differ_by_buffer():
+    counts = np.array([3.0, 40.0]), np.array([9.0, 2.0])
+    u = np.array([0.25, 0.5])
+    np.testing.assert_array_equal(beta_draws_kernel(*counts, u), beta_draws_kernel(*counts, u.copy()))
+    assert not np.array_equal(beta_draws_kernel(*counts, u), beta_draws_kernel(*counts, np.array([0.25, 0.5 + 2**-53])))
+
+
+def test_cached_constants_give_the_same_decisions():
+    """The simulator's select (Gamma constants kept per arm) decides as the live kernel does."""
+    rng = np.random.default_rng(3)
+    successes, failures = rng.integers(0, 50, 6).astype(float), rng.integers(0, 50, 6).astype(float)
+    scale = np.array([1.0, 0.0, 2.0, 1.0, 0.0, 3.0])
+    constants = np.empty((4, 6))
+    for i in range(6):
+        thompson.refresh_constants(successes, failures, i, constants)
+    theta = np.empty(3)
+    for _ in range(200):
+        u = rng.random(SELECT_UNIFORMS)
+        for o in (0, 3):
+            for per_arm in (False, True):
+                live = (thompson.scaled_select_kernel(successes[o:o + 3], failures[o:o + 3], scale[o:o + 3], u)
+                        if per_arm else select_kernel(successes[o:o + 3], failures[o:o + 3], u))
+                assert thompson.cached_select_into(constants, scale, o, 3, per_arm, u[0], u[1], theta) == live
 
 
 def test_kernel_arms_are_independent():
-    ones = np.zeros(2, dtype=np.int64)
+    ones = np.zeros(2)
     draws = _kernel_draws(ones, ones, 5000, np.random.default_rng(1))
     # Uniform(0,1) pairs: correlation SE is 1/sqrt(n)
     assert abs(np.corrcoef(draws.T)[0, 1]) <= 4 / np.sqrt(5000)
@@ -145,10 +171,10 @@ def test_select_takes_one_fixed_size_buffer():
     rng, twin = np.random.default_rng(8), np.random.default_rng(8)
     arms = [policy.select(rng, state) for _ in range(50)]
     counts = state.extra
-    replay = [select_kernel(counts.successes, counts.failures, twin.random(n_select_uniforms(4))) for _ in range(50)]
+    replay = [select_kernel(counts.successes, counts.failures, twin.random(SELECT_UNIFORMS)) for _ in range(50)]
     assert arms == replay
     assert rng.random() == twin.random()  # nothing else was consumed
-    assert n_select_uniforms(4) == 1 + 4 * 4 + thompson.SLACK_UNIFORMS
+    assert SELECT_UNIFORMS == 2
 
 
 def test_update_draws_one_coin_with_the_documented_rule():

@@ -57,7 +57,8 @@ def custom_dispatch(model) -> list:
 
 def rebuild_density(token: str, model, check_draws: int, custom=()):
     """The density of ``token`` in this process: compiled from ``model`` the first time, after
-    re-registering the densities of its run-time Op types (:func:`custom_dispatch`)."""
+    re-registering the densities of its run-time Op types (:func:`custom_dispatch`).
+    """
     density = BUILT.get(token)
     if density is None:
         tables = _dispatchers()

@@ -255,7 +255,8 @@ class AISArm(Arm):
 
     def _probe_step_seconds(self, kind: str) -> float:
         """Wall seconds per annealing step of timed :data:`PROBE_STEPS`-step runs (mean of three: a
-        step's cost varies from chain to chain, and the mean is what a budget pays)."""
+        step's cost varies from chain to chain, and the mean is what a budget pays).
+        """
         rng = np.random.default_rng(1)
         betas = annealing_schedule(PROBE_STEPS, kind)
         proposal = None

@@ -34,6 +34,7 @@ from scipy.special import gammaln, logsumexp
 
 from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
+from pmcbandit.arms.evidence._draws import DrawReservoir, keep_draws
 from pmcbandit.arms.evidence.model_density import ModelDensity, check_model
 from pmcbandit.arms.evidence.modes import ModeSearch, NoInteriorModeError, find_modes
 
@@ -283,6 +284,7 @@ class LaplaceISArm(Arm):
             except FloatingPointError:
                 pass  # reported by the pulls themselves; the time spent is still the cost of one
         self.expected_seconds = time.perf_counter() - start
+        self.draw_store = DrawReservoir()  # the timing pulls' draws are not the run's
 
     def __getstate__(self):
         # The batched density is a compiled function: a worker compiles its own from the density
@@ -355,14 +357,15 @@ class LaplaceISArm(Arm):
                 f"{int(bad.sum())} of {size} proposal points (e.g. x={x[np.argmax(bad)]!r}); "
                 "no importance weight is defined there"
             )
-        return log_p - log_q, labels == len(self._components)
+        return log_p - log_q, labels == len(self._components), x
 
     def log_weights(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` i.i.d. log importance weights :math:`\\log\\tilde p(x_i) - \\log q(x_i)`, :math:`x_i \\sim q`."""
         return self._log_weights(rng, size)[0]
 
     def draw(self, rng: np.random.Generator):
-        log_w, from_prior = self._log_weights(rng, self.batch_size)
+        log_w, from_prior, x = self._log_weights(rng, self.batch_size)
+        keep_draws(self, rng, x, log_w)  # posterior draws as a by-product (_draws; a child stream)
         top = float(np.max(log_w))
         if np.isfinite(top):
             # Weights relative to the largest, so nothing overflows: ESS = (sum w)^2 / sum w^2.

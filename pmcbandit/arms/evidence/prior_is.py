@@ -16,6 +16,7 @@ import numpy as np
 
 from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
+from pmcbandit.arms.evidence._draws import DrawReservoir, keep_draws
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
 __all__ = ["PriorISArm"]
@@ -62,6 +63,7 @@ class PriorISArm(Arm):
         start = time.perf_counter()
         self.draw(np.random.default_rng(1))
         self.expected_seconds = time.perf_counter() - start
+        self.draw_store = DrawReservoir()  # the timing pulls' draws are not the run's
 
     def draw(self, rng: np.random.Generator):
         x = self.density.sample_prior(rng, self.batch_size)
@@ -71,6 +73,7 @@ class PriorISArm(Arm):
                 f"arm {self.name!r} produced a NaN log weight: the model's log likelihood is NaN "
                 "at a prior draw."
             )
+        keep_draws(self, rng, x, log_w)  # posterior draws as a by-product (_draws; a child stream)
         finite = log_w[np.isfinite(log_w)]
         info = {
             "logp_evals": float(self.batch_size),

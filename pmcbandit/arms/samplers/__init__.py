@@ -64,19 +64,22 @@ def _parse(samplers, cost: str) -> list[tuple[str, dict]]:
     units = {name: _UNIT[name] for name, _ in specs}
     if cost != "cpu_seconds" and set(units.values()) != {cost}:
         raise ValueError(
-            f"The 'cost' parameter of sampler_arms must be 'cpu' or a unit every sampler reports (a gradient "
+            f"The 'cost' parameter of sampler_arms must be 'cpu_seconds' or a unit every sampler reports (a gradient "
             f"and a log-density evaluation are not the same price; units: {units}). Got {cost!r} instead."
         )
     return specs
 
 
-def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"), *, cost: str = "cpu_seconds") -> list[Arm]:
+def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "slice", "smc"), *,
+                 cost: str = "cpu_seconds") -> list[Arm]:
     """One posterior-expectation arm per sampler setting, for :func:`pmcbandit.compare_samplers`.
 
     Parameters
     ----------
-    model : pymc.Model
-        A model with continuous free variables (SMC also needs a prior PyMC can forward-sample).
+    model : pymc.Model, optional
+        ``None`` takes the model of the enclosing ``with pm.Model():`` block, as PyMC does
+        (``sampler_arms(quantity="mu")`` inside it). A model with continuous free variables (SMC also
+        needs a prior PyMC can forward-sample).
         The arms compile against the model's data containers: do not ``pm.set_data`` while they run.
     quantity : str or callable
         The expectation :math:`E_\\pi[f(\\theta)]`: the name of a free or deterministic variable
@@ -114,7 +117,10 @@ def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"
     from pmcbandit._validation import check_choice
 
     owner = "sampler_arms"
-    model = check_sampler_model(model, owner)
+    model = check_sampler_model(_context_model(model, owner), owner)
+    if quantity is None:
+        raise TypeError(f"The 'quantity' parameter of {owner} must be a variable name or a callable f(point) -> "
+                        "float. Got None instead.")
     cost = check_choice(cost, SAMPLER_COSTS, "cost", owner)
     specs = _parse(samplers, cost)
     shared_quantity = Quantity(model, quantity, owner)
@@ -129,3 +135,18 @@ def sampler_arms(model, quantity, samplers=("nuts", "metropolis", "slice", "smc"
         raise ValueError(f"The 'samplers' parameter of sampler_arms must give arms distinct names (pass 'name' "
                          f"in a setting's kwargs). Got {names!r} instead.")
     return arms
+
+
+def _context_model(model, owner: str):
+    """``model``, or the model of the enclosing ``with pm.Model():`` block when ``None`` (PyMC's
+    ``modelcontext``: the innermost block of nested ones).
+    """
+    if model is not None:
+        return model
+    import pymc as pm
+
+    try:
+        return pm.modelcontext(None)
+    except TypeError:
+        raise TypeError(f"The 'model' parameter of {owner} must be a pymc.Model, or the call must be inside a "
+                        "`with pm.Model():` block. Got None outside any model context instead.") from None

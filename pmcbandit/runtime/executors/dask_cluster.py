@@ -74,7 +74,8 @@ def _dask_pull(token: str, spec: str, tickets) -> list:
 
 async def _exit_worker() -> None:
     """Run on a worker's event loop (beside the stuck task; a coroutine, so that the driver need not
-    wait for an answer that cannot come): end the process at once."""
+    wait for an answer that cannot come): end the process at once.
+    """
     import os
 
     os._exit(75)
@@ -262,7 +263,8 @@ class DaskExecutor:
 
     def _restart(self, address: str) -> None:
         """Free ``address``'s slot: end its process (its nanny starts a fresh one, as after any
-        worker loss). Never a worker without a nanny: it may live in this very process."""
+        worker loss). Never a worker without a nanny: it may live in this very process.
+        """
         try:
             info = self.client.scheduler_info().get("workers", {}).get(address)
             if info is None:

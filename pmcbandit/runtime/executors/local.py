@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 import os
 import queue
+import sys
 import threading
 import time
 import traceback
+import warnings
 from collections import deque
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -32,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit.arms.base import Arm, Pull
+from pmcbandit.exceptions import SettingsWarning
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "open_executor",
            "EXECUTOR_KINDS"]
@@ -42,7 +45,8 @@ EXECUTOR_KINDS = ("threads", "processes")
 
 class Ticket(NamedTuple):
     """One pull to make: pull ``pull_index`` of arm ``arm`` (its stream is fixed by both),
-    serving bandit decision ``decision``."""
+    serving bandit decision ``decision``.
+    """
 
     decision: int
     arm: int
@@ -55,7 +59,8 @@ class Outcome(NamedTuple):
     a decision's duration from them, whatever unit the arm's ``cost`` is in) and, from a remote
     executor, the CPU seconds it spent on its worker (``time.thread_time`` of the pull's thread;
     for a pull that timed out or was lost, its wall seconds: what a single-threaded worker slot
-    spent on it). ``cpu`` is NaN in-process, where the driver's process clock counts pulls."""
+    spent on it). ``cpu`` is NaN in-process, where the driver's process clock counts pulls.
+    """
 
     ticket: Ticket
     status: str  # "ok" | "nonfinite" | "error" | "timeout" | "lost"
@@ -149,8 +154,13 @@ class ThreadExecutor(_Local):
     """Pull in daemon threads, at most ``capacity`` at once, each with an optional timeout.
 
     A pull that exceeds ``timeout`` seconds is reported as a ``"timeout"`` fault; its thread
-    is abandoned (Python cannot kill a thread) and its late result ignored. Daemon threads do
-    not keep the interpreter alive at exit.
+    is abandoned (Python cannot stop a thread) and its late result ignored. Daemon threads do
+    not keep the interpreter alive at exit, but an abandoned pull keeps running (and using a core)
+    in this process after the run returns, until it ends by itself. That is the limit of threads:
+    the fault message says so, and :meth:`shutdown` issues a
+    :class:`~pmcbandit.exceptions.SettingsWarning` while such a pull is still running, with the
+    remedy: ``executor="processes"``, whose worker of a timed-out pull is terminated
+    (:class:`~pmcbandit.runtime.executors.processes.ProcessExecutor`).
     """
 
     kind = "threads"
@@ -161,6 +171,8 @@ class ThreadExecutor(_Local):
         self.timeout = timeout
         self._results: queue.Queue = queue.Queue()
         self._started: dict[object, float] = {}
+        self._threads: dict[object, threading.Thread] = {}
+        self._abandoned: list[tuple[str, threading.Thread]] = []
 
     def bind(self, arms, streams) -> None:
         unsafe = [a.name for a in arms if not getattr(a, "thread_safe", True)]
@@ -180,6 +192,7 @@ class ThreadExecutor(_Local):
             target=lambda: results.put(execute_pull(arm, rng, ticket)), daemon=True,
             name=f"pmcbandit-pull-{arm.name}",
         )
+        self._threads[ticket] = thread
         thread.start()
 
     def in_flight(self) -> int:
@@ -198,6 +211,7 @@ class ThreadExecutor(_Local):
                 outcome = self._results.get(timeout=wait_for)
                 if outcome.ticket in self._started:
                     del self._started[outcome.ticket]
+                    self._threads.pop(outcome.ticket, None)
                     out.append(outcome)
             except queue.Empty:
                 pass
@@ -206,8 +220,12 @@ class ThreadExecutor(_Local):
                 for ticket, t0 in list(self._started.items()):
                     if now - t0 >= self.timeout:
                         del self._started[ticket]
-                        out.append(Outcome(ticket, "timeout", None, f"pull exceeded the {self.timeout} s timeout",
-                                           now - t0))
+                        thread = self._threads.pop(ticket, None)
+                        if thread is not None:
+                            self._abandoned.append((self.arms[ticket.arm].name, thread))
+                        out.append(Outcome(ticket, "timeout", None,
+                                           f"pull exceeded the {self.timeout} s timeout (its thread cannot be stopped "
+                                           "and runs on; executor='processes' ends such pulls)", now - t0))
         while True:  # collect whatever else is already done
             try:
                 outcome = self._results.get_nowait()
@@ -215,11 +233,32 @@ class ThreadExecutor(_Local):
                 break
             if outcome.ticket in self._started:
                 del self._started[outcome.ticket]
+                self._threads.pop(outcome.ticket, None)
                 out.append(outcome)
         return out
 
     def shutdown(self) -> None:
         self._started.clear()
+        self._threads.clear()
+        running = [name for name, thread in self._abandoned if thread.is_alive()]
+        self._abandoned = []
+        if running:
+            warnings.warn(
+                f"{len(running)} pull(s) that exceeded pull_timeout ({self.timeout} s) are still running in threads of "
+                f"this process after the run (arms {sorted(set(running))}): Python cannot stop a thread. Pass "
+                "executor='processes' to run these arms in worker processes, whose timed-out pulls are ended.",
+                SettingsWarning, stacklevel=caller_stacklevel())
+
+
+def caller_stacklevel() -> int:
+    """``stacklevel`` of the first frame outside the pmcbandit package (the user's call of a door),
+    for a warning issued deep inside a run.
+    """
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def make_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, owner: str = "run"):
@@ -292,7 +331,8 @@ def _is_dask_client(obj) -> bool:
 
 class OpenExecutor(NamedTuple):
     """An executor ready for :func:`pmcbandit.runtime.loop.drive`, the resolved ``max_in_flight``, and what the
-    run's settings record of it (``kind``, ``workers``)."""
+    run's settings record of it (``kind``, ``workers``).
+    """
 
     pool: object
     max_in_flight: int

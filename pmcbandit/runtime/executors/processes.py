@@ -80,7 +80,8 @@ class ProcessExecutor:
             raise ValueError(f"The 'workers' parameter of ProcessExecutor must be >= 1. Got {workers!r} instead.")
         if int(pulls_per_task) != pulls_per_task or pulls_per_task < 1:
             raise ValueError(
-                f"The 'pulls_per_task' parameter of ProcessExecutor must be an int >= 1. Got {pulls_per_task!r} instead."
+                "The 'pulls_per_task' parameter of ProcessExecutor must be an int >= 1. "
+                f"Got {pulls_per_task!r} instead."
             )
         self.pulls_per_task = int(pulls_per_task)
         self.capacity = self.workers * self.pulls_per_task
@@ -97,7 +98,8 @@ class ProcessExecutor:
     # --- protocol ---------------------------------------------------------------
     def bind(self, arms, streams) -> None:
         """Start the workers (if not running) and install the arms on each; block until they are
-        ready, so that no pull (and no time budget) pays for start-up and compilation."""
+        ready, so that no pull (and no time budget) pays for start-up and compilation.
+        """
         self._token, self._blob = arm_payload(arms)
         self._spec = json.dumps(streams.to_json(), sort_keys=True)
         while len(self._pool) < self.workers:
@@ -120,8 +122,10 @@ class ProcessExecutor:
                     self._receive(w)
                     deaths += not alive
             if deaths > self.workers * (self.max_retries + 1):
-                raise RuntimeError("pmcbandit workers keep dying while they install the arms (exit code "
-                                   f"{w.process.exitcode}): the arms cannot be rebuilt in a fresh process")
+                raise RuntimeError(
+                    "pmcbandit workers keep dying while they install the arms (exit code "
+                    f"{w.process.exitcode}): the arms cannot be rebuilt in a fresh process"
+                )
 
     def submit(self, ticket) -> None:
         self._queue.append(ticket)
@@ -252,7 +256,7 @@ class ProcessExecutor:
             self._done.append(outcome)
 
     def _lose(self, w: _Worker) -> None:
-        left = w.tickets[w.reported:]
+        left = w.tickets[w.reported :]
         seconds = time.monotonic() - w.last
         code = w.process.exitcode
         self._replace(w)
@@ -263,8 +267,16 @@ class ProcessExecutor:
         self._retries[ticket] = tries
         if tries > self.max_retries:
             self._in_flight.discard(ticket)
-            self._done.append(Outcome(ticket, "lost", None, f"worker died (exit code {code}) {tries} times during "
-                                      "this pull", seconds, seconds))
+            self._done.append(
+                Outcome(
+                    ticket,
+                    "lost",
+                    None,
+                    f"worker died (exit code {code}) {tries} times during this pull",
+                    seconds,
+                    seconds,
+                )
+            )
         else:
             rest = [ticket, *rest]
         self._queue.extendleft(reversed(rest))
@@ -276,12 +288,13 @@ class ProcessExecutor:
         now = time.monotonic()
         for w in list(self._pool):
             if w.tickets and w.installed and now - w.last >= self.timeout:
-                ticket, rest = w.tickets[w.reported], w.tickets[w.reported + 1:]
+                ticket, rest = w.tickets[w.reported], w.tickets[w.reported + 1 :]
                 seconds = now - w.last
                 self._replace(w)
                 self._in_flight.discard(ticket)
-                self._done.append(Outcome(ticket, "timeout", None, f"pull exceeded the {self.timeout} s timeout",
-                                          seconds, seconds))
+                self._done.append(
+                    Outcome(ticket, "timeout", None, f"pull exceeded the {self.timeout} s timeout", seconds, seconds)
+                )
                 self._queue.extendleft(reversed(rest))
 
     def _replace(self, w: _Worker) -> None:
@@ -294,4 +307,3 @@ class ProcessExecutor:
 
     def __repr__(self) -> str:
         return f"ProcessExecutor(workers={self.workers}, pulls_per_task={self.pulls_per_task})"
-

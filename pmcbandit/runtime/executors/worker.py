@@ -1,6 +1,7 @@
 """The worker side of the out-of-process executors: arms shipped once, pulls made from tickets.
 
-:class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` and :class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor`
+:class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` and
+:class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor`
 never send an arm with a task. The driver serialises the run's arms once (:func:`arm_payload`,
 with cloudpickle, so a ``CallableArm`` of a lambda or a closure travels too) and each worker
 unpickles them once and keeps them by the payload's hash (:func:`install`). Arms that hold
@@ -30,7 +31,7 @@ import time
 import traceback
 from collections import OrderedDict
 
-from pmcbandit.arms.base import thread_cpu_clock
+from pmcbandit.arms.base import thread_cpu_clock, warm_up_arms
 from pmcbandit.runtime.executors.local import execute_pull
 
 __all__ = ["arm_payload", "install", "uninstall", "worker_arms", "run_tickets", "setup_worker", "process_main"]
@@ -94,7 +95,8 @@ def _remember(cache: OrderedDict, key, make):
 def install(token: str, blob: bytes, keep_others: bool = True) -> list:
     """Unpickle payload ``token`` once in this process and keep it until as many :func:`uninstall`
     calls as installs (two Dask executors of one client may share a payload); ``keep_others=False``
-    drops every other payload first: a process-pool worker serves one run at a time."""
+    drops every other payload first: a process-pool worker serves one run at a time.
+    """
     import cloudpickle
 
     if not keep_others:
@@ -104,12 +106,14 @@ def install(token: str, blob: bytes, keep_others: bool = True) -> list:
     if arms is None:
         setup_worker()
         arms = _ARMS[token] = cloudpickle.loads(blob)
+        warm_up_arms(arms)  # installing is set-up: compilation is not charged to a first pull
         _REFS[token] = 0
     _REFS[token] += 1
     return arms
 
 
 def uninstall(token: str) -> None:
+    """Release one reference to the arms installed under ``token``; the last one frees them."""
     if token in _REFS:
         _REFS[token] -= 1
         if _REFS[token] <= 0:
@@ -135,7 +139,8 @@ def _streams(spec: str):
 def run_tickets(token: str, streams_spec: str, tickets, send=None) -> list:
     """Make the pulls of ``tickets`` in order with the installed arms of payload ``token``; return
     their Outcomes (each also passed to ``send`` as soon as it is made, when given), with ``cpu``
-    the pull thread's CPU seconds."""
+    the pull thread's CPU seconds.
+    """
     setup_worker()
     arms = worker_arms(token)
     streams = _streams(streams_spec)

@@ -1,0 +1,356 @@
+"""compare_samplers on real evidence pools: decisions within a time budget, cost to a decision vs the previous rule.
+
+For each model (Pima T = 50, centred eight schools, Student-t with unknown nu, two-component
+mixture) the default evidence pool (:func:`pmcbandit.evidence_arms` sized for a 60 s run) is
+pulled into a *bank*: up to ``--bank-pulls`` pulls per arm, at most ``--bank-seconds`` of CPU per
+arm, each pull's log-evidence estimate and CPU cost recorded. The bank gives the long-run
+efficiency of every arm, :math:`1/(\\widehat{\\mathrm{Var}}\\,\\bar c)`, and the long-run ranking.
+
+Each seed then replays a comparison on pairs drawn with replacement from the bank
+(the loop of :func:`pmcbandit.compare.simulate.simulate_comparison`, recorded costs, a cap of 60 CPU seconds of
+pulls), side by side on the same seeds:
+
+``new``
+    the current rule: lower betting sequences for the non-negative variance and cost
+    observations, cost-aware sampling, ``epsilon`` = :data:`pmcbandit.compare.compare.DEFAULT_EPSILON`;
+``previous``
+    the rule before them: asymptotic two-sided sequences, a pair of both LUCB arms, ``epsilon = 0``,
+    10 pairs of every arm first.
+
+Reported per model: decisions (confident stop or proven tie) within the cap, agreement with the
+long-run ranking (the long-run best is selected, or is tied with the selection), and the mean cost
+to a decision of each rule on the seeds where both decide. The replay leaves out the validity gate
+and the Pareto k-hat check (they exclude arms; they do not change the sequences) and draws from a
+finite bank, so a tail the bank did not see is not replayed either.
+
+    .venv/bin/python -m benchmarks.bench_compare_real                 # 10 seeds, banks of <= 200 pulls
+    .venv/bin/python -m benchmarks.bench_compare_real --quick         # 5 seeds, small banks
+    .venv/bin/python -m benchmarks.bench_compare_real --reuse-banks   # replay the saved banks (and live runs) again
+    .venv/bin/python -m benchmarks.bench_compare_real --live-seeds 1  # also one live 60 s run per model
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from benchmarks._common import RESULTS, machine, utc_now, write_section
+from pmcbandit.compare.efficiency import EfficiencyRule
+
+CAP_SECONDS = 60.0
+DELTA = 0.05
+MODELS = ("pima_t50", "eight_schools_centred", "student_t_unknown_nu", "mixture_label_switching")
+
+
+def _model(name):
+    from models import evidence_suite, pima
+
+    if name == "pima_t50":
+        return pima.logistic_regression(*pima.load_data(50))
+    return getattr(evidence_suite, name)().model
+
+
+def bank(name: str, pulls: int, seconds: float, seed: int):
+    """Names, and per arm the arrays of log-evidence estimates and CPU costs of its bank pulls."""
+    import pmcbandit as pb
+    from pmcbandit.runtime.engine import _reduce
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        arms = pb.evidence_arms(_model(name), budget_seconds=CAP_SECONDS)
+    rngs = np.random.default_rng(seed).spawn(len(arms))
+    out = []
+    for arm, rng in zip(arms, rngs):
+        arm.warm_up()
+        xs, cs = [], []
+        start = time.process_time()
+        while len(xs) < pulls and time.process_time() - start < seconds:
+            p = arm.pull(rng)
+            obs, _ = _reduce(p.values, arm.log_scale)
+            if np.isfinite(obs):
+                xs.append(float(obs))
+                cs.append(float(p.cost))
+        out.append((np.asarray(xs), np.asarray(cs)))
+    return [a.name for a in arms], out
+
+
+def rules(n: int, epsilon: float) -> dict[str, EfficiencyRule]:
+    base = EfficiencyRule(k=1, delta=DELTA, n_arms=n)
+    return {"new": base._replace(epsilon=epsilon),
+            "previous": base._replace(lower="asymptotic", sampling="both", initial_pairs=10, min_pairs=10)}
+
+
+def _tied_after(banked, rule, seed, cap=CAP_SECONDS):
+    """One replayed comparison on pairs drawn from the bank: (decided, cost, selection, tied arms)."""
+    from pmcbandit.compare import efficiency
+
+    def draw(rng, arm):
+        x, c = banked[arm]
+        i, j = rng.integers(x.size, size=2)
+        return x[i], x[j], c[i], c[j]
+
+    rng = np.random.default_rng(seed)
+    state = efficiency.init(rule)
+    every = np.ones(rule.n_arms, dtype=bool)
+    cost = 0.0
+    while cost < cap:
+        if efficiency.stop(rule, state, every):
+            return True, cost, efficiency.recommend(rule, state, every), efficiency.tied(rule, state, every)
+        for arm in efficiency.select(rule, rng, state, every).arms:
+            x1, x2, c1, c2 = draw(rng, arm)
+            state = efficiency.update(rule, state, arm, x1, x2, c1, c2)
+            cost += c1 + c2
+    return False, cost, efficiency.recommend(rule, state, every), efficiency.tied(rule, state, every)
+
+
+def model_section(name, names, banked, seeds, epsilon):
+    eff = np.array([1.0 / (np.var(x, ddof=1) * c.mean()) if x.size > 2 else np.nan for x, c in banked])
+    best = int(np.nanargmax(eff))
+    lines = [f"### {name}", "",
+             "| arm | bank pulls | mean cost (s) | variance of log Z-hat | long-run efficiency |",
+             "|---|---:|---:|---:|---:|"]
+    for i, (x, c) in enumerate(banked):
+        lines.append(f"| {names[i]}{' (best)' if i == best else ''} | {x.size} | {c.mean():.3g} | "
+                     f"{np.var(x, ddof=1):.3g} | {eff[i]:.3g} |")
+    lines.append("")
+    out = {}
+    for label, rule in rules(len(banked), epsilon).items():
+        runs = [_tied_after(banked, rule, s) for s in seeds]
+        decided = [r for r in runs if r[0]]
+        agree = sum(1 for r in decided if int(r[2][0]) == best or best in set(r[3].tolist()))
+        ties = sum(1 for r in decided if r[3].size)
+        out[label] = dict(decided=len(decided), agree=agree, ties=ties,
+                          cost=np.array([r[1] if r[0] else np.nan for r in runs]))
+    both = ~np.isnan(out["new"]["cost"]) & ~np.isnan(out["previous"]["cost"])
+    lines += ["| rule | decided within 60 s | of which proven ties | agree with long run | "
+              "mean cost to decision (s) |", "|---|---:|---:|---:|---:|"]
+    for label, o in out.items():
+        c = o["cost"][~np.isnan(o["cost"])]
+        lines.append(f"| {label} | {o['decided']}/{len(seeds)} | {o['ties']} | {o['agree']}/{o['decided']} | "
+                     f"{c.mean() if c.size else float('nan'):.3g} |")
+    if both.any():
+        ratio = out["new"]["cost"][both].mean() / out["previous"]["cost"][both].mean()
+        lines.append(f"\nCost to a decision, new / previous, on the {int(both.sum())} seeds where both decide: "
+                     f"**{ratio:.2f}**.")
+    else:
+        lines.append("\nThe previous rule decided on no seed within the cap: no cost ratio.")
+    return "\n".join(lines) + "\n", out
+
+
+def live(name: str, seed: int) -> dict:
+    """One compare_samplers run on the default pool of ``name`` with a 60 s wall budget (run in a fresh process)."""
+    import pmcbandit as pb
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        arms = pb.evidence_arms(_model(name), budget_seconds=CAP_SECONDS)
+        t0 = time.time()
+        res = pb.compare_samplers(arms, budget=CAP_SECONDS, random_seed=seed, progressbar=False)
+    return dict(model=name, seed=seed, wall=time.time() - t0, stopped_by=res.stopped_by, selected=res.selected,
+                tied=res.tied, excluded=sorted(res.excluded), pulls=len(res.history), cost=res.cost)
+
+
+def live_section(runs) -> str:
+    lines = ["### Live runs (fresh processes, `compare_samplers(evidence_arms(model, budget_seconds=60), budget=60)`)",
+             "", "| model | seed | wall s | stopped by | selected | tied | excluded | pulls | CPU s of pulls |",
+             "|---|---:|---:|---|---|---|---|---:|---:|"]
+    for r in runs:
+        lines.append(f"| {r['model']} | {r['seed']} | {r['wall']:.0f} | {r['stopped_by']} | {r['selected']} | "
+                     f"{r['tied']} | {r['excluded']} | {r['pulls']} | {r['cost']:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
+SAMPLER_MODELS = ("eight_schools_noncentred", "pima_t50", "gaussian_20d")
+SHORT = dict(tune=300, draws=300)
+LONG = dict(tune=1000, draws=2000)  # Metropolis needs more steps per run
+SAMPLERS = (("nuts", SHORT), ("metropolis", LONG), ("slice", SHORT))
+SAMPLER_CAP = 300.0
+
+
+def _sampler_model(name):
+    """The model and the quantity (variable, element) whose posterior mean the samplers estimate."""
+    import pymc as pm
+
+    from models import pima
+
+    if name == "pima_t50":
+        return pima.logistic_regression(*pima.load_data(50)), ("theta", 1)
+    with pm.Model() as model:
+        if name == "eight_schools_noncentred":
+            mu = pm.Normal("mu", 0, 5)
+            tau = pm.HalfCauchy("tau", 5)
+            z = pm.Normal("z", 0, 1, shape=8)
+            pm.Normal("y", mu + tau * z, np.array([15.0, 10, 16, 11, 9, 11, 10, 18]),
+                      observed=np.array([28.0, 8, -3, 7, -1, 1, 18, 12]))
+            return model, ("mu", None)
+        d = 20  # correlated Gaussian: AR(1) covariance, correlation 0.9 between neighbours
+        cov = 0.9 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+        pm.MvNormal("x", mu=np.zeros(d), cov=cov)
+        return model, ("x", 0)
+
+
+def sampler_bank(name: str, runs: int, seconds: float, seed: int):
+    """Per sampler: arrays of (posterior-mean estimate, CPU seconds, az.ess) of repeated one-chain runs."""
+    import arviz as az
+    import pymc as pm
+
+    model, (var, elem) = _sampler_model(name)
+    out = []
+    for s, (kind, kw) in enumerate(SAMPLERS):
+        rows = []
+        start = time.process_time()
+        while len(rows) < runs and time.process_time() - start < seconds:
+            with model:
+                step = {"nuts": pm.NUTS, "metropolis": pm.Metropolis, "slice": pm.Slice}[kind]()
+                t0 = time.process_time()
+                idata = pm.sample(step=step, chains=1, cores=1, progressbar=False, compute_convergence_checks=False,
+                                  random_seed=seed + 1000 * s + len(rows), **kw)
+                cost = time.process_time() - t0
+            draws = idata.posterior[var].values[0]
+            x = draws if elem is None else draws[:, elem]
+            rows.append((float(x.mean()), cost, float(az.ess(x[None, :]))))
+        out.append(np.asarray(rows))
+    return [k for k, _ in SAMPLERS], out
+
+
+def sampler_section(name, names, rows, seeds, epsilon):
+    banked = [(r[:, 0], r[:, 1]) for r in rows]
+    eff = np.array([1.0 / (np.var(x, ddof=1) * c.mean()) for x, c in banked])
+    best = int(np.argmax(eff))
+    lines = [f"### {name} (sampler arms)", "", "| sampler | runs | mean CPU s | variance of the estimate | "
+             "long-run efficiency | mean az.ess per CPU s |", "|---|---:|---:|---:|---:|---:|"]
+    for i, r in enumerate(rows):
+        lines.append(f"| {names[i]}{' (best)' if i == best else ''} | {len(r)} | {r[:, 1].mean():.3g} | "
+                     f"{np.var(r[:, 0], ddof=1):.3g} | {eff[i]:.3g} | {np.mean(r[:, 2] / r[:, 1]):.3g} |")
+    n_runs = min(len(r) for r in rows)
+    users = [int(np.argmax([r[i % n_runs, 2] / r[i % n_runs, 1] for r in rows])) for i in seeds]
+    spent = [sum(r[i % n_runs, 1] for r in rows) for i in seeds]
+    rule = rules(len(rows), epsilon)["new"]
+    outcome = [_tied_after(banked, rule, i, cap=t) for i, t in zip(seeds, spent)]
+    long_cap = [_tied_after(banked, rule, i, cap=SAMPLER_CAP) for i in seeds]
+    right = sum(u == best for u in users)
+
+    def _summary(res):
+        decided = [r for r in res if r[0]]
+        agree = sum(1 for r in decided if int(r[2][0]) == best or best in set(r[3].tolist()))
+        picks = sum(1 for r in res if int(r[2][0]) == best)
+        return len(decided), agree, picks
+
+    d_eq, a_eq, p_eq = _summary(outcome)
+    d_cap, a_cap, p_cap = _summary(long_cap)
+    costs = [r[1] for r in long_cap if r[0]]
+    lines += ["", f"Users' practice (one run each, rank by az.ess per CPU second): right on {right}/{len(seeds)} "
+              f"seeds (mean time spent {np.mean(spent):.3g} s). compare_samplers replayed at the same total time: "
+              f"confident decision or proven tie on {d_eq}/{len(seeds)}, of which {a_eq} agree with the long run; "
+              f"its best guess is the long-run best on {p_eq}/{len(seeds)}. With {SAMPLER_CAP:g} s: decided on "
+              f"{d_cap}/{len(seeds)} (agree {a_cap}), best guess right on {p_cap}/{len(seeds)}"
+              + (f", mean cost to a decision {np.mean(costs):.3g} s." if costs else ".")]
+    return "\n".join(lines) + "\n"
+
+
+CAVEATS = """**Read with care.** (1) The replays resample one bank per model: the 10 seeds vary the replay,
+not the bank, so they are not 10 independent live runs; arms whose pulls are slow got fewer bank
+pulls than the 200 asked for (table column), and their long-run efficiency is correspondingly
+rough. (2) Sampler banks are repeated one-chain `pm.sample` runs with the same settings as
+`sampler_arms` (NUTS and slice 300 + 300, Metropolis 1000 + 2000), 12 per sampler: enough to rank
+samplers whose efficiencies differ several-fold, not close ones (eight schools: NUTS vs Metropolis
+is within the noise of 12 runs). Users' practice is scored on run i of every sampler for seed i.
+(3) The live runs use a wall-time budget on a machine where each process got a small share of
+the 2 cores, so a 60 s wall budget bought only a few CPU seconds of pulls.
+"""
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seeds", type=int, default=None)
+    parser.add_argument("--bank-pulls", type=int, default=None)
+    parser.add_argument("--bank-seconds", type=float, default=None)
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--reuse-banks", action="store_true", help="replay the banks saved by an earlier run")
+    parser.add_argument("--banks-only", action="store_true", help="build and save the banks, replay nothing")
+    parser.add_argument("--samplers", default=None, help="sampler-arm models (default: all of SAMPLER_MODELS)")
+    parser.add_argument("--sampler-runs", type=int, default=None)
+    parser.add_argument("--live-seeds", type=int, default=0, help="live 60 s runs per evidence model")
+    parser.add_argument("--live-worker", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.live_worker:
+        name, seed = args.live_worker.split(":")
+        print(json.dumps(live(name, int(seed))))
+        return ""
+    seeds = range(args.seeds or (5 if args.quick else 10))
+    pulls = args.bank_pulls or (60 if args.quick else 200)
+    seconds = args.bank_seconds or (10.0 if args.quick else 60.0)
+    command = "python -m benchmarks.bench_compare_real " + " ".join(sys.argv[1:] if argv is None else argv)
+    t0 = time.time()
+    sections = []
+    if not args.banks_only:
+        from pmcbandit.compare.compare import DEFAULT_EPSILON
+    store = RESULTS / "bench_compare_real_banks.json"
+    saved = json.loads(store.read_text()) if args.reuse_banks and store.exists() else {}
+    sampler_store = RESULTS / "bench_compare_real_sampler_banks.json"
+    sampler_saved = json.loads(sampler_store.read_text()) if args.reuse_banks and sampler_store.exists() else {}
+    for name in args.models.split(","):
+        if not name:
+            continue
+        if name in saved:
+            names, banked = saved[name]["names"], [(np.asarray(x), np.asarray(c)) for x, c in saved[name]["banks"]]
+        else:
+            names, banked = bank(name, pulls, seconds, seed=2026)
+            saved[name] = dict(names=names, banks=[(x.tolist(), c.tolist()) for x, c in banked])
+            store.write_text(json.dumps(saved))
+        if args.banks_only:
+            print(name, [x.size for x, _ in banked], flush=True)
+            continue
+        text, _ = model_section(name, names, banked, seeds, DEFAULT_EPSILON)
+        sections.append(text)
+        print(text, flush=True)
+    for name in (args.samplers.split(",") if args.samplers is not None else SAMPLER_MODELS):
+        if not name:
+            continue
+        if name in sampler_saved:
+            names, rows = sampler_saved[name]["names"], [np.asarray(r) for r in sampler_saved[name]["rows"]]
+        else:
+            names, rows = sampler_bank(name, args.sampler_runs or (8 if args.quick else 30), 4 * seconds, seed=2026)
+            sampler_saved[name] = dict(names=names, rows=[r.tolist() for r in rows])
+            sampler_store.write_text(json.dumps(sampler_saved))
+        if args.banks_only:
+            print(name, [len(r) for r in rows], flush=True)
+            continue
+        text = sampler_section(name, names, rows, seeds, DEFAULT_EPSILON)
+        sections.append(text)
+        print(text, flush=True)
+    if args.banks_only:
+        return ""
+    live_store = RESULTS / "bench_compare_real_live.json"
+    reuse_live = args.reuse_banks and not args.live_seeds and live_store.exists()
+    runs = json.loads(live_store.read_text()) if reuse_live else []
+    for name in args.models.split(",") if args.live_seeds else ():
+        for seed in range(args.live_seeds):
+            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_compare_real", "--live-worker",
+                                  f"{name}:{seed}"], capture_output=True, text=True)
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(runs[-1], flush=True)
+            live_store.write_text(json.dumps(runs))
+    if runs:
+        sections.append(live_section(runs))
+    head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
+            f"Machine: {machine()}; {utc_now()}; command `{command}`; wall {time.time() - t0:.0f} s. "
+            f"The machine is shared with other jobs (load average about 10 on 2 cores during the run): "
+            f"CPU costs are inflated by contention, the same way for both rules, which are replayed on the "
+            f"same banks and seeds. Banks: at most {pulls} pulls and {seconds:g} CPU s per arm; "
+            f"{len(seeds)} seeds; delta = {DELTA}; epsilon (new rule) = {DEFAULT_EPSILON}; cap "
+            f"{CAP_SECONDS:g} s of pull cost.\n\n" + (__doc__.split("\n\n", 1)[1].split("    .venv")[0]))
+    md = head + "\n" + CAVEATS + "\n" + "\n".join(sections)
+    write_section("bench_compare_real", md)
+    return md
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,408 @@
+r"""Which model? Bayes factors and posterior model probabilities under one compute budget.
+
+:func:`compare_models` estimates the evidence of every model with the bandit of
+:func:`~pmcbandit.estimate_evidence` (Neufeld et al. 2014, Sec. 6.3) and spends **one** budget
+across the models, in slices, where it reduces the error of what is reported most.
+
+Allocation rule (``allocation="neyman"``)
+-----------------------------------------
+The models' runs are independent, so the variance of a reported function
+:math:`f(\log Z_1, \dots, \log Z_M)` is, to first order, :math:`\sum_i g_i^2 s_i^2` with
+:math:`g_i = \partial f / \partial \log Z_i` and :math:`s_i` the standard error of model
+:math:`i`'s :math:`\log\hat Z`. A model's run has a variance per unit of budget
+:math:`v_i = s_i^2 t_i` (variance of its estimate times the budget :math:`t_i` it consumed:
+Neufeld et al.'s variance-times-cost, Sec. 5, one level up), so :math:`s_i^2 = v_i / t_i`. With
+all slices of equal size and :math:`n_i` slices given to model :math:`i`, one more slice lowers
+the variance by :math:`g_i^2 v_i (1/n_i - 1/(n_i+1)) = g_i^2 s_i^2 / (n_i + 1)`; the next slice goes
+to the model where that is largest. This greedy rule on a separable convex objective reaches the
+best integer allocation for the measured :math:`v_i` (marginal allocation, Fox 1966), which is
+Neyman's optimum allocation (Neyman 1934): :math:`t_i \propto |g_i| \sqrt{v_i}`. The reported
+function is chosen by ``target``:
+
+* ``"log_bf"``: the log Bayes factor of the two leading models, :math:`g = e_a - e_b`;
+* ``"probability"``: the posterior probability of the leading model,
+  :math:`g_i = p_a(\mathbb 1[i=a] - p_i)` (:mod:`pmcbandit.model_comparison_result`).
+
+Every model first gets one slice (to measure :math:`v_i`). A model whose evidence interval is not
+yet usable (``"too_few_observations"``, no estimate, or an infinite SE) gets the next slice before
+the rule applies (fewest slices first), since its :math:`s_i` cannot be trusted. With
+``allocation="even"`` the slices go round-robin, the even split.
+
+Slices
+------
+A slice is an :func:`~pmcbandit.estimate_evidence` run of ``budget / slices`` on the model's one
+pool of arms (built once, before the budget starts, sized for a slice) with its own random stream;
+the slices of a model are merged into one run (:mod:`pmcbandit.evidence_slices`), so its SE is
+the honest SE of all its pulls. Stop rules, checked after every slice once each model had one:
+the budget (its slices spent, or its time used), a :class:`~pmcbandit.TargetSE` budget on the
+log Bayes factor of the two leading models, and ``decide``: the leading model's probability
+interval lies above ``decide`` and no evidence is flagged.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from pmcbandit._rng import get_random_generator
+from pmcbandit.arms.evidence._draws import reservoir_states
+from pmcbandit.evidence import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, _pool
+from pmcbandit.evidence_slices import merge_slices, slice_arms
+from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.model_comparison_result import ModelComparison, model_probabilities
+from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget
+from pmcbandit.runtime.door import emit_warnings
+from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
+
+__all__ = ["compare_models", "next_model", "ALLOCATIONS", "TARGETS"]
+
+DOOR = "compare_models"
+ALLOCATIONS = ("neyman", "even")
+TARGETS = ("log_bf", "probability")
+#: Default slices per model: the first measures the model, the rest are allocated.
+SLICES_PER_MODEL = 4
+_UNUSABLE = ("too_few_observations", "no_estimate")
+
+
+def _msg(name: str, requirement: str, value) -> str:
+    return f"The '{name}' parameter of {DOOR} must be {requirement}. Got {value!r} instead."
+
+
+def _named_models(models) -> dict:
+    """``models`` as a dict name -> pm.Model (a mapping as given; a sequence named by ``model.name`` when
+    set, else by position ``model_<i>``).
+    """
+    import pymc as pm
+
+    if isinstance(models, Mapping):
+        bad = [k for k in models if not isinstance(k, str) or not k]
+        if bad:
+            raise TypeError(_msg("models", "a mapping with non-empty str names", bad[0]))
+        named = dict(models)
+    elif isinstance(models, Sequence) and not isinstance(models, (str, bytes)):
+        names = [getattr(m, "name", "") or f"model_{i}" if isinstance(m, pm.Model) else f"model_{i}"
+                 for i, m in enumerate(models)]
+        if len(set(names)) != len(names):
+            raise ValueError(_msg("models", "models with distinct names (pass a mapping name -> model)", names))
+        named = dict(zip(names, models))
+    else:
+        raise TypeError(_msg("models", "a mapping name -> pymc.Model or a sequence of pymc.Model", models))
+    if len(named) < 2:
+        raise ValueError(_msg("models", "at least two models (a comparison needs two)", list(named)))
+    for name, model in named.items():
+        if not isinstance(model, pm.Model):
+            raise TypeError(_msg("models", f"pymc.Model objects (model {name!r} is not)", model))
+    return named
+
+
+def _check_prior(prior, names: list[str]) -> np.ndarray:
+    n = len(names)
+    if prior is None:
+        return np.full(n, 1.0 / n)
+    requirement = f"a probability vector over the {n} models (non-negative, summing to 1)"
+    if isinstance(prior, Mapping):
+        if set(prior) != set(names):
+            raise ValueError(_msg("prior", f"{requirement}, keyed by the model names {names}", prior))
+        values = [prior[k] for k in names]
+    elif isinstance(prior, (Sequence, np.ndarray)) and not isinstance(prior, str):
+        values = list(prior)
+    else:
+        raise TypeError(_msg("prior", requirement, prior))
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Real) for v in values):
+        raise TypeError(_msg("prior", requirement, prior))
+    p = np.asarray(values, dtype=float)
+    if p.shape != (n,) or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-8:
+        raise ValueError(_msg("prior", requirement, prior))
+    if np.count_nonzero(p) < 2:
+        raise ValueError(_msg("prior", "positive for at least two models", prior))
+    return p
+
+
+def _slice_budget(budget, slices: int):
+    """The budget of one slice, and the total horizon in seconds (None for pulls)."""
+    if isinstance(budget, TargetSE):
+        if budget.max_seconds is None:
+            raise ValueError(_msg("budget", "a TargetSE with max_seconds (the time the slices share)", budget))
+        return WallSeconds(budget.max_seconds / slices), float(budget.max_seconds)
+    if isinstance(budget, Pulls):
+        if budget.n < slices:
+            raise ValueError(_msg("budget", f"at least one pull per slice ({slices} slices)", budget))
+        return Pulls(budget.n // slices), None
+    if isinstance(budget, (WallSeconds, CpuSeconds)):
+        return type(budget)(budget.seconds / slices), float(budget.seconds)
+    raise TypeError(_msg("budget", "seconds, WallSeconds, CpuSeconds, Pulls or TargetSE(max_seconds=...)", budget))
+
+
+def _check_arms(arms, names: list[str]) -> dict:
+    if arms is None:
+        return {}
+    if not isinstance(arms, Mapping) or not set(arms) <= set(names):
+        raise TypeError(_msg("arms", f"None or a mapping from model names {names} to lists of evidence arms", arms))
+    out = {}
+    for name, pool in arms.items():
+        pool = list(pool)
+        if not pool or not all(getattr(a, "log_scale", False) for a in pool):
+            raise ValueError(_msg("arms", f"log-scale evidence arms for model {name!r}", pool))
+        out[name] = pool
+    return out
+
+
+def next_model(log_z, log_z_se, slices_given, prior, status, *, target: str = "log_bf",
+               allocation: str = "neyman", eligible=None) -> int | None:
+    """Index of the model the next slice goes to (module docstring), or ``None`` when none is eligible.
+
+    Parameters
+    ----------
+    log_z, log_z_se : array of float
+        Each model's current ``log Ẑ`` and its SE.
+    slices_given : array of int
+        Slices each model has had.
+    prior : array of float
+        Prior model probabilities.
+    status : list of str
+        Each model's interval status.
+    target : {"log_bf", "probability"}
+    allocation : {"neyman", "even"}
+    eligible : array of bool, optional
+        Models that can run another slice (arms left); all by default.
+    """
+    lz, se = np.asarray(log_z, dtype=float), np.asarray(log_z_se, dtype=float)
+    n_i = np.asarray(slices_given, dtype=float)
+    ok = np.ones(lz.size, dtype=bool) if eligible is None else np.asarray(eligible, dtype=bool)
+    ok &= np.asarray(prior) > 0
+    if not ok.any():
+        return None
+    idx = np.flatnonzero(ok)
+    unusable = idx[[status[i] in _UNUSABLE or not (np.isfinite(se[i]) and np.isfinite(lz[i])) for i in idx]]
+    if allocation == "even" or unusable.size:
+        pool = idx if allocation == "even" else unusable
+        return int(pool[np.argmin(n_i[pool])])
+    p = model_probabilities(lz, se, prior).probability
+    order = np.lexsort((-lz, -np.where(np.isfinite(p), p, -np.inf)))
+    lead, runner = int(order[0]), int(order[1])
+    if target == "log_bf":
+        g = np.zeros(lz.size)
+        g[lead], g[runner] = 1.0, -1.0
+    else:
+        g = p[lead] * ((np.arange(lz.size) == lead) - p)
+    score = g**2 * se**2 / (n_i + 1.0)
+    if not np.any(score[idx] > 0):  # p_lead rounds to 1: the two leaders' log BF still orders the need
+        score = np.where(np.isin(np.arange(lz.size), (lead, runner)), se**2 / (n_i + 1.0), 0.0)
+    best = idx[score[idx] == score[idx].max()]
+    return int(best[np.argmin(n_i[best])])
+
+
+def compare_models(
+    models,
+    policy="thompson",
+    *,
+    budget=60.0,
+    prior=None,
+    random_seed=None,
+    allocation: str = "neyman",
+    target: str = "log_bf",
+    decide: float | None = None,
+    slices: int | None = None,
+    level: float = 0.95,
+    arms=None,
+    combine: str = "inverse_variance",
+    reward: str = "auto",
+    policy_kwargs: dict | None = None,
+    max_in_flight: int | None = None,
+    pull_timeout: float | None = None,
+    executor=None,
+    max_faults: int = 1,
+    progressbar: bool = True,
+    callback=None,
+    checkpoint=None,
+    checkpoint_every: float = 30.0,
+) -> ModelComparison:
+    """Compare models by their evidence: log Bayes factors and posterior model probabilities.
+
+    Parameters
+    ----------
+    models : mapping of str -> pymc.Model, or sequence of pymc.Model
+        At least two models (a sequence is named by ``model.name`` when set, else ``model_<i>``).
+        Models are always given explicitly: a ``with`` block holds one model, not two.
+    policy : str or Policy
+        The bandit of each model's evidence run (:func:`pmcbandit.estimate_evidence`).
+    budget : float or Budget
+        The one budget of the comparison: seconds of wall time (float, :class:`~pmcbandit.WallSeconds`),
+        :class:`~pmcbandit.CpuSeconds`, :class:`~pmcbandit.Pulls` (reproducible: the allocation then
+        uses pull counts and no clock), or :class:`~pmcbandit.TargetSE` on the log Bayes factor of the
+        two leading models (``max_seconds`` required). Compiling the models is not counted
+        (``settings["setup_seconds"]``).
+    prior : sequence or mapping of float, optional
+        Prior model probabilities (uniform when None).
+    random_seed : int, Generator or None
+        Converted once; each model's slices draw from streams spawned for it. With None, the
+        drawn entropy is recorded in ``settings["seed_entropy"]``.
+    allocation : {"neyman", "even"}
+        The rule of the module docstring, or round-robin slices (the even split).
+    target : {"log_bf", "probability"}
+        What the allocation minimises the variance of.
+    decide : float in (0.5, 1), optional
+        Stop once the leading model's probability interval lies above ``decide`` (and no evidence
+        is flagged).
+    slices : int, optional
+        Number of equal slices the budget is cut into (default 4 per model; at least one per model).
+    level : float in (0, 1)
+        Level of the probability intervals.
+    arms : mapping of str -> sequence of Arm, optional
+        A model's own pool of log-scale evidence arms (default: :func:`pmcbandit.evidence_arms`
+        sized for a slice).
+    combine, reward, policy_kwargs, max_in_flight, pull_timeout, executor, max_faults, progressbar, callback
+        As in :func:`pmcbandit.estimate_evidence`, for every slice.
+    checkpoint, checkpoint_every
+        A comparison is not checkpointed: ``checkpoint`` must be None.
+
+    Returns
+    -------
+    ModelComparison
+        ``table``, ``log_bf(a, b)``, ``results``, ``best``, ``summary()``, ``plot()``,
+        ``to_inference_data()``, ``to_dataframe()``.
+    """
+    from pmcbandit.arms.evidence import check_model
+    from pmcbandit.run import check_allocation
+
+    named = _named_models(models)
+    names = list(named)
+    n = len(names)
+    prior = _check_prior(prior, names)
+    budget = as_budget(budget, DOOR)
+    if slices is None:
+        slices = SLICES_PER_MODEL * n
+    if isinstance(slices, bool) or not isinstance(slices, numbers.Integral):
+        raise TypeError(_msg("slices", "an int", slices))
+    if slices < n:
+        raise ValueError(_msg("slices", f"at least one per model (>= {n})", slices))
+    slice_budget, horizon = _slice_budget(budget, int(slices))
+    if allocation not in ALLOCATIONS:
+        raise ValueError(_msg("allocation", f"one of {ALLOCATIONS}", allocation))
+    if target not in TARGETS:
+        raise ValueError(_msg("target", f"one of {TARGETS}", target))
+    if decide is not None and (isinstance(decide, bool) or not isinstance(decide, numbers.Real)
+                               or not 0.5 < decide < 1):
+        raise ValueError(_msg("decide", "None or a probability in (0.5, 1)", decide))
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(_msg("level", "a probability in (0, 1)", level))
+    if checkpoint is not None:
+        raise ValueError(_msg("checkpoint", "None (a comparison is not checkpointed; run estimate_evidence with "
+                              "a checkpoint per model to resume long runs)", checkpoint))
+    pools = _check_arms(arms, names)
+    run_options = dict(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+                       pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, progressbar=progressbar,
+                       callback=callback)
+    check_allocation(DOOR, None, policy, budget=slice_budget, random_seed=random_seed, bounds=None, ranges="auto",
+                     centre="auto", cross_check_share=CROSS_CHECK_SHARE, max_decision_share=MAX_DECISION_SHARE,
+                     checkpoint=None, checkpoint_every=checkpoint_every, **run_options)
+    for name, model in named.items():
+        try:
+            check_model(model, DOOR)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"The 'models' parameter of {DOOR} must hold models whose evidence is defined. "
+                            f"Got model {name!r} instead: {err}") from None
+
+    entropy = None
+    if random_seed is None:
+        entropy = int(np.random.SeedSequence().entropy)
+        random_seed = entropy
+    streams = get_random_generator(random_seed, DOOR).spawn(n)
+
+    setup: dict[str, float] = {}
+    pool_notes: dict[str, list[str]] = {}
+    pool_alerts: dict[str, list] = {}
+    for name, model in named.items():
+        start = time.perf_counter()
+        if name not in pools:
+            pools[name], pool_notes[name], pool_alerts[name] = _pool(
+                model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
+                laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
+                cost="cpu_seconds", budget_seconds=slice_budget.horizon)
+        setup[name] = time.perf_counter() - start
+
+    done: dict[str, list] = {name: [] for name in names}
+    kept: dict[str, dict] = {name: {} for name in names}  # each model's posterior-draw reservoirs, all slices
+    merged: dict = {}
+    allocation_log: list[tuple[int, str, float]] = []
+    given = np.zeros(n, dtype=np.int64)
+    elapsed = 0.0
+    stopped_by = "budget"
+    settings_base = dict(door=DOOR, budget=repr(budget), slice_budget=repr(slice_budget), slices=int(slices),
+                         allocation=allocation, target=target, decide=decide, prior=prior.tolist(),
+                         random_seed=random_seed if isinstance(random_seed, int) else repr(random_seed),
+                         seed_entropy=entropy, setup_seconds=setup)
+    while len(allocation_log) < slices:
+        eligible = np.array([bool(slice_arms(len(pools[m]), done[m])) for m in names])
+        if (given == 0).any():
+            first = np.flatnonzero((given == 0) & eligible)
+            k = int(first[0]) if first.size else None
+        else:
+            k = next_model([merged[m].log_z for m in names], [merged[m].log_z_se for m in names], given, prior,
+                           [merged[m].interval_status for m in names], target=target, allocation=allocation,
+                           eligible=eligible)
+        if k is None:
+            stopped_by = "no_arm"
+            break
+        name = names[k]
+        index = slice_arms(len(pools[name]), done[name])
+        start = time.perf_counter()
+        result = _run_slice(named[name], [pools[name][i] for i in index], policy, slice_budget, streams[k].spawn(1)[0],
+                            run_options)
+        elapsed += time.perf_counter() - start
+        done[name].append((index, result))
+        for arm, state in reservoir_states(pools[name]).items():
+            kept[name][arm] = kept[name][arm].merge(state) if arm in kept[name] else state
+        given[k] += 1
+        pool = pools[name]
+        # Per-arm settings describe the whole pool, not the slice's arms.
+        per_arm = dict(arm_names=[a.name for a in pool], families=[a.family for a in pool],
+                       deterministic=[bool(getattr(a, "deterministic", False)) for a in pool])
+        merged[name] = merge_slices([a.name for a in pool], done[name],
+                                    dict(result.settings, **per_arm, slices=int(given[k]), model=name),
+                                    pool_notes.get(name, ()))
+        merged[name].issued = tuple(pool_alerts.get(name, ()))
+        se = _reported_se(merged, names, prior) if len(merged) == n else math.nan
+        allocation_log.append((len(allocation_log), name, se))
+        if len(merged) < n:
+            continue
+        comparison = ModelComparison(merged, prior, allocation_log, settings_base, level=level)
+        if isinstance(budget, TargetSE) and se <= budget.se:
+            stopped_by = "target_se"
+            break
+        if decide is not None and comparison.best is not None:
+            lead = comparison.names.index(comparison.best)
+            if comparison.probabilities.lower[lead] > decide:
+                stopped_by = "decided"
+                break
+        if horizon is not None and isinstance(slice_budget, WallSeconds) and elapsed >= horizon:
+            break
+    for name in names:
+        merged[name]._draw_source = (kept[name], pools[name])
+    settings = dict(settings_base, stopped_by=stopped_by, elapsed_seconds=elapsed)
+    comparison = ModelComparison({m: merged[m] for m in names}, prior, allocation_log, settings, level=level)
+    emit_warnings(comparison)
+    return comparison
+
+
+def _reported_se(merged: dict, names: list[str], prior) -> float:
+    """SE of the log Bayes factor of the two leading models."""
+    lz = np.array([merged[m].log_z for m in names])
+    se = np.array([merged[m].log_z_se for m in names])
+    p = model_probabilities(lz, se, prior).probability
+    order = np.lexsort((-lz, -np.where(np.isfinite(p), p, -np.inf)))
+    return float(math.hypot(se[order[0]], se[order[1]]))
+
+
+def _run_slice(model, arms, policy, budget, rng, run_options):
+    """One slice: an :func:`~pmcbandit.estimate_evidence` run whose warnings are kept for the merged result."""
+    from pmcbandit.evidence import estimate_evidence
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=rng, **run_options)
