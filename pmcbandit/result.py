@@ -40,40 +40,20 @@ import numpy as np
 from pmcbandit.stats.combine import MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
 from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
-from pmcbandit.runtime.guards import CROSS_CHECK_SHARE
+from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
 from pmcbandit.stats.psis import ArmReliability
-from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
+from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, RunMessages, check_observations
 
 __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF",
            "KHAT_MIN_WEIGHTS", "check_observations"]
 
 #: Fewest effective degrees of freedom of an SE for its interval to be reported as one.
 MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
-#: Fewest degrees of freedom of an arm's variance estimate for it to enter the consistency test: a
-#: batched arm's many weights give that at once; an arm of one weight per pull needs 30 pulls, the
-#: usual rule of thumb for a mean of skewed observations to be near normal.
-MIN_CONSISTENCY_DOF = 29
-#: Fewest importance weights of an arm for a Pareto k-hat (``WeightTails``' ``min_weights``): below, an
-#: importance-weight arm is *unchecked* and gets no weight while a checked arm passed (step 1).
-KHAT_MIN_WEIGHTS = 100
 INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
 
 
-def check_observations(n_weights: int, pulls: int) -> int:
-    """Pulls an arm needs to enter the consistency test: :data:`MIN_CONSISTENCY_DOF` + 1 for its
-    variance estimate and, for an importance-weight arm (``n_weights`` > 0 after ``pulls`` > 0
-    pulls), enough pulls for the :data:`KHAT_MIN_WEIGHTS` weights a Pareto k-hat needs (an AIS arm
-    of one chain: 100 pulls), since an unchecked arm gets no weight (step 1).
-    """
-    need = MIN_CONSISTENCY_DOF + 1
-    if n_weights > 0 and pulls > 0:
-        per_pull = max(1.0, n_weights / pulls)
-        need = max(need, math.ceil(KHAT_MIN_WEIGHTS / per_pull))
-    return int(need)
-
-
-class RunResult:
+class RunResult(RunMessages):
     """What :func:`pmcbandit.run` returns.
 
     For log-scale runs (evidence), observations are stored as logs; the combination works on
@@ -339,185 +319,6 @@ class RunResult:
             quarantined=self.quarantined,
             status=self.arm_status(),
         )
-
-    # --- what the user is told (docs/guide/warnings.md) -----------------------------------
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What was adapted (given by the pool and the run loop: AIS step counts sized for the budget,
-        arms left out and why) and what is sound but weaker than it could be (arms given no weight by
-        the Pareto :math:`\\hat k` rule while checked arms carry the answer), each once. Logged at INFO
-        on the ``pmcbandit`` logger when the door returns; never a warning.
-        """
-        return tuple(dict.fromkeys((*self._given_notes, *self._weaker_notes())))
-
-    def _weaker_notes(self) -> list[str]:
-        out = []
-        rel = self.reliability
-        bad = np.flatnonzero(rel.unreliable)
-        if bad.size and self.interval_status != "no_reliable_arm":
-            detail = ", ".join(
-                f"{self.arm_names[k]} (k-hat {rel.khat[k]:.2f} > {rel.threshold[k]:.2f} at S = {rel.n_weights[k]})"
-                for k in bad
-            )
-            out.append(f"arms whose importance weights fail the Pareto k-hat check were given no weight and not "
-                       f"chosen again (the answer rests on the arms that passed): {detail}")
-        unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
-        if unchecked.size:
-            detail = ", ".join(f"{self.arm_names[k]} (S = {rel.n_weights[k]})" for k in unchecked)
-            out.append(f"arms with too few importance weights for a Pareto k-hat were given no weight, as arms whose "
-                       f"k-hat passed are combined: {detail}")
-        return out
-
-    def warnings(self) -> list[WarningText]:
-        """What may make the answer wrong or leaves it without its guarantee, each with the action that
-        would fix it (the door issues each once as its :class:`~pmcbandit.exceptions.PmcBanditWarning`
-        subclass; :attr:`issued` ones were issued before the run and come first).
-
-        * arms quarantined after faults (their valid observations are still combined) —
-          :class:`~pmcbandit.exceptions.UnreliableArmWarning`;
-        * every arm failed the Pareto :math:`\\hat k` check — ``UnreliableArmWarning``;
-        * the arms disagree (random-effects interval) — :class:`~pmcbandit.exceptions.NoGuaranteeWarning`;
-        * no independent check although the pool spans two estimator families (unless said before
-          the run) — ``NoGuaranteeWarning``, with the budget that would let the check run, estimated
-          from this run's costs;
-        * too few observations for an interval — ``NoGuaranteeWarning``.
-        """
-        out = list(self.issued)
-        if self.quarantined.any():
-            names = [self.arm_names[k] for k in np.flatnonzero(self.quarantined)]
-            out.append(WarningText(
-                f"arms quarantined after faults: {names}; their observations before the fault are still combined: "
-                "read result.faults, fix or remove these arms and run again", UnreliableArmWarning, "quarantine"))
-        suspect = np.flatnonzero(self.combined.suspect)
-        if suspect.size:
-            out.append(
-                WarningText(
-                    "arms whose observations are all identical were given no weight: "
-                    f"{[self.arm_names[k] for k in suspect]} "
-                    "(a stuck estimator's zero variance would claim an exact answer): fix these arms, or declare one "
-                    "exact with Arm.deterministic = True",
-                    UnreliableArmWarning,
-                    "zero_variance",
-                )
-            )
-        status = self.interval_status
-        h = self.consistency
-        if status == "random_effects":
-            names = [self.arm_names[k] for k in h.outliers]
-            out.append(
-                WarningText(
-                    f"the arms disagree beyond their standard errors (Cochran's Q = {h.q:.3g} on {h.df} dof, "
-                    f"p = {h.p_value:.2g}); outlying: {names or 'none singled out'}; "
-                    "the reported estimate and interval "
-                    "are the random-effects ones, which cover the disagreement: inspect the outlying arms "
-                    "(result.arm_table(), their k-hat and traces in result.to_inference_data()) and run again without "
-                    "the arm that is wrong, or with a longer budget",
-                    NoGuaranteeWarning,
-                    "disagreement",
-                )
-            )
-        elif self._unchecked_families() and not any(
-            getattr(m, "topic", "") == "independent_check" for m in self.issued
-        ):
-            out.append(
-                WarningText(
-                    f"no independent check: the arms compared for consistency ({self._families_compared() or 'none'}) "
-                    f"do not span two estimator families of the pool ({sorted(set(self._families()) - {None})}), so an "
-                    f"error every arm of one family shares would go unseen: {self._check_advice()}",
-                    NoGuaranteeWarning,
-                    "independent_check",
-                )
-            )
-        if status == "too_few_observations":
-            out.append(
-                WarningText(
-                    f"the standard error rests on too few observations ({self.combined.df:.3g} effective degrees of "
-                    f"freedom < {MIN_INTERVAL_DOF}), so no interval is reported: run again with a larger budget "
-                    f"(more pulls of the arms that carry the estimate)",
-                    NoGuaranteeWarning,
-                    "too_few_observations",
-                )
-            )
-        elif status == "no_reliable_arm":
-            out.append(
-                WarningText(
-                    "every arm with observations failed the Pareto k-hat check, so no interval is reported: add an arm "
-                    "whose proposal fits the posterior (e.g. AIS with more annealing steps, from a larger budget) "
-                    "and run again",
-                    UnreliableArmWarning,
-                    "no_reliable_arm",
-                )
-            )
-        return out
-
-    def _check_advice(self) -> str:
-        """The action that would let the independent check run, estimated from this run's costs: the
-        quickest arm of a family left out of the comparison must reach the observations the
-        consistency test needs (:func:`check_observations`) within the cross-check share.
-        """
-        compared = set(self._families_compared())
-        families = self._families()
-        rel = self.reliability
-        h = self.history
-        arms, seconds = h.column("arm"), h.column("seconds")
-        share = self._check_share
-        if not share > 0:
-            return "set cross_check_share > 0 (it is 0), so a share of the budget goes to the other family"
-        best = None
-        for k, family in enumerate(families):
-            if family is None or family in compared or self.quarantined[k]:
-                continue
-            own = np.isfinite(seconds) & (arms == k)
-            if not own.any():
-                continue
-            per_pull = float(np.mean(seconds[own]))
-            if best is None or per_pull < best[1]:
-                best = (k, per_pull)
-        if best is None:
-            return "give the run a larger budget, so an arm of the other family is pulled"
-        k, per_pull = best
-        need = check_observations(rel.n_weights[k], int(np.sum(arms == k)))
-        name = self.arm_names[k]
-        if rel.unreliable[k]:
-            return (
-                f"{name} failed the Pareto k-hat check: run with a larger budget, so the pool sizes the "
-                "other family's arms with more annealing steps (their counts grow with the budget)"
-            )
-        if str(self.settings.get("budget", "")).startswith("Pulls"):
-            return (
-                f"run with a budget of at least {math.ceil(need / share)} pulls so {name} reaches {need} "
-                f"observations in the cross-check share {share:g} (estimated from this run)"
-            )
-        # Two estimates from this run, the larger kept: the arm's pulls grow in proportion to the run's
-        # length (1.1: a margin), and its share of the spending must pay for `need` pulls.
-        pulls = int(np.sum(arms == k))
-        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
-        seconds_needed = need * per_pull / share
-        if pulls > 0 and elapsed > 0:
-            seconds_needed = max(seconds_needed, 1.1 * elapsed * need / pulls)
-        return (
-            f"run with a budget of at least {math.ceil(seconds_needed):d} s so {name} reaches {need} observations "
-            f"in the cross-check share {share:g} — estimated from this run's costs ({pulls} pulls of "
-            f"{per_pull:.3g} s in {elapsed:.3g} s)"
-        )
-
-    @property
-    def _check_share(self) -> float:
-        share = self.settings.get("cross_check_share")
-        return float(CROSS_CHECK_SHARE if share is None else share)
-
-    def _families(self) -> list:
-        families = self.settings.get("families")
-        return list(families) if families is not None else [None] * len(self.arm_names)
-
-    def _families_compared(self) -> list[str]:
-        families = self._families()
-        return sorted({families[k] for k in self.consistency.compared if families[k] is not None})
-
-    def _unchecked_families(self) -> bool:
-        """The pool has two estimator families or more, but fewer were compared (:mod:`pmcbandit.runtime.guards`)."""
-        pool = {f for f in self._families() if f is not None}
-        return len(pool) >= 2 and len(self._families_compared()) < 2
 
     def summary(self) -> str:
         """A readable table (the CLI prints it): the estimate with its SE and 95% interval (or why

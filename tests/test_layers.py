@@ -22,7 +22,7 @@ LAYER = {
     "runtime": 2,
     "identification": 3, "compare": 3, "full_bandit": 3, "simulate": 3,
     "run": 4, "evidence": 4, "result": 4, "model_comparison": 4, "model_comparison_result": 4,
-    "evidence_slices": 4, "__init__": 4,
+    "evidence_slices": 4, "result_messages": 4, "__init__": 4,
     "diagnostics": 5, "cli": 5,
 }
 FOLDERS = ["stats", "arms", "policies", "runtime", "identification", "compare", "full_bandit", "simulate",
