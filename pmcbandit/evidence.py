@@ -378,7 +378,8 @@ def estimate_evidence(
                        progressbar=progressbar, callback=callback, checkpoint=checkpoint,
                        checkpoint_every=checkpoint_every)
     # Every argument is checked before the pool is compiled (seconds to minutes on a large model).
-    _, options = check_allocation(door, arms, policy, **run_options)
+    checked = check_allocation(door, arms, policy, **run_options)
+    options = checked[1]
     start = time.perf_counter()
     notes: list[str] = []
     alerts: list[WarningText] = []
@@ -398,7 +399,7 @@ def estimate_evidence(
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     reset_reservoirs(arms)
-    result = allocate(door, arms, policy, notes=notes, **run_options)
+    result = allocate(door, arms, policy, notes=notes, checked=checked, **run_options)
     result.settings["setup_seconds"] = setup
     result = EvidenceResult.from_run(result)
     result._draw_source = (reservoir_states(arms), arms)

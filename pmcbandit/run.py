@@ -229,18 +229,24 @@ def check_allocation(door: str, arms, policy, *, budget, combine, random_seed, r
 
 def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, bounds, ranges, centre,
              policy_kwargs, max_in_flight, pull_timeout, executor, max_faults, cross_check_share,
-             max_decision_share, progressbar, callback, checkpoint, checkpoint_every, notes=()) -> RunResult:
+             max_decision_share, progressbar, callback, checkpoint, checkpoint_every, notes=(),
+             checked=None) -> RunResult:
     """The allocation run behind :func:`run` and :func:`pmcbandit.estimate_evidence`: build the policy's
     learner and guards, drive the one loop (:func:`pmcbandit.runtime.door.drive_run`), combine. Emits
     no warning (the door does, once).
+
+    ``checked`` is what :func:`check_allocation` returned for these arguments when the door already
+    checked them (before building its arms); they are then not checked again.
     """
     arms = check_arms(arms, door)
-    pol, options = check_allocation(
-        door, arms, policy, budget=budget, combine=combine, random_seed=random_seed, reward=reward, bounds=bounds,
-        ranges=ranges, centre=centre, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
-        pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, cross_check_share=cross_check_share,
-        max_decision_share=max_decision_share, progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-        checkpoint_every=checkpoint_every)
+    if checked is None:
+        checked = check_allocation(
+            door, arms, policy, budget=budget, combine=combine, random_seed=random_seed, reward=reward,
+            bounds=bounds, ranges=ranges, centre=centre, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+            pull_timeout=pull_timeout, executor=executor, max_faults=max_faults,
+            cross_check_share=cross_check_share, max_decision_share=max_decision_share, progressbar=progressbar,
+            callback=callback, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+    pol, options = checked
     budget = options.budget
     if bounds is not None and arms[0].log_scale:
         raise ValueError(
