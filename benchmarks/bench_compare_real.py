@@ -37,6 +37,7 @@ import subprocess
 import sys
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -156,10 +157,41 @@ def live(name: str, seed: int) -> dict:
                 tied=res.tied, excluded=sorted(res.excluded), pulls=len(res.history), cost=res.cost)
 
 
-def live_section(runs) -> str:
+def _live_process(name: str, seed: int, slot: int) -> dict:
+    """:func:`live` in a fresh single-threaded process; ``slot`` picks a PyTensor compile cache of its own, so that
+    processes side by side do not wait on one another's compile lock."""
+    import os
+    import tempfile
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    cache = os.path.join(tempfile.gettempdir(), f"pmcbandit-bench-compiledir-{slot}")
+    env["PYTENSOR_FLAGS"] = ",".join(f for f in (env.get("PYTENSOR_FLAGS", ""), f"compiledir={cache}") if f)
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_compare_real", "--live-worker", f"{name}:{seed}"],
+                         capture_output=True, text=True, env=env)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return dict(model=name, seed=seed, wall=float("nan"), stopped_by=f"failed: {out.stderr.strip()[-300:]}",
+                    selected=[], tied=[], excluded=[], pulls=0, cost=float("nan"))
+
+
+def live_section(runs, best: dict) -> str:
+    """The live runs, and per model how many decided (a confident stop, a proven tie included) within the budget and
+    how many of those agree with the bank's long-run best (``best``: model -> arm name; absent when not banked)."""
     lines = ["### Live runs (fresh processes, `compare_samplers(evidence_arms(model, budget_seconds=60), budget=60)`)",
-             "", "| model | seed | wall s | stopped by | selected | tied | excluded | pulls | CPU s of pulls |",
-             "|---|---:|---:|---|---|---|---|---:|---:|"]
+             "", "| model | runs | decided within 60 s | of which proven ties | agree with the long run | "
+             "median wall s to a decision | median pulls |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name in dict.fromkeys(r["model"] for r in runs):
+        mine = [r for r in runs if r["model"] == name]
+        decided = [r for r in mine if r["stopped_by"] == "confidence"]
+        long_run = best.get(name)
+        agree = ("–" if long_run is None else
+                 f"{sum(1 for r in decided if long_run in r['selected'] or long_run in r['tied'])}/{len(decided)}")
+        wall = np.median([r["wall"] for r in decided]) if decided else float("nan")
+        lines.append(f"| {name} | {len(mine)} | {len(decided)}/{len(mine)} | {sum(1 for r in decided if r['tied'])} | "
+                     f"{agree} | {wall:.0f} | {np.median([r['pulls'] for r in mine]):.0f} |")
+    lines += ["", "| model | seed | wall s | stopped by | selected | tied | excluded | pulls | CPU s of pulls |",
+              "|---|---:|---:|---|---|---|---|---:|---:|"]
     for r in runs:
         lines.append(f"| {r['model']} | {r['seed']} | {r['wall']:.0f} | {r['stopped_by']} | {r['selected']} | "
                      f"{r['tied']} | {r['excluded']} | {r['pulls']} | {r['cost']:.3g} |")
@@ -278,6 +310,8 @@ def main(argv=None):
     parser.add_argument("--samplers", default=None, help="sampler-arm models (default: all of SAMPLER_MODELS)")
     parser.add_argument("--sampler-runs", type=int, default=None)
     parser.add_argument("--live-seeds", type=int, default=0, help="live 60 s runs per evidence model")
+    parser.add_argument("--live-workers", type=int, default=1,
+                        help="live runs side by side, each a single-threaded process with its own compile cache")
     parser.add_argument("--live-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.live_worker:
@@ -290,6 +324,7 @@ def main(argv=None):
     command = "python -m benchmarks.bench_compare_real " + " ".join(sys.argv[1:] if argv is None else argv)
     t0 = time.time()
     sections = []
+    best: dict[str, str] = {}
     if not args.banks_only:
         from pmcbandit.compare.compare import DEFAULT_EPSILON
     store = RESULTS / "bench_compare_real_banks.json"
@@ -308,6 +343,8 @@ def main(argv=None):
         if args.banks_only:
             print(name, [x.size for x, _ in banked], flush=True)
             continue
+        eff = [1.0 / (np.var(x, ddof=1) * np.mean(c)) if len(x) > 2 else -np.inf for x, c in banked]
+        best[name] = names[int(np.argmax(eff))]
         text, _ = model_section(name, names, banked, seeds, DEFAULT_EPSILON)
         sections.append(text)
         print(text, flush=True)
@@ -331,15 +368,15 @@ def main(argv=None):
     live_store = RESULTS / "bench_compare_real_live.json"
     reuse_live = args.reuse_banks and not args.live_seeds and live_store.exists()
     runs = json.loads(live_store.read_text()) if reuse_live else []
-    for name in args.models.split(",") if args.live_seeds else ():
-        for seed in range(args.live_seeds):
-            out = subprocess.run([sys.executable, "-m", "benchmarks.bench_compare_real", "--live-worker",
-                                  f"{name}:{seed}"], capture_output=True, text=True)
-            runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-            print(runs[-1], flush=True)
+    tasks = [(name, seed) for seed in range(args.live_seeds) for name in args.models.split(",") if name]
+    with ThreadPoolExecutor(max_workers=max(1, args.live_workers)) as pool:
+        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, args.live_workers)),
+                            enumerate(tasks)):
+            runs.append(run)
+            print(run, flush=True)
             live_store.write_text(json.dumps(runs))
     if runs:
-        sections.append(live_section(runs))
+        sections.append(live_section(runs, best))
     head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
             f"Machine: {machine()}; {utc_now()}; command `{command}`; wall {time.time() - t0:.0f} s. "
             f"The machine is shared with other jobs (load average about 10 on 2 cores during the run): "

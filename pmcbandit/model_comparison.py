@@ -51,7 +51,7 @@ import numpy as np
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit.arms.evidence._draws import reservoir_states
-from pmcbandit.evidence import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, _pool
+from pmcbandit.evidence import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, MIN_RUN_SHARE, _pool
 from pmcbandit.evidence_slices import merge_slices, slice_arms
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.model_comparison_result import ModelComparison, model_probabilities
@@ -235,8 +235,11 @@ def compare_models(
         The one budget of the comparison: seconds of wall time (float, :class:`~pmcbandit.WallSeconds`),
         :class:`~pmcbandit.CpuSeconds`, :class:`~pmcbandit.Pulls` (reproducible: the allocation then
         uses pull counts and no clock), or :class:`~pmcbandit.TargetSE` on the log Bayes factor of the
-        two leading models (``max_seconds`` required). Compiling the models is not counted
-        (``settings["setup_seconds"]``).
+        two leading models (``max_seconds`` required). A wall-time budget (and ``max_seconds``) runs
+        from the call to the answer: building the default pools (compiling the models, mode searches)
+        is counted, as in :func:`~pmcbandit.estimate_evidence`, and the slices share what is left (at
+        least :data:`~pmcbandit.evidence.MIN_RUN_SHARE` of it); ``settings["setup_seconds"]`` has each
+        model's set-up.
     prior : sequence or mapping of float, optional
         Prior model probabilities (uniform when None).
     random_seed : int, Generator or None
@@ -325,6 +328,10 @@ def compare_models(
                 laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
                 cost="cpu_seconds", budget_seconds=slice_budget.horizon)
         setup[name] = time.perf_counter() - start
+    if horizon is not None and isinstance(slice_budget, WallSeconds):
+        # A wall-time budget runs from the call to the answer: the pools' set-up is counted (estimate_evidence).
+        horizon = max(horizon - sum(setup.values()), MIN_RUN_SHARE * horizon)
+        slice_budget = WallSeconds(horizon / slices)
 
     done: dict[str, list] = {name: [] for name in names}
     kept: dict[str, dict] = {name: {} for name in names}  # each model's posterior-draw reservoirs, all slices

@@ -18,7 +18,10 @@ What is reported (``interval_status``)
    tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
    variances are estimated, with their degrees of freedom) over the arms whose variance estimate
    has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
-   runs. The test treats each arm's mean as normal with its estimated standard error; an arm
+   runs. Unchecked arms of step 1 are compared too (not unreliable ones): an AIS arm of 30 pulls
+   can show that the importance samplers carrying the estimate are wrong, though it does not
+   carry the estimate itself; the random-effects estimate of a disagreement includes it. The
+   test treats each arm's mean as normal with its estimated standard error; an arm
    whose variance comes from the spread of a few skewed observations (AIS weights, one per pull)
    breaks that, and its disagreements would be false alarms, hence tens of degrees of freedom. If they disagree (``p <
    alpha``), the reported estimate, SE and interval are
@@ -162,7 +165,10 @@ class RunResult(RunMessages):
             if self.log_scale:
                 y = np.log(c.mean)
                 se = se / c.mean
-        mask = c.used & c.own & (c.nu >= MIN_CONSISTENCY_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
+        rel = self.reliability
+        # Unchecked arms (no k-hat yet) are compared though not combined (step 2); unreliable ones are not.
+        compared = c.used | ((c.n > 0) & rel.unchecked & ~rel.unreliable & ~c.suspect)
+        mask = compared & c.own & (c.nu >= MIN_CONSISTENCY_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
         return heterogeneity(y, se, mask=mask, nu=c.nu)
 
     @cached_property

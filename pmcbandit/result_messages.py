@@ -32,15 +32,14 @@ KHAT_MIN_WEIGHTS = 100
 
 def check_observations(n_weights: int, pulls: int) -> int:
     """Pulls an arm needs to enter the consistency test: :data:`MIN_CONSISTENCY_DOF` + 1 for its
-    variance estimate and, for an importance-weight arm (``n_weights`` > 0 after ``pulls`` > 0
-    pulls), enough pulls for the :data:`KHAT_MIN_WEIGHTS` weights a Pareto k-hat needs (an AIS arm
-    of one chain: 100 pulls), since an unchecked arm gets no weight (step 1).
+    variance estimate. An importance-weight arm without a Pareto k-hat yet (fewer than
+    :data:`KHAT_MIN_WEIGHTS` weights: an AIS arm of one chain before 100 pulls) is *unchecked*: it
+    gets no weight in the combination while a checked arm passed (:mod:`pmcbandit.result`, step 1),
+    but it is compared (step 2), so the independent check needs its 30 pulls, not 100. ``n_weights``
+    and ``pulls`` (the weights an arm gave in its pulls so far) are kept for the rule's callers.
     """
-    need = MIN_CONSISTENCY_DOF + 1
-    if n_weights > 0 and pulls > 0:
-        per_pull = max(1.0, n_weights / pulls)
-        need = max(need, math.ceil(KHAT_MIN_WEIGHTS / per_pull))
-    return int(need)
+    del n_weights, pulls
+    return int(MIN_CONSISTENCY_DOF + 1)
 
 
 class RunMessages:

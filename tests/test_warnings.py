@@ -177,7 +177,8 @@ def test_the_independent_check_advice_names_the_budget_from_this_run():
 
 def test_observations_the_consistency_test_needs():
     assert check_observations(0, 0) == MIN_CONSISTENCY_DOF + 1
-    assert check_observations(40, 40) == KHAT_MIN_WEIGHTS  # one weight per pull: k-hat needs 100
+    # one weight per pull: compared once it has 30 pulls, before the k-hat's 100 weights
+    assert check_observations(40, 40) == MIN_CONSISTENCY_DOF + 1 < KHAT_MIN_WEIGHTS
     assert check_observations(4000, 4) == MIN_CONSISTENCY_DOF + 1  # batches: the variance's dof rule
 
 
@@ -213,7 +214,7 @@ def test_evidence_budget_too_short_for_the_check_says_so_once_up_front(caplog):
 
     model, _ = normal_normal()
     with caplog.at_level(logging.INFO, logger="pmcbandit"):
-        result, caught = _caught(lambda: pb.estimate_evidence(model, budget=0.05, random_seed=0, progressbar=False))
+        result, caught = _caught(lambda: pb.estimate_evidence(model, budget=0.005, random_seed=0, progressbar=False))
     texts = [str(w.message) for w in caught if "independent check" in str(w.message)]
     assert len(texts) == 1 and re.search(r"run with budget >= \d+ s", texts[0])
     assert [m.topic for m in result.warnings()].count("independent_check") == 1
@@ -222,4 +223,22 @@ def test_evidence_budget_too_short_for_the_check_says_so_once_up_front(caplog):
     with warnings.catch_warnings():
         warnings.simplefilter("error", PmcBanditWarning)
         with pytest.raises(NoGuaranteeWarning, match="run with budget >="):
-            pb.estimate_evidence(model, budget=0.05, random_seed=0, progressbar=False)
+            pb.estimate_evidence(model, budget=0.005, random_seed=0, progressbar=False)
+
+
+@pytest.mark.parametrize("ais_z, disagree", [(2.0, False), (4.0, True)])
+def test_an_unchecked_arm_of_thirty_pulls_is_compared_but_not_combined(ais_z, disagree):
+    """An AIS-like arm of one weight per pull has no k-hat before 100 pulls: it carries no weight, but from
+    30 pulls on it is the independent check of the importance samplers (and it catches a wrong answer)."""
+    arms = [_WeightArm("is", "lognormal", z=2.0, size=200, family="importance"),
+            _WeightArm("ais", "lognormal", z=ais_z, size=1, family="annealing")]
+    result, _ = _caught(lambda: pb.run(arms, policy="uniform", budget=pb.Pulls(100), random_seed=4,
+                                       progressbar=False))
+    assert result.reliability.unchecked.tolist() == [False, True]
+    assert 30 <= result.arm_table()["pulls"][1] < 100
+    assert sorted(result.consistency.compared.tolist()) == [0, 1]
+    assert not [m for m in result.warnings() if m.topic == "independent_check"]
+    if disagree:
+        assert result.interval_status == "random_effects"
+    else:
+        assert result.interval_status == "ok" and result.combined.weights[1] == 0.0

@@ -79,11 +79,10 @@ __all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_P
 MAX_DECISION_SHARE = 0.1
 #: Smallest share of the spending kept on families other than the leading one.
 CROSS_CHECK_SHARE = 0.1
-#: Pulls a check arm should reach within its share: an arm of one importance weight per pull (AIS,
-#: one chain) enters the consistency test only once it has a Pareto k-hat, which needs 100 weights
-#: (:data:`pmcbandit.result.KHAT_MIN_WEIGHTS`; before, it is unchecked and gets no weight), and a
-#: variance estimate of :data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29 dof (30 pulls).
-CHECK_PULLS = 100
+#: Pulls a check arm should reach within its share: an arm enters the consistency test with a
+#: variance estimate of :data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29 dof (30 pulls), with or
+#: without a Pareto k-hat (:func:`pmcbandit.result.check_observations`).
+CHECK_PULLS = 30
 
 # Codes of the history's ``reason`` column (pmcbandit.runtime.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2

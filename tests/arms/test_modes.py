@@ -21,6 +21,7 @@ from pmcbandit.arms.evidence.modes import (
     DEFAULT_SEED,
     Mode,
     ModeSearch,
+    RUNAWAY_PATIENCE,
     NoInteriorModeError,
     find_modes,
     search_mode,
@@ -148,11 +149,38 @@ def test_search_mode_reports_the_end_state():
     assert not outside.start_finite and not outside.stationary and outside.log_density == -np.inf
 
 
+def test_a_newton_search_that_breaks_inside_scipy_falls_back_to_lbfgs(monkeypatch):
+    """A failure inside trust-exact's subproblem (SciPy 1.18 raises UnboundLocalError on the funnel) ends the
+    search through L-BFGS-B instead of losing the pool: the funnel is still reported as having no mode."""
+    import scipy.optimize
+
+    real = scipy.optimize.minimize
+    methods = []
+
+    def broken(fun, x0, *args, method=None, **kwargs):
+        methods.append(method)
+        if method == "trust-exact":
+            raise UnboundLocalError("cannot access local variable 'p' where it is not associated with a value")
+        return real(fun, x0, *args, method=method, **kwargs)
+
+    funnel, line = compiled("eight_schools")[0], compiled("linear_regression")[0]
+    monkeypatch.setattr(scipy.optimize, "minimize", broken)
+    end = search_mode(funnel)
+    assert methods == ["trust-exact", "L-BFGS-B"]
+    assert end.start_finite and not end.stationary
+    line = search_mode(line)
+    assert line.stationary and line.positive_definite
+    assert not find_modes(funnel, n_starts=4).interior
+
+
 def test_funnel_has_no_interior_mode():
     density, _, search = compiled("eight_schools")
     assert not search.interior and search.modes == () and search.n_converged == 0
-    assert "none of 16 Newton searches ended at an interior mode" in search.reason
-    assert "16 non-stationary" in search.reason
+    # Every start runs off down the funnel: the search stops after RUNAWAY_PATIENCE of them.
+    assert search.n_starts == RUNAWAY_PATIENCE
+    assert f"none of {RUNAWAY_PATIENCE} Newton searches ended at an interior mode" in search.reason
+    assert f"{RUNAWAY_PATIENCE} non-stationary" in search.reason
+    assert f"after {RUNAWAY_PATIENCE} starts in a row ran towards a boundary, of 16" in search.reason
     with pytest.raises(NoInteriorModeError, match="no interior mode for a Laplace proposal") as info:
         LaplaceISArm(density, modes=search)
     assert isinstance(info.value, ValueError) and info.value.reason == search.reason

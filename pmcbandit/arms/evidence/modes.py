@@ -30,7 +30,9 @@ from pmcbandit._validation import check_positive
 __all__ = [
     "DEFAULT_SEED",
     "MAX_CONDITION",
+    "MAX_ITER",
     "MERGE_DISTANCE",
+    "RUNAWAY_PATIENCE",
     "Mode",
     "ModeSearch",
     "NoInteriorModeError",
@@ -45,6 +47,13 @@ DEFAULT_SEED = 1995
 MAX_CONDITION = 1e10
 #: Two modes are one when their squared Mahalanobis distance is below this under both precisions.
 MERGE_DISTANCE = 1.0
+
+
+#: Iteration limit of each Newton search of :func:`find_modes`.
+MAX_ITER = 200
+#: Searches in a row ending non-stationary, with no interior mode found, after which
+#: :func:`find_modes` stops (a funnel).
+RUNAWAY_PATIENCE = 4
 
 
 class SearchEnd(NamedTuple):
@@ -124,7 +133,7 @@ class NoInteriorModeError(ValueError):
         self.reason = reason
 
 
-def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = 1000) -> SearchEnd:
+def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = MAX_ITER) -> SearchEnd:
     """Trust-region Newton search for a mode of :math:`\\log\\pi_\\beta = \\log p + \\beta \\log L`.
 
     ``scipy.optimize.minimize(method="trust-exact")`` with the exact compiled Hessian
@@ -177,11 +186,14 @@ def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = 1000) ->
             nan = np.full((density.dim, density.dim), np.nan)
             return SearchEnd(x0, -np.inf, nan, np.nan, False, False, np.inf, float(np.max(np.abs(x0))),
                              False, False, "the log density is not finite at the start", 0)
+        newton = True
         try:
             res = minimize(objective, x0, jac=True, hess=neg_hessian, method="trust-exact",
                            options={"gtol": 1e-8, "maxiter": int(max_iter)})
-        except (ValueError, np.linalg.LinAlgError):
-            # trust-exact's subproblem cannot use a non-finite Hessian; L-BFGS-B needs none.
+        except (ValueError, np.linalg.LinAlgError, UnboundLocalError):
+            newton = False
+            # trust-exact's subproblem cannot use a non-finite Hessian (SciPy 1.18 can also fail there with an
+            # UnboundLocalError on a Hessian of the funnel's kind); L-BFGS-B needs none.
             res = minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter)})
         x = np.asarray(res.x, dtype=np.float64)
         value, grad = objective(x)
@@ -191,8 +203,10 @@ def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = 1000) ->
     finite = bool(np.isfinite(value) and np.all(np.isfinite(x)) and np.all(np.isfinite(precision)))
     grad_max = float(np.max(np.abs(grad))) if finite else np.nan
     # trust-exact can stop with "failure to predict improvement" at a point already
-    # stationary to rounding; only a non-stationary end point lacks a mode.
-    stationary = finite and bool(res.success or grad_max <= 1e-6 * max(1.0, abs(value)))
+    # stationary to rounding; only a non-stationary end point lacks a mode. L-BFGS-B's success
+    # (a relative reduction of f below its tolerance) says nothing about the gradient: there
+    # only the gradient counts.
+    stationary = finite and bool((res.success and newton) or grad_max <= 1e-6 * max(1.0, abs(value)))
     positive_definite, condition = False, np.inf
     if finite:
         positive_definite = bool(np.linalg.eigvalsh(precision).min() > 0.0)
@@ -267,7 +281,7 @@ def find_modes(
     *,
     max_condition: float = MAX_CONDITION,
     merge_distance: float = MERGE_DISTANCE,
-    max_iter: int = 1000,
+    max_iter: int = MAX_ITER,
 ) -> ModeSearch:
     """Multi-start search for the distinct interior posterior modes of a model.
 
@@ -308,8 +322,9 @@ def find_modes(
         meaningless.
     merge_distance : float, default 1.0
         Squared Mahalanobis distance below which two modes are one.
-    max_iter : int, default 1000
-        Iteration limit of each search.
+    max_iter : int, default 200
+        Iteration limit of each search (Newton with exact Hessians reaches an interior mode in
+        tens of iterations; a search still moving after ``max_iter`` is non-stationary).
 
     Returns
     -------
@@ -317,6 +332,12 @@ def find_modes(
 
     Notes
     -----
+    The search stops early, with ``interior`` ``False``, when no interior mode has been found and
+    the last :data:`RUNAWAY_PATIENCE` searches all ended non-stationary (ran towards a boundary,
+    as down a funnel): the remaining starts, drawn from the same prior, would cost as much each
+    and, on such a posterior, end the same way. The starts are drawn in full first, so the stream
+    of ``rng`` is consumed alike either way.
+
     Cost: ``n_starts`` Newton searches, each a few to ~100 evaluations of the compiled
     value, gradient and Hessian (a search down a funnel runs longest), plus the one-off
     compilation of the gradient and Hessian; :attr:`ModeSearch.seconds` reports it, and
@@ -347,8 +368,12 @@ def find_modes(
     density._laplace_functions()  # compiled once per density, outside the timed search
     start_time = time.perf_counter()
     starts = [None] + list(density.sample_prior(rng, n_starts - 1)) if n_starts > 1 else [None]
-    ends = [search_mode(density, 1.0, x0, max_iter=max_iter) for x0 in starts]
-    kinds = [_kind(end, max_condition) for end in ends]
+    ends, kinds = [], []
+    for x0 in starts:
+        ends.append(search_mode(density, 1.0, x0, max_iter=max_iter))
+        kinds.append(_kind(ends[-1], max_condition))
+        if "interior" not in kinds and kinds[-RUNAWAY_PATIENCE:] == ["non-stationary"] * RUNAWAY_PATIENCE:
+            break  # a funnel: the remaining starts would run off too (RUNAWAY_PATIENCE)
     candidates = [e for e, k in zip(ends, kinds) if k == "interior"]
     modes = _merge(candidates, merge_distance)
     n = len(ends)
@@ -356,6 +381,9 @@ def find_modes(
     if not modes:
         interior = False
         reason = f"none of {n} Newton searches ended at an interior mode: {_describe(ends, kinds)}"
+        if n < len(starts):
+            reason += (f" (the search stopped after {RUNAWAY_PATIENCE} starts in a row ran towards a boundary, "
+                       f"of {len(starts)})")
     else:
         best = max(m.log_density for m in modes)
         margin = 1e-6 * max(1.0, abs(best))

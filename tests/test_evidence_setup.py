@@ -1,0 +1,54 @@
+"""Set-up of the default evidence pool: counted inside a wall-time budget, announced, reported."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import pmcbandit
+from pmcbandit.evidence import MIN_RUN_SHARE, _budget_after_setup, estimate_evidence
+from pmcbandit.runtime.budget import CpuSeconds, Pulls, WallSeconds
+from tests import analytic_models
+
+
+def _options(budget):
+    from pmcbandit.runtime.door import loop_options
+
+    return None, loop_options("estimate_evidence", budget=budget, random_seed=0, max_faults=1, max_in_flight=None,
+                              pull_timeout=None, executor=None, progressbar=False, callback=None, checkpoint=None,
+                              checkpoint_every=30.0)
+
+
+def test_wall_budget_left_to_the_pulls_is_the_budget_less_setup():
+    (_, options), note = _budget_after_setup(_options(30.0), 4.0)
+    assert options.budget == WallSeconds(26.0)
+    assert "took 4 s of the 30 s budget; the pulls had 26 s" in note and "after the budget" not in note
+
+
+def test_a_setup_longer_than_the_budget_leaves_the_least_share_and_says_by_how_much_it_overshoots():
+    (_, options), note = _budget_after_setup(_options(10.0), 12.0)
+    assert options.budget == WallSeconds(MIN_RUN_SHARE * 10.0)
+    assert f"the answer comes about {12.0 + MIN_RUN_SHARE * 10.0 - 10.0:.3g} s after the budget" in note
+
+
+@pytest.mark.parametrize("budget", [Pulls(50), CpuSeconds(5.0)])
+def test_budgets_of_pulls_or_cpu_time_are_left_alone(budget):
+    checked = _options(budget)
+    (_, options), note = _budget_after_setup(checked, 7.0)
+    assert options.budget == budget and "not counted in the budget" in note
+
+
+def test_default_pool_reports_and_announces_its_setup(caplog):
+    model, _ = analytic_models.normal_normal()
+    with caplog.at_level(logging.INFO, logger="pmcbandit"):
+        result = estimate_evidence(model, budget=Pulls(12), random_seed=3, progressbar=False)
+    messages = [r.getMessage() for r in caplog.records if r.name == "pmcbandit"]
+    assert messages[0].startswith("estimate_evidence: building the evidence pool")
+    assert result.settings["setup_seconds"] > 0 and result.settings["run_seconds"] > 0
+    assert any(n.startswith("set-up (building the evidence pool) took") for n in result.notes)
+    # Arms passed in were built before the call: nothing to count, no set-up note.
+    again = estimate_evidence(model, arms=pmcbandit.evidence_arms(model, ais_steps=(20,), laplace=False),
+                              budget=Pulls(6), random_seed=3, progressbar=False)
+    assert again.settings["setup_seconds"] == 0.0
+    assert not any(n.startswith("set-up") for n in again.notes)
