@@ -26,9 +26,15 @@ delta = 0.15. Each trial has its own reward and decision streams.
    :math:`\\delta^{c}` most, with the same bounds; its pulls to :math:`\\delta^c \\le 0.15` bound
    what any sampling policy with these bounds can reach, at widths :math:`\\sqrt{12}`, 2 and 1.
 6. **Throughput** at n = 50: simulated samples per CPU second of each algorithm (goal >= 5 M).
+7. **Kernels side by side** (``--throughput``, one process, one thread): ADAPT pi1-pi4 and OCBA-m (n0 = 20)
+   on instance A in the package's simulator and in the frozen copy of the previous kernels
+   (``benchmarks/_reference_simulate/explore.py``: every decision re-sums all arms' levels, re-scans for
+   pi1's and pi2's candidates and re-divides OCBA-m's allotments), interleaved, best of three, on the same
+   streams: the runs must be identical (samples, choices and counts per arm), which the table states.
 
 Writes ``benchmarks/results/bench_explore_m.md``, ``bench_explore_m.json`` and
-``bench_explore_m.png`` (the figures).
+``bench_explore_m.png`` (the figures). ``--throughput`` runs item 7 only and replaces the section
+"Kernels side by side" at the end of ``bench_explore_m.md`` (appending it the first time).
 """
 
 from __future__ import annotations
@@ -199,12 +205,77 @@ def figure(traces, path):
     plt.close(fig)
 
 
+SIDE_BY_SIDE = {**POLICIES, "OCBA-m n0=20": OCBA["OCBA-m n0=20"]}
+SIDE_HEADING = "### Kernels side by side"
+
+
+def side_by_side(reps: int, cap: int) -> list[str]:
+    """Item 7: the package's EXPLORE-m kernels beside the frozen previous ones, per CPU second, 1 thread."""
+    import os
+
+    from benchmarks._reference_simulate.explore import simulate_stopping as previous
+    from pmcbandit.identification.simulate import simulate_stopping
+
+    inst = INSTANCES["A"]
+    means = instance_means(inst["n"])
+    lines = [
+        SIDE_HEADING + " (instance A, n = 50; one process, one thread; interleaved, best of three)",
+        "",
+        f"- machine: {machine()}; {utc_now()}; load average before: {os.getloadavg()[0]:.2f} "
+        f"(2 cores shared with other jobs: CPU-second rates, best of three)",
+        f"- {reps} trials per configuration, pulls to stop capped at {cap:,}, seed 7",
+        "",
+        "| algorithm | previous, M samples / CPU s | new, M samples / CPU s | speed-up | identical runs | goal |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, (name, kw) in SIDE_BY_SIDE.items():
+        algo = build(name, inst, **kw)
+        runs = {}
+        best = {"new": 0.0, "previous": 0.0}
+        for fn in (simulate_stopping, previous):  # compile
+            fn(algo, means, reps=1, family="uniform", scale=1.0, random_seed=0, max_samples=1000)
+        for _ in range(3):
+            for tag, fn in (("new", simulate_stopping), ("previous", previous)):
+                c0 = time.process_time()
+                res = fn(algo, means, reps=reps, family="uniform", scale=1.0, random_seed=7, max_samples=cap)
+                rate = res.samples.sum() / (time.process_time() - c0)
+                best[tag] = max(best[tag], rate)
+                runs[tag] = res
+        same = all(np.array_equal(a, b) for a, b in zip(runs["new"], runs["previous"]))
+        new, old = best["new"] / 1e6, best["previous"] / 1e6
+        lines.append(f"| {label} | {old:.2f} | {new:.2f} | {new / old:.2f}x | {'yes' if same else 'NO'} | "
+                     f">= 5 ({'met' if new >= 5 else 'not met'}) |")
+    lines += [
+        "",
+        "New: the running sums and products of the levels are kept per arm and recomputed from the pulled arm "
+        "on (all arms only when the cutoff moves), pi3/pi4 draw by bisection on them, pi1's and pi2's candidates "
+        "and OCBA-m's allotments are kept by `observe`, the per-decision kernels are inlined into the simulator "
+        "loop, and bound terms a rule does not use are not computed. Same operations in the same order: the "
+        "runs are identical.",
+    ]
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--quick", action="store_true", help="40 trials, pulls to stop capped at 100,000")
+    parser.add_argument("--throughput", action="store_true", help="item 7 only (the kernels side by side)")
+    parser.add_argument("--side-trials", type=int, default=20, help="trials per configuration of item 7")
     args = parser.parse_args(argv)
+    if args.throughput:
+        command = " ".join(
+            [".venv/bin/python -m benchmarks.bench_explore_m", *(argv if argv is not None else sys.argv[1:])]
+        )
+        section = side_by_side(args.side_trials, STOP_CAP) + ["", f"- command: `{command}`"]
+        path = RESULTS / "bench_explore_m.md"
+        text = path.read_text() if path.exists() else ""
+        if SIDE_HEADING in text:
+            text = text[: text.index(SIDE_HEADING)]
+        write_section("bench_explore_m", text.rstrip() + "\n\n" + "\n".join(section))
+        print("\n".join(section))
+        return 0
     from pmcbandit.identification.schedules import direct_total, halving_total, incremental_total
 
     trials, cap = (40, 100_000) if args.quick else (args.trials, STOP_CAP)
@@ -378,6 +449,8 @@ def main(argv=None) -> int:
     ]
     for label, rate in throughput.items():
         lines.append(f"| {label} | {rate / 1e6:.2f} |")
+    if not args.quick:
+        lines += [""] + side_by_side(args.side_trials, cap)
     lines += ["", f"Total wall time {time.perf_counter() - start:,.0f} s."]
     text = "\n".join(lines)
     if not args.quick:

@@ -6,10 +6,16 @@ Bandit Arms", and the baselines they compare): the algorithms' ``select``/``upda
 (:mod:`pmcbandit.identification.simulate`) call these functions on the same arrays.
 
 A machine's state is three arrays (:func:`new_state`): ``ints[row, arm]`` (pull counts, counts
-in the current round, status, the arms ranked by empirical mean and each arm's rank),
+in the current round, status, the arms ranked by empirical mean and each arm's rank, pi_1's or pi_2's
+candidates in increasing order, OCBA-m's arms on the cutoff),
 ``reals[row, arm]`` (sums, sums of squares, round sums, means, the per-arm
-:math:`\delta^c_{(i)}`, and per-arm terms of the bounds that change only when the arm is pulled)
-and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, ...). Its settings are
+:math:`\delta^c_{(i)}`, per-arm terms of the bounds that change only when the arm is pulled, OCBA-m's
+allotments, and the running sums of the sampling weights and running products of
+:math:`1 - \delta^c_{(i)}` in arm order)
+and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, ...).
+:func:`observe` keeps every derived quantity current, recomputing a running sum or product only from
+the first arm whose term changed: each entry is the number a pass over all arms in arm order gives (the
+same operations in the same order), so decisions do not depend on what was kept. Its settings are
 ``spec`` (a float array, ``SP_*`` positions) and
 ``schedule`` (pulls per arm in each round, :mod:`pmcbandit.identification.schedules`).
 
@@ -101,13 +107,14 @@ ACTIVE, SELECTED, OUT, WAITING = 0, 1, 2, 3
 SP_RULE, SP_M, SP_EPS, SP_DELTA, SP_WIDTH, SP_POLICY, SP_CAP, SP_RADIUS, SP_INIT, SP_ROUNDS, SP_STOP = range(11)
 SPEC_SIZE = 11
 # rows of ints / reals
-I_N, I_RN, I_STATUS, I_ORDER, I_RANK = range(5)
-N_INT_ROWS = 5
-R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR = range(10)
-N_REAL_ROWS = 10
+I_N, I_RN, I_STATUS, I_ORDER, I_RANK, I_CAND, I_ON = range(7)
+N_INT_ROWS = 7
+R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR, R_SUM, R_KEEP, R_ALLOT = range(13)
+N_REAL_ROWS = 13
 # scalars
-SC_T, SC_ROUND, SC_PICKED, SC_DONE, SC_READY, SC_CUT, SC_DHAT, SC_W, SC_LEFT, SC_OUT, SC_WITHIN, SC_CAND = range(12)
-N_SCALARS = 12
+SC_T, SC_ROUND, SC_PICKED, SC_DONE, SC_READY, SC_CUT, SC_DHAT, SC_W, SC_LEFT, SC_OUT, SC_WITHIN, SC_CAND, SC_ON = \
+    range(13)
+N_SCALARS = 13
 
 _LOG3 = math.log(3.0)
 
@@ -147,14 +154,14 @@ def reset(spec, schedule, ints, reals, scal):
 # choosing
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def wants_uniform(spec, scal):
     """Whether :func:`select` uses its uniform now (ADAPT and OCBA-m once every arm has its first pulls)."""
     rule = int(spec[SP_RULE])
     return (rule == ADAPT or rule == OCBA_M) and scal[SC_READY] > 0 and scal[SC_DONE] == 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def select(spec, schedule, ints, reals, scal, u, out, work):
     """Write the next decision's arms (one pull each) to ``out``; return how many (module docstring).
     ``work`` is a float scratch array of one per arm; the state is not changed.
@@ -177,13 +184,13 @@ def select(spec, schedule, ints, reals, scal, u, out, work):
         out[0] = _ocba_pick(ints, reals, scal, u, work)
         return 1
     policy = int(spec[SP_POLICY])
-    if policy <= 2:
-        eligible = _uniform_candidates(spec, ints, reals, policy, out)
+    if policy <= 2:  # the candidates, kept by observe in increasing order
+        eligible = int(scal[SC_CAND])
         if eligible == 0:
             return 0
-        out[0] = out[min(int(u * eligible), eligible - 1)]
+        out[0] = ints[I_CAND, min(int(u * eligible), eligible - 1)]
         return 1
-    out[0] = _proportional(reals[R_DC], scal[SC_W], u)
+    out[0] = _proportional_prefix(reals[R_SUM], reals[R_DC], scal[SC_W], u)
     return 1
 
 
@@ -203,6 +210,36 @@ def _proportional(weights, total, u):
             if target < acc:
                 return i
     return last
+
+
+@numba.njit(cache=True, inline="always")
+def _proportional_prefix(prefix, weights, total, u):
+    """:func:`_proportional` from the running sums ``prefix[i] = prefix[i-1] + weights[i]`` (``total`` the last),
+    by bisection: the first ``i`` with ``u * total < prefix[i]`` is the arm the linear scan returns (its sums
+    are the same numbers; a zero weight repeats the previous sum, so that arm is never the first).
+    """
+    target = u * total
+    n = prefix.shape[0]
+    if not target < prefix[n - 1]:  # round-off (or no positive weight): the last positive one
+        for i in range(n - 1, -1, -1):
+            if weights[i] > 0.0:
+                return i
+        return -1
+    return _first_above(prefix, target)
+
+
+@numba.njit(cache=True, inline="always")
+def _first_above(prefix, target):
+    """The first ``i`` with ``prefix[i] > target`` (non-decreasing ``prefix``, its last entry above ``target``)."""
+    lo = 0
+    hi = prefix.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if prefix[mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @numba.njit(cache=True)
@@ -241,43 +278,53 @@ def _uniform_candidates(spec, ints, reals, policy, out):
     return count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _ocba_pick(ints, reals, scal, u, work):
-    """OCBA-m's next arm (module docstring): proportional to the shortfall from the allotment."""
+    r"""OCBA-m's next arm (module docstring): proportional to the shortfall from the allotment.
+
+    The allotments :math:`s_i^2/(\hat p_i - \hat c)^2` (``R_ALLOT``), their total (``SC_W``) and the arms on the
+    cutoff (``I_ON``, ``SC_ON``) are kept by :func:`observe`; the shortfalls change with every pull.
+    """
     n_arms = ints.shape[1]
-    c = scal[SC_CUT]
-    infinite = 0
-    total = 0.0
-    for i in range(n_arms):
-        gap = reals[R_MEAN, i] - c
-        if gap == 0.0:
-            infinite += 1
-            work[i] = 0.0
-        else:
-            work[i] = reals[R_VAR, i] / (gap * gap)
-            total += work[i]
+    infinite = int(scal[SC_ON])
     if infinite > 0:  # an arm on the cutoff takes the whole allotment: uniform among those
         pick = min(int(u * infinite), infinite - 1)
         for i in range(n_arms):
-            if reals[R_MEAN, i] == c:
+            if ints[I_ON, i] > 0:
                 if pick == 0:
                     return i
                 pick -= 1
+    total = scal[SC_W]
     if total == 0.0:  # every sample variance is zero: nothing to allot by
         return min(int(u * n_arms), n_arms - 1)
     scale = (scal[SC_T] + 1.0) / total
+    if not 0.0 < scale < math.inf:  # the linear scan over every arm, as written
+        short = 0.0
+        for i in range(n_arms):
+            work[i] = max(0.0, scale * reals[R_ALLOT, i] - ints[I_N, i])
+            short += work[i]
+        return _proportional(work, short, u)
+    # The running sum of the shortfalls: an arm at or above its allotment adds nothing, so its sum is the
+    # previous one and the bisection never stops at it (the linear scan's arm, from the same numbers).
     short = 0.0
+    last = -1
     for i in range(n_arms):
-        work[i] = max(0.0, scale * work[i] - ints[I_N, i])
-        short += work[i]
-    return _proportional(work, short, u)
+        v = scale * reals[R_ALLOT, i] - ints[I_N, i]
+        if v > 0.0:
+            short += v
+            last = i
+        work[i] = short
+    target = u * short
+    if not target < short:
+        return last
+    return _first_above(work, target)
 
 
 # ---------------------------------------------------------------------------------------------
 # observing
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def observe(spec, schedule, ints, reals, scal, arm, x):
     """Add reward ``x`` of ``arm`` and advance the machine (module docstring)."""
     ints[I_N, arm] += 1
@@ -305,40 +352,55 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
         if scal[SC_LEFT] <= 0.0:
             _start_cutoff(spec, ints, reals, scal)
         return
-    if ints[I_N, arm] == spec[SP_CAP]:
-        scal[SC_CAND] -= 1.0  # pi_1: the arm has DIRECT's number of pulls
+    policy = int(spec[SP_POLICY])
+    if policy == 1 and rule == ADAPT and ints[I_N, arm] == spec[SP_CAP]:
+        _drop_candidate(ints, scal, arm)  # pi_1: the arm has DIRECT's number of pulls
     old_rank = ints[I_RANK, arm]
     _reposition(ints, reals, arm)
     m = int(spec[SP_M])
     c = _cutoff(ints, reals, m, spec[SP_EPS])
-    tight = rule == OCBA_M or int(spec[SP_POLICY]) == 4
+    tight = rule == OCBA_M or policy == 4
+    first = arm
     if c != scal[SC_CUT] or (old_rank < m) != (ints[I_RANK, arm] < m):
         scal[SC_CUT] = c
         for i in range(ints.shape[1]):
             reals[R_DC, i] = _level(spec, ints, reals, i, c, tight)
+        if rule == OCBA_M:
+            for i in range(ints.shape[1]):
+                _allot(ints, reals, scal, i, c)
+        first = 0
     else:
         reals[R_DC, arm] = _level(spec, ints, reals, arm, c, tight)
-    _aggregate(reals, scal)
+        if rule == OCBA_M:
+            _allot(ints, reals, scal, arm, c)
+    _aggregate(reals, scal, first, _weight_row(rule, policy))
+    if rule == ADAPT and policy == 2:
+        _collisions(spec, ints, reals, scal)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _refresh(spec, ints, reals, i):
     r"""The per-arm terms of the bounds, after arm i's statistics changed: Hoeffding's :math:`2n/R^2`,
-    empirical Bernstein's :math:`b = \sqrt{2\hat V/n}` and :math:`4a = 12R/n`, the radius
-    ``SP_RADIUS``:math:`/\sqrt n` (pi_2, RACING) and the sample variance.
+    empirical Bernstein's :math:`b = \sqrt{2\hat V/n}` and :math:`4a = 12R/n` (only where the tight bounds
+    are used: pi_4, OCBA-m), the radius ``SP_RADIUS``:math:`/\sqrt n` (only pi_2, RACING) and the sample
+    variance. Terms a rule does not use stay 0.
     """
     n = ints[I_N, i]
     width = spec[SP_WIDTH]
     mean = reals[R_MEAN, i]
     spread = max(reals[R_SQ, i] - n * mean * mean, 0.0)  # sum of squared deviations
+    rule = int(spec[SP_RULE])
+    policy = int(spec[SP_POLICY])
     reals[R_HK, i] = 2.0 * n / (width * width)
-    reals[R_EBB, i] = math.sqrt(2.0 * spread / n / n)  # EB's variance has divisor n
-    reals[R_EBA, i] = 12.0 * width / n
-    reals[R_RAD, i] = spec[SP_RADIUS] / math.sqrt(n)
+    if rule == OCBA_M or (rule == ADAPT and policy == 4):  # only the tight bounds use EB's terms
+        reals[R_EBB, i] = math.sqrt(2.0 * spread / n / n)  # EB's variance has divisor n
+        reals[R_EBA, i] = 12.0 * width / n
+    if rule == RACING or (rule == ADAPT and policy == 2):  # only these use the radius
+        reals[R_RAD, i] = spec[SP_RADIUS] / math.sqrt(n)
     reals[R_VAR, i] = spread / (n - 1.0) if n > 1 else 0.0  # divisor n - 1 (the cutoff, OCBA-m)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _level(spec, ints, reals, i, c, tight):
     r""":math:`\delta^c_{(i)}`: the probability level at which arm i's bound reaches the cutoff ``c``.
 
@@ -358,20 +420,79 @@ def _level(spec, ints, reals, i, c, tight):
     return math.exp(-e) if e > 0.0 else 1.0
 
 
-@numba.njit(cache=True)
-def _aggregate(reals, scal):
-    """The sampling weight :math:`\\sum_i\\delta^c_{(i)}` and :math:`\\delta^c = 1 - \\prod_i(1 - \\delta^c_{(i)})`."""
-    total = 0.0
-    keep = 1.0
-    for i in range(reals.shape[1]):
-        level = reals[R_DC, i]
-        total += level
-        keep *= 1.0 - level
-    scal[SC_W] = total
+@numba.njit(cache=True, inline="always")
+def _weight_row(rule, policy):
+    """The row whose running sums :func:`_aggregate` keeps: the levels (pi_3, pi_4), the allotments (OCBA-m)
+    or none (-1).
+    """
+    if rule == OCBA_M:
+        return R_ALLOT
+    if policy >= 3:
+        return R_DC
+    return -1
+
+
+@numba.njit(cache=True, inline="always")
+def _aggregate(reals, scal, first, row):
+    """:math:`\\delta^c = 1 - \\prod_i(1 - \\delta^c_{(i)})` and the total sampling weight ``SC_W`` (of ``row``,
+    if ``row >= 0``), from their running products and sums (``R_KEEP``, ``R_SUM``) in arm order.
+
+    Only the entries from arm ``first`` on, whose terms changed, are recomputed: the earlier ones are the
+    same numbers, so every entry is the one a pass over all arms gives (the same operations in the same
+    order), and so are the results.
+    """
+    n_arms = reals.shape[1]
+    keep = reals[R_KEEP, first - 1] if first > 0 else 1.0
+    if row < 0:
+        for i in range(first, n_arms):
+            keep *= 1.0 - reals[R_DC, i]
+            reals[R_KEEP, i] = keep
+    else:
+        total = reals[R_SUM, first - 1] if first > 0 else 0.0
+        for i in range(first, n_arms):
+            keep *= 1.0 - reals[R_DC, i]
+            total += reals[row, i]
+            reals[R_KEEP, i] = keep
+            reals[R_SUM, i] = total
+        scal[SC_W] = total
     scal[SC_DHAT] = 1.0 - keep
 
 
+@numba.njit(cache=True, inline="always")
+def _allot(ints, reals, scal, i, c):
+    """OCBA-m's allotment weight of arm ``i`` at the cutoff ``c``: :math:`s_i^2/(\\hat p_i - c)^2`, or 0 with the
+    arm marked in ``I_ON`` (and counted in ``SC_ON``) when its mean is on the cutoff.
+    """
+    gap = reals[R_MEAN, i] - c
+    on = 1 if gap == 0.0 else 0
+    scal[SC_ON] += on - ints[I_ON, i]
+    ints[I_ON, i] = on
+    reals[R_ALLOT, i] = 0.0 if on else reals[R_VAR, i] / (gap * gap)
+
+
 @numba.njit(cache=True)
+def _drop_candidate(ints, scal, arm):
+    """Remove ``arm`` from pi_1's candidates (``I_CAND``, increasing; ``SC_CAND`` of them)."""
+    count = int(scal[SC_CAND])
+    j = 0
+    while j < count and ints[I_CAND, j] != arm:
+        j += 1
+    if j == count:
+        return
+    for k in range(j, count - 1):
+        ints[I_CAND, k] = ints[I_CAND, k + 1]
+    scal[SC_CAND] = count - 1
+
+
+@numba.njit(cache=True)
+def _collisions(spec, ints, reals, scal):
+    """pi_2's candidates (arms whose bounds at :math:`\\delta/n` collide) into ``I_CAND``, their number into
+    ``SC_CAND``: kept by :func:`observe` for :func:`select` and :func:`stopped`.
+    """
+    scal[SC_CAND] = _uniform_candidates(spec, ints, reals, 2, ints[I_CAND])
+
+
+@numba.njit(cache=True, inline="always")
 def _ahead(reals, a, b):
     """Whether arm ``a`` ranks above arm ``b`` (higher mean, ties by the lower index)."""
     ma = reals[R_MEAN, a]
@@ -379,7 +500,7 @@ def _ahead(reals, a, b):
     return ma > mb or (ma == mb and a < b)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _reposition(ints, reals, arm):
     """Move ``arm`` to its place in the ranking after its mean changed (adjacent swaps)."""
     order = ints[I_ORDER]
@@ -399,7 +520,7 @@ def _reposition(ints, reals, arm):
     rank[arm] = r
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _cutoff(ints, reals, m, eps):
     """:math:`\\hat c` (module docstring); the midpoint when both standard errors are zero."""
     high = ints[I_ORDER, m - 1]
@@ -422,16 +543,19 @@ def _start_cutoff(spec, ints, reals, scal):
         ints[I_ORDER, r] = order[r]
         ints[I_RANK, order[r]] = r
     rule = int(spec[SP_RULE])
-    tight = rule == OCBA_M or int(spec[SP_POLICY]) == 4
+    policy = int(spec[SP_POLICY])
+    tight = rule == OCBA_M or policy == 4
     c = _cutoff(ints, reals, int(spec[SP_M]), spec[SP_EPS])
     scal[SC_CUT] = c
-    cand = 0
     for i in range(n_arms):
         reals[R_DC, i] = _level(spec, ints, reals, i, c, tight)
-        if ints[I_N, i] < spec[SP_CAP]:
-            cand += 1
-    scal[SC_CAND] = cand
-    _aggregate(reals, scal)
+        if rule == OCBA_M:
+            _allot(ints, reals, scal, i, c)
+    _aggregate(reals, scal, 0, _weight_row(rule, policy))
+    if rule == ADAPT and policy == 2:
+        _collisions(spec, ints, reals, scal)
+    else:  # pi_1's candidates: the arms short of DIRECT's number of pulls, in increasing order
+        scal[SC_CAND] = _short_of(ints, spec[SP_CAP], ints[I_CAND])
     scal[SC_READY] = 1.0
 
 
@@ -566,7 +690,7 @@ def _racing_round_end(spec, ints, reals, scal):
 # stopping and the answer
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def stopped(spec, ints, reals, scal, scratch):
     """The algorithm's stopping rule (module docstring); ``scratch`` is an int array of one per arm."""
     if scal[SC_DONE] > 0:
@@ -578,15 +702,13 @@ def stopped(spec, ints, reals, scal, scratch):
         if scal[SC_DHAT] <= spec[SP_DELTA]:
             return True
         policy = int(spec[SP_POLICY])
-        if policy == 1:
-            return scal[SC_CAND] <= 0
-        return policy == 2 and _uniform_candidates(spec, ints, reals, policy, scratch) == 0
+        return policy <= 2 and scal[SC_CAND] <= 0  # pi_1, pi_2: no candidate left (kept by observe)
     if rule == OCBA_M:
         return scal[SC_READY] > 0 and spec[SP_STOP] > 0 and scal[SC_DHAT] <= spec[SP_DELTA]
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def delta_hat(spec, scal):
     """:math:`\\delta^{\\hat c}` of ADAPT and OCBA-m (1 before every arm has its first pulls); NaN for the others."""
     rule = int(spec[SP_RULE])

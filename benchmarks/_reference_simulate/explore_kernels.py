@@ -1,0 +1,633 @@
+r"""Frozen copy of the EXPLORE-m state machines before the prefix-sum, candidate-list and allotment caches
+(timed beside the package's by ``benchmarks.bench_explore_m``; not part of the package).
+
+Numba state machines of the EXPLORE-m algorithms, shared by the live loop and the simulator.
+
+One implementation of each rule (Kalyanakrishnan & Stone 2010, "Efficient Selection of Multiple
+Bandit Arms", and the baselines they compare): the algorithms' ``select``/``update``/``stop``
+(:mod:`pmcbandit.identification._explore`) and the stopping-time simulator
+(:mod:`pmcbandit.identification.simulate`) call these functions on the same arrays.
+
+A machine's state is three arrays (:func:`new_state`): ``ints[row, arm]`` (pull counts, counts
+in the current round, status, the arms ranked by empirical mean and each arm's rank),
+``reals[row, arm]`` (sums, sums of squares, round sums, means, the per-arm
+:math:`\delta^c_{(i)}`, and per-arm terms of the bounds that change only when the arm is pulled)
+and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, ...). Its settings are
+``spec`` (a float array, ``SP_*`` positions) and
+``schedule`` (pulls per arm in each round, :mod:`pmcbandit.identification.schedules`).
+
+:func:`select` writes the arms of the next decision to ``out`` (one pull each) and returns how
+many (0: nothing left to pull); randomised rules use the one uniform ``u`` they are given
+(:func:`wants_uniform` says when). :func:`observe` adds a reward and advances the machine (a
+round's end, the cutoff and :math:`\delta^{\hat c}`). :func:`stopped` is the stopping rule.
+
+Rules
+-----
+DIRECT, INCREMENTAL, HALVING (Alg. 1–3)
+    a round pulls every active arm its round's number of times (each decision: every active arm
+    still short of it, once); at the round's end the elimination happens on the round's own
+    means (median elimination keeps :math:`\lceil s/2\rceil`, HALVING :math:`\max(\lceil s/2\rceil, m)`).
+ADAPT (Sec. 4), policies :math:`\pi_1`–:math:`\pi_4`
+    after ``SP_INIT`` pulls of every arm: High = the empirical top ``m``; the cutoff
+    :math:`\hat c` divides :math:`(\hat p_{(m+1)}, \hat p_{(m)} + \epsilon)` in proportion to
+    the standard errors of arms :math:`(m+1)` and :math:`(m)` (from Chen et al. 2008), i.e.
+    :math:`\hat c = \hat p_{(m+1)} + (\hat p_{(m)} + \epsilon - \hat p_{(m+1)})\,
+    se_{(m+1)}/(se_{(m)} + se_{(m+1)})`; :math:`\delta^c_{(i)}` inverts the bound so that a High
+    arm's :math:`LB + \epsilon` or a Low arm's :math:`UB` equals :math:`c` (Hoeffding; for
+    :math:`\pi_4` the smaller of Hoeffding and empirical Bernstein,
+    :func:`~pmcbandit.identification.radii.empirical_bernstein_level`), and
+    :math:`\delta^{\hat c} = 1 - \prod_i (1 - \delta^{\hat c}_{(i)})`. The run stops when
+    :math:`\delta^{\hat c} \le \delta`. :math:`\pi_1` pulls uniformly among arms whose Hoeffding
+    width at :math:`\delta/n` exceeds :math:`\epsilon/2` (i.e. pulled fewer than DIRECT's
+    number), :math:`\pi_2` uniformly among arms whose bounds at :math:`\delta/n` collide, and
+    both also stop when no arm is left to pull (DIRECT's and the collision-free guarantee);
+    :math:`\pi_3`, :math:`\pi_4` pull arm :math:`(i)` with probability proportional to
+    :math:`\delta^{\hat c}_{(i)}`.
+OCBA-m (Chen et al. 2008, as K&S Sec. 5 run it)
+    after ``SP_INIT`` (:math:`n_0`) pulls of every arm, arm :math:`i` is allotted
+    :math:`s_i^2/(\hat p_i - \hat c)^2` of the budget (the cutoff :math:`\hat c` above, as K&S
+    run it, :math:`\epsilon` included; sample standard deviations :math:`s_i`). An arm near
+    :math:`\hat c` takes nearly the whole allotment and the others can starve for long stretches:
+    K&S's "premature plateauing" at small :math:`n_0`. With batch :math:`\Delta = 1`, the next pull goes to an
+    arm with probability proportional to its shortfall :math:`\max(0, (t+1)\,w_i/\sum w - n_i)`,
+    so only arms below their allotment are pulled. It has no stopping rule of its own: with
+    ``SP_STOP = 1`` it stops when ADAPT's :math:`\delta^{\hat c}` (tightest bounds) is
+    :math:`\le\delta`, K&S's measure computed on its samples.
+RACING (Heidrich-Meisner & Igel 2009, as K&S Sec. 5 describe it)
+    every round pulls each undecided arm once; with two-sided Hoeffding bounds at
+    :math:`\delta/(nR)` (a union over the :math:`n` arms and :math:`R` rounds:
+    radius :math:`R_w\sqrt{\ln(2nR/\delta)/2T_i}`), an undecided arm is selected when its lower
+    bound exceeds the upper bounds of at least :math:`n - m - |D|` undecided arms and discarded
+    when its upper bound is below the lower bounds of at least :math:`m - |S|`; it ends when
+    :math:`m` arms are selected. Past :math:`R` rounds it continues with the same bounds (K&S's
+    choice); the guarantee then no longer holds (``SC_WITHIN`` records it).
+
+Ties in empirical means are broken by arm index (the lower index ranks higher).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = [
+    "DIRECT",
+    "INCREMENTAL",
+    "HALVING",
+    "ADAPT",
+    "OCBA_M",
+    "RACING",
+    "PHASED",
+    "ACTIVE",
+    "SELECTED",
+    "OUT",
+    "WAITING",
+    "new_state",
+    "reset",
+    "select",
+    "observe",
+    "stopped",
+    "wants_uniform",
+    "recommend_into",
+    "delta_hat",
+    "SPEC_SIZE",
+]
+
+# rules (spec[SP_RULE]); distinct from the LUCB family's codes in kernels.py
+DIRECT, INCREMENTAL, HALVING, ADAPT, OCBA_M, RACING = 10, 11, 12, 13, 14, 15
+PHASED = (DIRECT, INCREMENTAL, HALVING)
+# arm status
+ACTIVE, SELECTED, OUT, WAITING = 0, 1, 2, 3
+# spec positions
+SP_RULE, SP_M, SP_EPS, SP_DELTA, SP_WIDTH, SP_POLICY, SP_CAP, SP_RADIUS, SP_INIT, SP_ROUNDS, SP_STOP = range(11)
+SPEC_SIZE = 11
+# rows of ints / reals
+I_N, I_RN, I_STATUS, I_ORDER, I_RANK = range(5)
+N_INT_ROWS = 5
+R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR = range(10)
+N_REAL_ROWS = 10
+# scalars
+SC_T, SC_ROUND, SC_PICKED, SC_DONE, SC_READY, SC_CUT, SC_DHAT, SC_W, SC_LEFT, SC_OUT, SC_WITHIN, SC_CAND = range(12)
+N_SCALARS = 12
+
+_LOG3 = math.log(3.0)
+
+
+def new_state(spec: np.ndarray, schedule: np.ndarray, n_arms: int):
+    """``(ints, reals, scal)`` of a machine before its first pull."""
+    ints = np.zeros((N_INT_ROWS, n_arms), dtype=np.int64)
+    reals = np.zeros((N_REAL_ROWS, n_arms))
+    scal = np.zeros(N_SCALARS)
+    reset(spec, schedule, ints, reals, scal)
+    return ints, reals, scal
+
+
+@numba.njit(cache=True)
+def reset(spec, schedule, ints, reals, scal):
+    """Put zeroed state arrays in the state before the first pull (in place: the simulator reuses them)."""
+    n_arms = ints.shape[1]
+    ints[:] = 0
+    reals[:] = 0.0
+    scal[:] = 0.0
+    for i in range(n_arms):
+        ints[I_ORDER, i] = i
+        ints[I_RANK, i] = i
+        reals[R_DC, i] = 1.0
+    scal[SC_DHAT] = 1.0
+    scal[SC_WITHIN] = 1.0
+    rule = int(spec[SP_RULE])
+    if rule == DIRECT or rule == INCREMENTAL or rule == HALVING:
+        scal[SC_LEFT] = n_arms * schedule[0]
+    elif rule == RACING:
+        scal[SC_LEFT] = n_arms
+    else:
+        scal[SC_LEFT] = n_arms * spec[SP_INIT]
+
+
+# ---------------------------------------------------------------------------------------------
+# choosing
+
+
+@numba.njit(cache=True)
+def wants_uniform(spec, scal):
+    """Whether :func:`select` uses its uniform now (ADAPT and OCBA-m once every arm has its first pulls)."""
+    rule = int(spec[SP_RULE])
+    return (rule == ADAPT or rule == OCBA_M) and scal[SC_READY] > 0 and scal[SC_DONE] == 0
+
+
+@numba.njit(cache=True)
+def select(spec, schedule, ints, reals, scal, u, out, work):
+    """Write the next decision's arms (one pull each) to ``out``; return how many (module docstring).
+    ``work`` is a float scratch array of one per arm; the state is not changed.
+    """
+    if scal[SC_DONE] > 0:
+        return 0
+    rule = int(spec[SP_RULE])
+    n_arms = ints.shape[1]
+    count = 0
+    if rule == DIRECT or rule == INCREMENTAL or rule == HALVING or rule == RACING:
+        target = 1 if rule == RACING else schedule[int(scal[SC_ROUND])]
+        for i in range(n_arms):
+            if ints[I_STATUS, i] == ACTIVE and ints[I_RN, i] < target:
+                out[count] = i
+                count += 1
+        return count
+    if scal[SC_READY] == 0:
+        return _short_of(ints, spec[SP_INIT], out)
+    if rule == OCBA_M:
+        out[0] = _ocba_pick(ints, reals, scal, u, work)
+        return 1
+    policy = int(spec[SP_POLICY])
+    if policy <= 2:
+        eligible = _uniform_candidates(spec, ints, reals, policy, out)
+        if eligible == 0:
+            return 0
+        out[0] = out[min(int(u * eligible), eligible - 1)]
+        return 1
+    out[0] = _proportional(reals[R_DC], scal[SC_W], u)
+    return 1
+
+
+@numba.njit(cache=True)
+def _proportional(weights, total, u):
+    """The arm ``i`` with ``sum(weights[:i]) <= u * total < sum(weights[:i+1])`` (the last positive one on
+    round-off).
+    """
+    target = u * total
+    acc = 0.0
+    last = -1
+    for i in range(weights.shape[0]):
+        w = weights[i]
+        if w > 0.0:
+            acc += w
+            last = i
+            if target < acc:
+                return i
+    return last
+
+
+@numba.njit(cache=True)
+def _short_of(ints, pulls, out):
+    """The arms pulled fewer than ``pulls`` times, written to ``out``; returns how many."""
+    count = 0
+    for i in range(ints.shape[1]):
+        if ints[I_N, i] < pulls:
+            out[count] = i
+            count += 1
+    return count
+
+
+@numba.njit(cache=True)
+def _uniform_candidates(spec, ints, reals, policy, out):
+    """The arms pi_1 (fewer pulls than DIRECT's) or pi_2 (colliding bounds at delta/n) may pull, written to ``out``."""
+    if policy == 1:
+        return _short_of(ints, spec[SP_CAP], out)
+    n_arms = ints.shape[1]
+    count = 0
+    m = int(spec[SP_M])
+    eps = spec[SP_EPS]
+    lowest_high = np.inf  # min over High of LB + epsilon
+    highest_low = -np.inf  # max over Low of UB
+    for i in range(n_arms):
+        if ints[I_RANK, i] < m:
+            lowest_high = min(lowest_high, reals[R_MEAN, i] - reals[R_RAD, i] + eps)
+        else:
+            highest_low = max(highest_low, reals[R_MEAN, i] + reals[R_RAD, i])
+    for i in range(n_arms):
+        mean = reals[R_MEAN, i]
+        r = reals[R_RAD, i]
+        if (mean - r + eps < highest_low) if ints[I_RANK, i] < m else (mean + r > lowest_high):
+            out[count] = i
+            count += 1
+    return count
+
+
+@numba.njit(cache=True)
+def _ocba_pick(ints, reals, scal, u, work):
+    """OCBA-m's next arm (module docstring): proportional to the shortfall from the allotment."""
+    n_arms = ints.shape[1]
+    c = scal[SC_CUT]
+    infinite = 0
+    total = 0.0
+    for i in range(n_arms):
+        gap = reals[R_MEAN, i] - c
+        if gap == 0.0:
+            infinite += 1
+            work[i] = 0.0
+        else:
+            work[i] = reals[R_VAR, i] / (gap * gap)
+            total += work[i]
+    if infinite > 0:  # an arm on the cutoff takes the whole allotment: uniform among those
+        pick = min(int(u * infinite), infinite - 1)
+        for i in range(n_arms):
+            if reals[R_MEAN, i] == c:
+                if pick == 0:
+                    return i
+                pick -= 1
+    if total == 0.0:  # every sample variance is zero: nothing to allot by
+        return min(int(u * n_arms), n_arms - 1)
+    scale = (scal[SC_T] + 1.0) / total
+    short = 0.0
+    for i in range(n_arms):
+        work[i] = max(0.0, scale * work[i] - ints[I_N, i])
+        short += work[i]
+    return _proportional(work, short, u)
+
+
+# ---------------------------------------------------------------------------------------------
+# observing
+
+
+@numba.njit(cache=True)
+def observe(spec, schedule, ints, reals, scal, arm, x):
+    """Add reward ``x`` of ``arm`` and advance the machine (module docstring)."""
+    ints[I_N, arm] += 1
+    reals[R_TOTAL, arm] += x
+    reals[R_SQ, arm] += x * x
+    reals[R_MEAN, arm] = reals[R_TOTAL, arm] / ints[I_N, arm]
+    scal[SC_T] += 1.0
+    _refresh(spec, ints, reals, arm)
+    rule = int(spec[SP_RULE])
+    if rule == DIRECT or rule == INCREMENTAL or rule == HALVING or rule == RACING:
+        target = 1 if rule == RACING else schedule[int(scal[SC_ROUND])]
+        if scal[SC_DONE] == 0 and ints[I_STATUS, arm] == ACTIVE and ints[I_RN, arm] < target:
+            ints[I_RN, arm] += 1
+            reals[R_RTOTAL, arm] += x
+            scal[SC_LEFT] -= 1.0
+            if scal[SC_LEFT] <= 0.0:
+                if rule == RACING:
+                    _racing_round_end(spec, ints, reals, scal)
+                else:
+                    _phase_round_end(spec, schedule, ints, reals, scal)
+        return
+    if scal[SC_READY] == 0:
+        if ints[I_N, arm] <= spec[SP_INIT]:
+            scal[SC_LEFT] -= 1.0
+        if scal[SC_LEFT] <= 0.0:
+            _start_cutoff(spec, ints, reals, scal)
+        return
+    if ints[I_N, arm] == spec[SP_CAP]:
+        scal[SC_CAND] -= 1.0  # pi_1: the arm has DIRECT's number of pulls
+    old_rank = ints[I_RANK, arm]
+    _reposition(ints, reals, arm)
+    m = int(spec[SP_M])
+    c = _cutoff(ints, reals, m, spec[SP_EPS])
+    tight = rule == OCBA_M or int(spec[SP_POLICY]) == 4
+    if c != scal[SC_CUT] or (old_rank < m) != (ints[I_RANK, arm] < m):
+        scal[SC_CUT] = c
+        for i in range(ints.shape[1]):
+            reals[R_DC, i] = _level(spec, ints, reals, i, c, tight)
+    else:
+        reals[R_DC, arm] = _level(spec, ints, reals, arm, c, tight)
+    _aggregate(reals, scal)
+
+
+@numba.njit(cache=True)
+def _refresh(spec, ints, reals, i):
+    r"""The per-arm terms of the bounds, after arm i's statistics changed: Hoeffding's :math:`2n/R^2`,
+    empirical Bernstein's :math:`b = \sqrt{2\hat V/n}` and :math:`4a = 12R/n`, the radius
+    ``SP_RADIUS``:math:`/\sqrt n` (pi_2, RACING) and the sample variance.
+    """
+    n = ints[I_N, i]
+    width = spec[SP_WIDTH]
+    mean = reals[R_MEAN, i]
+    spread = max(reals[R_SQ, i] - n * mean * mean, 0.0)  # sum of squared deviations
+    reals[R_HK, i] = 2.0 * n / (width * width)
+    reals[R_EBB, i] = math.sqrt(2.0 * spread / n / n)  # EB's variance has divisor n
+    reals[R_EBA, i] = 12.0 * width / n
+    reals[R_RAD, i] = spec[SP_RADIUS] / math.sqrt(n)
+    reals[R_VAR, i] = spread / (n - 1.0) if n > 1 else 0.0  # divisor n - 1 (the cutoff, OCBA-m)
+
+
+@numba.njit(cache=True)
+def _level(spec, ints, reals, i, c, tight):
+    r""":math:`\delta^c_{(i)}`: the probability level at which arm i's bound reaches the cutoff ``c``.
+
+    :func:`~pmcbandit.identification.radii.hoeffding_level` and (``tight``) the smaller of it and
+    :func:`~pmcbandit.identification.radii.empirical_bernstein_level`, from the cached per-arm terms:
+    :math:`\exp(-\max(2nd^2/R^2,\; x^2 - \ln 3))`, capped at 1.
+    """
+    mean = reals[R_MEAN, i]
+    d = mean + spec[SP_EPS] - c if ints[I_RANK, i] < spec[SP_M] else c - mean
+    if d <= 0.0:
+        return 1.0
+    e = reals[R_HK, i] * d * d
+    if tight:
+        b = reals[R_EBB, i]
+        x = 2.0 * d / (b + math.sqrt(b * b + reals[R_EBA, i] * d))
+        e = max(e, x * x - _LOG3)
+    return math.exp(-e) if e > 0.0 else 1.0
+
+
+@numba.njit(cache=True)
+def _aggregate(reals, scal):
+    """The sampling weight :math:`\\sum_i\\delta^c_{(i)}` and :math:`\\delta^c = 1 - \\prod_i(1 - \\delta^c_{(i)})`."""
+    total = 0.0
+    keep = 1.0
+    for i in range(reals.shape[1]):
+        level = reals[R_DC, i]
+        total += level
+        keep *= 1.0 - level
+    scal[SC_W] = total
+    scal[SC_DHAT] = 1.0 - keep
+
+
+@numba.njit(cache=True)
+def _ahead(reals, a, b):
+    """Whether arm ``a`` ranks above arm ``b`` (higher mean, ties by the lower index)."""
+    ma = reals[R_MEAN, a]
+    mb = reals[R_MEAN, b]
+    return ma > mb or (ma == mb and a < b)
+
+
+@numba.njit(cache=True)
+def _reposition(ints, reals, arm):
+    """Move ``arm`` to its place in the ranking after its mean changed (adjacent swaps)."""
+    order = ints[I_ORDER]
+    rank = ints[I_RANK]
+    r = rank[arm]
+    while r > 0 and _ahead(reals, arm, order[r - 1]):
+        other = order[r - 1]
+        order[r] = other
+        rank[other] = r
+        r -= 1
+    while r < order.shape[0] - 1 and _ahead(reals, order[r + 1], arm):
+        other = order[r + 1]
+        order[r] = other
+        rank[other] = r
+        r += 1
+    order[r] = arm
+    rank[arm] = r
+
+
+@numba.njit(cache=True)
+def _cutoff(ints, reals, m, eps):
+    """:math:`\\hat c` (module docstring); the midpoint when both standard errors are zero."""
+    high = ints[I_ORDER, m - 1]
+    low = ints[I_ORDER, m]
+    se_high = math.sqrt(reals[R_VAR, high] / ints[I_N, high])  # R_VAR: cached by _refresh
+    se_low = math.sqrt(reals[R_VAR, low] / ints[I_N, low])
+    lo = reals[R_MEAN, low]
+    hi = reals[R_MEAN, high] + eps
+    if se_high + se_low > 0.0:
+        return lo + (hi - lo) * se_low / (se_high + se_low)
+    return 0.5 * (lo + hi)
+
+
+@numba.njit(cache=True)
+def _start_cutoff(spec, ints, reals, scal):
+    """Every arm has its first pulls: rank them, set the cutoff and every :math:`\\delta^c_{(i)}`."""
+    n_arms = ints.shape[1]
+    order = np.argsort(-reals[R_MEAN], kind="mergesort")
+    for r in range(n_arms):
+        ints[I_ORDER, r] = order[r]
+        ints[I_RANK, order[r]] = r
+    rule = int(spec[SP_RULE])
+    tight = rule == OCBA_M or int(spec[SP_POLICY]) == 4
+    c = _cutoff(ints, reals, int(spec[SP_M]), spec[SP_EPS])
+    scal[SC_CUT] = c
+    cand = 0
+    for i in range(n_arms):
+        reals[R_DC, i] = _level(spec, ints, reals, i, c, tight)
+        if ints[I_N, i] < spec[SP_CAP]:
+            cand += 1
+    scal[SC_CAND] = cand
+    _aggregate(reals, scal)
+    scal[SC_READY] = 1.0
+
+
+@numba.njit(cache=True)
+def _keep_best(ints, reals, keep, demoted):
+    """Of the ACTIVE arms keep the ``keep`` with the best round means; the others get status ``demoted``."""
+    n_arms = ints.shape[1]
+    active = np.empty(n_arms, dtype=np.int64)
+    count = 0
+    for i in range(n_arms):
+        if ints[I_STATUS, i] == ACTIVE:
+            active[count] = i
+            count += 1
+    means = np.empty(count)
+    for j in range(count):
+        i = active[j]
+        means[j] = reals[R_RTOTAL, i] / ints[I_RN, i]
+    ranked = np.argsort(-means, kind="mergesort")
+    for j in range(keep, count):
+        ints[I_STATUS, active[ranked[j]]] = demoted
+    return min(keep, count)
+
+
+@numba.njit(cache=True)
+def _phase_round_end(spec, schedule, ints, reals, scal):
+    """The end of a round of DIRECT, INCREMENTAL (median elimination) or HALVING."""
+    rule = int(spec[SP_RULE])
+    n_arms = ints.shape[1]
+    m = int(spec[SP_M])
+    if rule == DIRECT:
+        scal[SC_ROUND] = 1.0
+        scal[SC_DONE] = 1.0
+        return
+    active = 0
+    for i in range(n_arms):
+        if ints[I_STATUS, i] == ACTIVE:
+            active += 1
+    if rule == HALVING:
+        remaining = _keep_best(ints, reals, max((active + 1) // 2, m), OUT)
+    else:
+        remaining = _keep_best(ints, reals, (active + 1) // 2, WAITING)
+    for i in range(n_arms):
+        ints[I_RN, i] = 0
+        reals[R_RTOTAL, i] = 0.0
+    scal[SC_ROUND] += 1.0
+    if rule == HALVING:
+        if int(scal[SC_ROUND]) >= int(spec[SP_ROUNDS]):
+            scal[SC_DONE] = 1.0
+        else:
+            scal[SC_LEFT] = remaining * schedule[int(scal[SC_ROUND])]
+        return
+    if remaining > 1:
+        scal[SC_LEFT] = remaining * schedule[int(scal[SC_ROUND])]
+        return
+    # median elimination is down to one arm: INCREMENTAL selects it and starts over on the rest
+    for i in range(n_arms):
+        if ints[I_STATUS, i] == ACTIVE:
+            ints[I_STATUS, i] = SELECTED
+    scal[SC_PICKED] += 1.0
+    if int(scal[SC_PICKED]) >= m:
+        scal[SC_DONE] = 1.0
+        return
+    again = 0
+    for i in range(n_arms):
+        if ints[I_STATUS, i] == WAITING:
+            ints[I_STATUS, i] = ACTIVE
+            again += 1
+    scal[SC_ROUND] = 0.0
+    scal[SC_LEFT] = again * schedule[0]
+
+
+@numba.njit(cache=True)
+def _racing_round_end(spec, ints, reals, scal):
+    """The end of a RACING round: select and discard on the round's bounds (module docstring)."""
+    n_arms = ints.shape[1]
+    m = int(spec[SP_M])
+    scal[SC_ROUND] += 1.0
+    if scal[SC_ROUND] > spec[SP_ROUNDS]:
+        scal[SC_WITHIN] = 0.0
+    lower = np.empty(n_arms)
+    upper = np.empty(n_arms)
+    for i in range(n_arms):
+        lower[i] = reals[R_MEAN, i] - reals[R_RAD, i]
+        upper[i] = reals[R_MEAN, i] + reals[R_RAD, i]
+    picked = int(scal[SC_PICKED])
+    dropped = int(scal[SC_OUT])
+    verdict = np.zeros(n_arms, dtype=np.int64)
+    for i in range(n_arms):
+        if ints[I_STATUS, i] != ACTIVE:
+            continue
+        beats = 0
+        loses = 0
+        for j in range(n_arms):
+            if j == i or ints[I_STATUS, j] != ACTIVE:
+                continue
+            if lower[i] > upper[j]:
+                beats += 1
+            if upper[i] < lower[j]:
+                loses += 1
+        if beats >= n_arms - m - dropped:
+            verdict[i] = 1
+        elif loses >= m - picked:
+            verdict[i] = 2
+    active = 0
+    for i in range(n_arms):
+        ints[I_RN, i] = 0
+        if verdict[i] == 1:
+            ints[I_STATUS, i] = SELECTED
+            scal[SC_PICKED] += 1.0
+        elif verdict[i] == 2:
+            ints[I_STATUS, i] = OUT
+            scal[SC_OUT] += 1.0
+        elif ints[I_STATUS, i] == ACTIVE:
+            active += 1
+    picked = int(scal[SC_PICKED])
+    if picked + active <= m:  # what is left must all be selected
+        for i in range(n_arms):
+            if ints[I_STATUS, i] == ACTIVE:
+                ints[I_STATUS, i] = SELECTED
+                scal[SC_PICKED] += 1.0
+        picked = int(scal[SC_PICKED])
+    if picked >= m:
+        for i in range(n_arms):
+            if ints[I_STATUS, i] == ACTIVE:
+                ints[I_STATUS, i] = OUT
+        scal[SC_DONE] = 1.0
+        return
+    scal[SC_LEFT] = active
+
+
+# ---------------------------------------------------------------------------------------------
+# stopping and the answer
+
+
+@numba.njit(cache=True)
+def stopped(spec, ints, reals, scal, scratch):
+    """The algorithm's stopping rule (module docstring); ``scratch`` is an int array of one per arm."""
+    if scal[SC_DONE] > 0:
+        return True
+    rule = int(spec[SP_RULE])
+    if rule == ADAPT:
+        if scal[SC_READY] == 0:
+            return False
+        if scal[SC_DHAT] <= spec[SP_DELTA]:
+            return True
+        policy = int(spec[SP_POLICY])
+        if policy == 1:
+            return scal[SC_CAND] <= 0
+        return policy == 2 and _uniform_candidates(spec, ints, reals, policy, scratch) == 0
+    if rule == OCBA_M:
+        return scal[SC_READY] > 0 and spec[SP_STOP] > 0 and scal[SC_DHAT] <= spec[SP_DELTA]
+    return False
+
+
+@numba.njit(cache=True)
+def delta_hat(spec, scal):
+    """:math:`\\delta^{\\hat c}` of ADAPT and OCBA-m (1 before every arm has its first pulls); NaN for the others."""
+    rule = int(spec[SP_RULE])
+    if rule == ADAPT or rule == OCBA_M:
+        return scal[SC_DHAT]
+    return np.nan
+
+
+@numba.njit(cache=True)
+def recommend_into(spec, ints, reals, out):
+    """Rank every arm into ``out`` and return ``m``: the first ``m`` are the answer, best first.
+
+    Selected arms come first, then arms still in play, then eliminated ones; within a group by
+    empirical mean (arms never pulled last), ties by index.
+    """
+    n_arms = ints.shape[1]
+    for i in range(n_arms):
+        out[i] = i
+    for a in range(1, n_arms):  # insertion sort: once per answer, on a few dozen arms
+        j = a
+        while j > 0 and _before(ints, reals, out[j], out[j - 1]):
+            out[j], out[j - 1] = out[j - 1], out[j]
+            j -= 1
+    return int(spec[SP_M])
+
+
+@numba.njit(cache=True)
+def _group(ints, i):
+    status = ints[I_STATUS, i]
+    return 0 if status == SELECTED else (2 if status == OUT else 1)
+
+
+@numba.njit(cache=True)
+def _before(ints, reals, a, b):
+    ga = _group(ints, a)
+    gb = _group(ints, b)
+    if ga != gb:
+        return ga < gb
+    ma = reals[R_MEAN, a] if ints[I_N, a] > 0 else -np.inf
+    mb = reals[R_MEAN, b] if ints[I_N, b] > 0 else -np.inf
+    return ma > mb or (ma == mb and a < b)
