@@ -12,8 +12,9 @@ the time the process waits for a core) and per wall-second. The same process tim
 the live loop, ``pmcbandit.run`` with a ``Pulls`` budget, on the same problem, so the
 speed-up of the simulator is measured side by side. For KL-UCB and Thompson sampling the
 same process also times the previous kernels (``benchmarks/_reference_simulate``: bisection
-of every index every round; Beta draws from ``1 + 4K + 8`` Generator uniforms by Box-Muller),
-interleaved with the new ones, best of three. Goals: >= 20M rounds/s/core for the cheap
+of every index every round; Beta draws from ``1 + 4K + 8`` Generator uniforms by Box-Muller; and
+``benchmarks/_reference_simulate/lockstep_*.py``, the lock-step loop before the replication-at-a-time
+one), interleaved with the new ones, best of three. Goals: >= 20M rounds/s/core for the cheap
 policies, >= 10M for KL-UCB and Thompson sampling.
 
 The markdown section is printed and written to ``benchmarks/results/bench_simulator.md``.
@@ -55,15 +56,18 @@ def worker(name: str, quick: bool) -> dict:
     out = {"policy": name, "rounds": n, "reps": reps}
     if name in REFERENCE:
         from benchmarks._reference_simulate import simulate as reference
+        from benchmarks._reference_simulate.lockstep_core import simulate as lockstep
 
         reference(name, arms, 1000, 4, 0, bounds=(0, 1))  # compile
-        best = {"new": 0.0, "old": 0.0}
+        lockstep(name, arms, 1000, 4, 0, bounds=(0, 1))
+        best = {"new": 0.0, "lockstep": 0.0, "old": 0.0}
         for _ in range(3):  # interleaved, best of three: the machine is shared
-            for label, fn in (("new", simulate), ("old", reference)):
+            for label, fn in (("new", simulate), ("lockstep", lockstep), ("old", reference)):
                 c0 = time.process_time()
                 fn(name, arms, n, reps, 1, bounds=(0, 1), checkpoints=20)
                 best[label] = max(best[label], n * reps / (time.process_time() - c0))
         out["cpu_rate_new_best"], out["cpu_rate_old_best"] = best["new"], best["old"]
+        out["cpu_rate_lockstep_best"] = best["lockstep"]
     for jobs in (1, 2):
         c0, w0 = time.process_time(), time.perf_counter()
         res = simulate(name, arms, n, reps, 1, bounds=(0, 1), policy_params=kwargs, n_jobs=jobs, checkpoints=20)
@@ -147,19 +151,29 @@ def main(argv=None) -> int:
         "",
         "### New kernels beside the previous ones (same process, interleaved, best of three, 1 thread)",
         "",
-        "| policy | previous, M rounds / CPU-s | new, M rounds / CPU-s | speed-up | goal | met |",
-        "|---|---|---|---|---|---|",
+        "| policy | first kernel, M rounds / CPU-s | lock-step kernel, M rounds / CPU-s "
+        "| new, M rounds / CPU-s | new / lock-step | new / first | goal | met |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if r["policy"] in GOALS:
             new, old = r["cpu_rate_new_best"] / 1e6, r["cpu_rate_old_best"] / 1e6
+            step = r["cpu_rate_lockstep_best"] / 1e6
             goal = GOALS[r["policy"]]
             lines.append(
-                f"| {r['policy']} | {old:.2f} | {new:.2f} | {new / old:.1f}x | >= {goal:.0f} | "
-                f"{'yes' if new >= goal else 'no'} |"
+                f"| {r['policy']} | {old:.2f} | {step:.2f} | {new:.2f} | {new / step:.2f}x | {new / old:.1f}x "
+                f"| >= {goal:.0f} | {'yes' if new >= goal else 'no'} |"
             )
     lines += [
         "",
+        "First kernel: `benchmarks/_reference_simulate` (bisection of every index every round; Beta draws "
+        "from Box-Muller normals). Lock-step kernel: `benchmarks/_reference_simulate/lockstep_*.py`, the "
+        "previous package loop (a block of replications advanced round by round, each round's uniforms in "
+        "a row across the block). New: KL-UCB, Thompson sampling, uniform and oracle run one replication at "
+        "a time over a chunk (`pmcbandit.simulate.kernel.run_replications`): each replication's uniforms in "
+        "its own contiguous row (no transposition of the draws), its state on its own cache lines, "
+        "KL-UCB's f(t) tabulated once per chunk and its grid points kept across chunks, Thompson's "
+        "select inlined into the loop and only the changed count's Gamma constants refreshed. "
         "KL-UCB: each arm's index is a grid point (2^-20) found by safeguarded Newton steps (a point and "
         "its lower neighbour per step) from the arm's previous point, moved first by a second-order "
         "prediction when the arm was pulled, and kept while its mean and count are unchanged and its KL "

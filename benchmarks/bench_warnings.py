@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -94,6 +95,15 @@ def in_fresh_process(model_name: str, seconds: float, seed: int) -> dict:
 
 
 # --- the report ------------------------------------------------------------------------------
+def _saved_runs(path: Path) -> list[dict]:
+    """Runs saved by this benchmark (JSON with ``runs``) or the pool's runs of ``bench_evidence_suite``
+    (its ``--jsonl`` file: one run a line, with ``method``; failed runs left out)."""
+    if path.suffix == ".jsonl":
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return [r for r in rows if r.get("method") == "pool" and "issued" in r]
+    return json.loads(path.read_text())["runs"]
+
+
 def covered(run: dict, references: dict) -> bool:
     log_z, ref_se = references[run["model"]]
     printed = run["status"] in ("ok", "random_effects")
@@ -175,7 +185,8 @@ def markdown(runs: list[dict], references: dict, command: str, elapsed: float, c
             hit = _rate(sum(covered(r, references) for r in with_it), len(with_it))
             miss = _rate(sum(covered(r, references) for r in without), len(without))
             lines.append(f"| {topic} | {len(with_it)}/{n} | {hit} | {miss} |")
-        kinds = Counter(note.split(":")[0][:70] for r in mine for note in r["notes"])
+        # A note's kind: its words before the first number or colon (the numbers differ from run to run).
+        kinds = Counter(re.split(r"[0-9:(\[]", note, maxsplit=1)[0].strip()[:70] for r in mine for note in r["notes"])
         lines += ["", "Notes by kind (runs): " + "; ".join(f"{k} ({v})" for k, v in sorted(kinds.items())), ""]
     return "\n".join(lines)
 
@@ -191,7 +202,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="JSON file for the runs (default results/bench_warnings.json)")
     parser.add_argument("--rescore", type=Path, nargs="+", default=None, metavar="JSON",
-                        help="summarise the runs saved in these JSON files without running anything")
+                        help="summarise the runs saved in these JSON files (or bench_evidence_suite's --jsonl files) "
+                             "without running anything")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -204,7 +216,7 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     command = ".venv/bin/python -m benchmarks.bench_warnings " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.rescore:
-        runs = [r for path in args.rescore for r in json.loads(path.read_text())["runs"]]
+        runs = [r for path in args.rescore for r in _saved_runs(path)]
         names = [m for m in SUITE if any(r["model"] == m for r in runs)]
     else:
         runs = []

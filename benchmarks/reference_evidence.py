@@ -7,10 +7,13 @@ Two jobs:
   change of NumPy's random streams cannot move the models or their references.
 * the default run: the long importance-sampling references of the two logistic
   regressions (``logistic_regression_d50`` and ``pima_768``) from two independent seeds
-  each, and the convergence checks of the quadrature references of
-  ``eight_schools_centred``, ``mixture_label_switching`` and ``student_t_unknown_nu``;
-  it prints a markdown section and writes it to
-  ``benchmarks/results/reference_evidence.md``.
+  each, the convergence checks of the quadrature references of
+  ``eight_schools_centred``, ``mixture_label_switching``, ``student_t_unknown_nu``,
+  ``hierarchical_normal_100`` and ``hierarchical_logistic_50``, and a long
+  ``estimate_evidence`` run on each of the two hierarchies beside its quadrature
+  (``--pool-seconds``); it prints a markdown section and writes it to
+  ``benchmarks/results/reference_evidence.md``. ``--quadrature-only`` skips the
+  importance-sampling runs and writes ``benchmarks/results/reference_evidence_quadrature.md``.
 
 The importance sampler is written here from the model's compiled density alone
 (:meth:`ModelDensity.laplace` and :meth:`ModelDensity.compile_logp_batch`), not from the
@@ -75,9 +78,14 @@ def write_data(directory: Path = DATA_DIR) -> list[Path]:
     * ``evidence_suite_logistic_d50.csv``: 400 rows ``x1..x49,y``; ``x ~ N(0, I_49)``,
       true coefficients (intercept first) ``N(0, 0.2^2)``, ``y ~ Bernoulli(sigmoid(b0 + x b))``;
       stream ``[DATA_SEED, 4]``.
+    * ``evidence_suite_hier_normal.csv``: 100 rows ``y,s``; ``s ~ U(0.5, 2.5)``,
+      ``theta ~ N(1, 0.6^2)``, ``y ~ N(theta, s^2)``; stream ``[DATA_SEED, 5]``.
+    * ``evidence_suite_hier_logistic.csv``: 500 rows ``group,x,y``, ten rows for each of 50
+      groups; ``x ~ Bernoulli(1/2)``, group intercepts ``N(-0.3, 0.8^2)``, slope 0.7,
+      ``y ~ Bernoulli(sigmoid(a_group + 0.7 x))``; stream ``[DATA_SEED, 6]``.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    rngs = {k: np.random.default_rng([DATA_SEED, k]) for k in (1, 2, 3, 4)}
+    rngs = {k: np.random.default_rng([DATA_SEED, k]) for k in (1, 2, 3, 4, 5, 6)}
     paths = []
 
     def save(name, header, table, fmt):
@@ -101,6 +109,16 @@ def write_data(directory: Path = DATA_DIR) -> list[Path]:
     y = (g.uniform(size=400) < 1.0 / (1.0 + np.exp(-eta))).astype(float)
     header = ",".join([f"x{j}" for j in range(1, 50)] + ["y"])
     save("evidence_suite_logistic_d50.csv", header, np.column_stack([X, y]), ["%.6f"] * 49 + ["%d"])
+    g = rngs[5]
+    s = np.round(g.uniform(0.5, 2.5, size=100), 6)
+    y = np.round(g.normal(1.0, 0.6, size=100) + s * g.normal(size=100), 6)
+    save("evidence_suite_hier_normal.csv", "y,s", np.column_stack([y, s]), "%.6f")
+    g = rngs[6]
+    group = np.repeat(np.arange(50), 10)
+    x = (g.uniform(size=500) < 0.5).astype(float)
+    a = g.normal(-0.3, 0.8, size=50)
+    y = (g.uniform(size=500) < 1.0 / (1.0 + np.exp(-(a[group] + 0.7 * x)))).astype(float)
+    save("evidence_suite_hier_logistic.csv", "group,x,y", np.column_stack([group, x, y]), "%d")
     return paths
 
 
@@ -259,7 +277,50 @@ def quadrature_checks() -> list[tuple[str, str, float, str, float]]:
                  es.student_t_log_z(48, panels=3, box=(lows, highs))))
     rows.append(("student_t_unknown_nu", "", ref, f"GL 128^3 on a box with faces {wide[2]:.1f} nats below peak",
                  es.student_t_log_z(128, box=wide[:2])))
+    rows += hierarchy_checks()
     return rows
+
+
+def hierarchy_checks() -> list[tuple[str, str, float, str, float]]:
+    """Rows of :func:`quadrature_checks` for ``hierarchical_normal_100`` and ``hierarchical_logistic_50``."""
+    from models import evidence_suite as es
+
+    rows = []
+    ref, err = es.hier_normal_log_z("quad")
+    for nodes, panels in ((64, 16), (128, 32)):
+        rows.append(("hierarchical_normal_100" if nodes == 64 else "",
+                     f"QUADPACK on log tau in (-inf, inf), est. rel. error {err:.1e}" if nodes == 64 else "", ref,
+                     f"Gauss-Legendre in s = CDF(tau), {panels} panels x {nodes}",
+                     es.hier_normal_log_z("gauss-legendre", nodes, panels)[0]))
+    lows, highs, face = es.hier_logistic_box()
+    wide = es.hier_logistic_box(width=14.0, drop=60.0)
+    ref = es.hier_logistic_log_z(32, panels=2, box=(lows, highs))
+    box = ", ".join(f"[{lo:.2f}, {hi:.2f}]" for lo, hi in zip(lows, highs))
+    name = "hierarchical_logistic_50"
+    rows.append((name, f"GL 2 panels x 32 per axis on (mu_a, sigma_a, beta) in {box} (faces {face:.1f} nats "
+                 "below peak), 20 Hermite nodes per group", ref, "GL 48^3, same box", es.hier_logistic_log_z(48, box=(lows, highs))))
+    rows.append(("", "", ref, "GL 3 panels x 24, same box", es.hier_logistic_log_z(24, panels=3, box=(lows, highs))))
+    rows.append(("", "", ref, "GL 48^3, 32 Hermite nodes per group",
+                 es.hier_logistic_log_z(48, hermite=32, box=(lows, highs))))
+    rows.append(("", "", ref, f"GL 2 panels x 32 on a box with faces {wide[2]:.1f} nats below peak",
+                 es.hier_logistic_log_z(32, panels=2, box=wide[:2])))
+    return rows
+
+
+def pool_check(name: str, seconds: float, seed: int) -> tuple[float, float, str, float]:
+    """``(log Z, SE, interval status, wall seconds)`` of ``estimate_evidence`` on suite model ``name``: a long run of
+    the estimator the suite judges, reported beside a quadrature reference as a second route to it."""
+    import warnings
+
+    from models import evidence_suite as es
+    from pmcbandit.evidence import estimate_evidence
+    from pmcbandit.exceptions import PmcBanditWarning
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        result = estimate_evidence(es.SUITE[name]().model, budget=seconds, random_seed=seed, progressbar=False)
+    return result.log_z, result.log_z_se, result.interval_status, time.perf_counter() - start
 
 
 def main(argv=None) -> int:
@@ -271,6 +332,10 @@ def main(argv=None) -> int:
                         help="weights per run, logistic_regression_d50, Laplace t (the check; two runs)")
     parser.add_argument("--pilot-draws", type=int, default=400_000, help="pilot draws of the moment matching")
     parser.add_argument("--pima-draws", type=int, default=10_000_000, help="weights per run for pima_768 (two runs)")
+    parser.add_argument("--quadrature-only", action="store_true",
+                        help="closed forms, quadratures and the pool checks only (no importance-sampling runs)")
+    parser.add_argument("--pool-seconds", type=float, default=300.0,
+                        help="wall seconds of the estimate_evidence run beside each hierarchy's quadrature (0: none)")
     args = parser.parse_args(argv)
     if args.write_data:
         for path in write_data():
@@ -306,6 +371,24 @@ def main(argv=None) -> int:
     for model, method, ref, check, value in quadrature_checks():
         lines.append(f"| {model} | {method} | {ref:.13f} | {check} | {value:.13f} | {abs(value - ref):.1e} |")
     lines += ["", f"Quadratures and checks: {time.process_time() - start:.1f} CPU seconds.", ""]
+    if args.pool_seconds > 0:
+        lines += [f"### `estimate_evidence` ({args.pool_seconds:g} s of wall time, seed {PILOT_SEED}) beside the "
+                  "hierarchies' quadratures", "",
+                  "| model | quadrature log Z | pool log Z | pool SE | z | interval status | wall seconds |",
+                  "|---|---|---|---|---|---|---|"]
+        for name in ("hierarchical_normal_100", "hierarchical_logistic_50"):
+            ref = es.SUITE[name]().log_z
+            log_z, se, status, wall = pool_check(name, args.pool_seconds, PILOT_SEED)
+            lines.append(f"| {name} | {ref:.8f} | {log_z:.5f} | {se:.1e} | {(log_z - ref) / se:+.2f} | {status} "
+                         f"| {wall:.0f} |")
+        lines.append("")
+    if args.quadrature_only:
+        lines += [f"Whole script: {time.process_time() - cpu0:.0f} CPU seconds, {time.perf_counter() - wall0:.0f} "
+                  "wall seconds (importance-sampling references not rerun: `--quadrature-only`)."]
+        md = "\n".join(lines)
+        print(md)
+        _common.write_section("reference_evidence_quadrature", md)
+        return 0
     lines += [
         f"### Long importance-sampling references (Student-t proposals, df {DF:g}, covariance x {INFLATION:g}, "
         f"batches of {BATCH})",

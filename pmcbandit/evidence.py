@@ -24,15 +24,20 @@ large data sets) is spread over the layers:
   interval is reported and the outlying arms are named; an interval from too few observations
   is flagged, not printed.
 
-**Budget and compilation.** The budget of :func:`estimate_evidence` is the run's: compiling the
-model and the arms and the mode search happen before it starts and are not counted; their
-wall seconds are reported as ``result.settings["setup_seconds"]``.
+**Budget and set-up.** A wall-time budget of :func:`estimate_evidence` is the time from the call
+to the answer: building the default pool (compiling the model's density, the multi-start mode
+search, timing the AIS arms) is counted in it, and the pulls get what is left, at least
+:data:`MIN_RUN_SHARE` of the budget (so a set-up longer than the budget overshoots it by that
+share). Set-up is announced and reported on the ``pmcbandit`` logger at INFO, and its seconds and
+the run's are in ``result.settings["setup_seconds"]`` and ``["run_seconds"]``. Pull-count,
+target-SE and CPU-time budgets count pulls (or this process's CPU time during the run) only.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import weakref
 from functools import cached_property
 import warnings
 from collections.abc import Sequence
@@ -40,8 +45,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.runtime.budget import Budget
-from pmcbandit._logging import log_notes
+from pmcbandit.runtime.budget import Budget, WallSeconds
+from pmcbandit._logging import log_notes, logger
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 from pmcbandit.result import RunResult, check_observations
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
@@ -51,6 +56,10 @@ __all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResul
            "MIN_AIS_STEPS"]
 
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
+#: Least time left to the pulls (after the set-up so far) for the default pool to add its HMC AIS arm.
+HMC_MIN_RUN_SECONDS = 30.0
+#: Least share of a wall-time budget left to the pulls when building the default pool took longer.
+MIN_RUN_SHARE = 0.1
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
 MIN_AIS_STEPS = 20
 #: Share of the cross-check share's seconds the check arm's pulls are sized to fill (the rest is the
@@ -122,6 +131,8 @@ def evidence_arms(
     batch_size: int = 1000,
     cost: str = "cpu_seconds",
     budget_seconds: float | None = None,
+    non_centre: bool = True,
+    hmc_arm: bool | None = None,
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
 
@@ -136,9 +147,10 @@ def evidence_arms(
         Independent AIS chains (estimates) per pull, evaluated together by one kernel call.
         The default 1 keeps the bandit's unit of decision small: with the paired reward a
         decision is two pulls, and every chain of a long AIS arm multiplies its duration.
-    transition : {"slice", "imh"}
-        AIS transition (slice sampling as the paper, or independence Metropolis from the
-        Laplace Student-t, for near-Gaussian posteriors).
+    transition : {"slice", "imh", "hmc"}
+        AIS transition (slice sampling as the paper, independence Metropolis from the
+        Laplace Student-t, for near-Gaussian posteriors, or HMC with a step size and mass matrix
+        per temperature from a pilot run, :class:`~pmcbandit.arms.evidence.AISArm`).
     laplace, prior, smc : bool
         Include Laplace-t importance sampling, prior importance sampling, PyMC's SMC
         (one ``pm.sample_smc`` run per pull; biased-consistent, see
@@ -175,11 +187,39 @@ def evidence_arms(
         logger, reports the new counts. When even :data:`MIN_AIS_STEPS` steps are too many for the
         check, a :class:`~pmcbandit.exceptions.NoGuaranteeWarning` says so with the budget that would
         let it run.
+    non_centre : bool
+        Estimate the evidence on the model non-centred
+        (:func:`~pmcbandit.arms.evidence.reparam.non_centred`): every free ``Normal``/``LogNormal``
+        variable whose parameters depend on other free variables is drawn as ``mu + sigma * z``
+        with ``z ~ Normal(0, 1)``. It is the same model (the same prior of every variable, so the
+        same evidence, exactly) without the funnel of a centred hierarchy, so the Laplace arms find
+        a mode and the annealing mixes; a note names the variables, and the posterior draws hold
+        each ``z`` (named ``<name>_z``) and the original variable as a deterministic. ``False``
+        keeps the model as written.
+    hmc_arm : bool, optional
+        Add one AIS arm with HMC transitions (5 leapfrog steps per temperature; the middle count of
+        the AIS step counts, capped like the others so a pull is predicted to take at most
+        0.8 x ``MAX_DECISION_SHARE / 2`` of ``budget_seconds``) beside the ``transition`` arms.
+        ``None`` (default): added when the model has at least 20 unconstrained dimensions,
+        ``transition`` is not ``"hmc"``, and the run is not timed or has at least
+        :data:`HMC_MIN_RUN_SECONDS` (what the budget leaves after the set-up so far): its gradient
+        compilation and pilot are set-up a short run cannot pay back. The rule comes from
+        ``benchmarks/results/bench_ais_hmc.md``:
+        a slice sweep costs several evaluations per coordinate, an HMC move a few gradient
+        evaluations whatever the dimension, and on a 22-dimensional Gamma-Poisson hierarchy the HMC
+        arm's variance x cost was several times the slice arms' smaller. The HMC arm compiles the
+        model's gradient and runs a pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`), both part
+        of the set-up; a model whose gradient cannot be compiled gets no HMC arm, and a note says why.
     """
     model = resolve_model(model, "evidence_arms")
+    if hmc_arm is not None and not isinstance(hmc_arm, bool):
+        raise TypeError(f"The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got {hmc_arm!r} instead.")
+    if not isinstance(non_centre, bool):
+        raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
     arms, notes, alerts = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
-                                batch_size=batch_size, cost=cost, budget_seconds=budget_seconds)
+                                batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
+                                hmc_arm=hmc_arm)
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     log_notes(notes)
@@ -187,13 +227,18 @@ def evidence_arms(
 
 
 def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
-          budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE
-          ) -> tuple[list[Arm], list[str], list[WarningText]]:
+          budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
+          non_centre=True, hmc_arm=None) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
     settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
     independent check, with the budget that would do.
+
+    ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
+    counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search runs first, and the
+    AIS arms are sized for what is left of ``budget_seconds`` after the set-up so far (at least
+    :data:`MIN_RUN_SHARE` of it); the budget the warning names then includes that set-up.
     """
-    from pmcbandit.arms.evidence import AISArm, ModelDensity, PriorISArm
+    from pmcbandit.arms.evidence import AISArm, PriorISArm
     from pmcbandit.arms.evidence.ais import PROBE_STEPS
 
     proposals = _check_proposals(laplace_proposals) if laplace else []
@@ -201,8 +246,14 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         raise ValueError(
             f"The 'budget_seconds' parameter of evidence_arms must be None or > 0. Got {budget_seconds!r} instead."
         )
-    density = ModelDensity(model)  # compiled once, shared by every AIS, Laplace-t and prior-IS arm
     notes: list[str] = []
+    # compiled once, shared by every AIS, Laplace-t and prior-IS arm (and by later calls on the same model)
+    density = _density(model, non_centre, notes)
+    # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
+    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
+    spent = 0.0 if started is None else time.perf_counter() - started
+    if budget_seconds is not None and started is not None:
+        budget_seconds = max(budget_seconds - spent, MIN_RUN_SHARE * budget_seconds)
     steps = sorted(int(n) for n in ais_steps)
     # The check arm (fewest steps) must reach the pulls an arm of n_chains weights per pull needs
     # to enter the consistency test (a variance estimate and a Pareto k-hat) within its share.
@@ -233,19 +284,23 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     arms: list[Arm] = [
         AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
     ]
-    if laplace:
-        from pmcbandit.arms.evidence import LaplaceISArm
-        from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
-
-        search = find_modes(density)
+    # One HMC AIS arm on models of 20 dimensions or more given a run long enough to pay for its set-up (the rule
+    # of evidence_arms' hmc_arm).
+    auto = density.dim >= 20 and (budget_seconds is None or budget_seconds >= HMC_MIN_RUN_SECONDS)
+    if (auto if hmc_arm is None else hmc_arm) and transition != "hmc" and steps:
         try:
-            for df, inflation, defensive in proposals:
-                name = "laplace-t" if df == 5.0 else f"laplace-t{df:g}"
-                arms.append(LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive,
-                                         batch_size=batch_size, name=name, modes=search, cost=cost))
-        except NoInteriorModeError as err:
-            arms = [a for a in arms if not isinstance(a, LaplaceISArm)]
-            notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
+            hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost)
+        except Exception as err:  # noqa: BLE001 (a graph without a gradient, or one numba cannot compile)
+            notes.append(f"HMC AIS arm left out: the model's gradient could not be built ({type(err).__name__}: "
+                         f"{err})")
+        else:
+            n_hmc = steps[len(steps) // 2]
+            if budget_seconds is not None:
+                n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
+            if n_hmc >= MIN_AIS_STEPS:
+                arms.append(AISArm(density, n_steps=n_hmc, n_chains=n_chains, transition="hmc", cost=cost,
+                                   hmc_pilot=hmc_probe.pilot))
+    arms += laplace_arms
     if prior:
         arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
     if smc:
@@ -269,10 +324,87 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
             f"no independent check within a {budget_seconds:g} s budget: an AIS arm of {MIN_AIS_STEPS} annealing "
             f"steps ({probe.step_seconds:.3g} s each on this model) reaches the {need} pulls the consistency test "
             f"needs within the cross-check share {check_share:g} only in a budget of at least "
-            f"{math.ceil(check_budget):d} s: run with budget >= {math.ceil(check_budget):d} s (estimated from a "
-            "timed AIS probe on this model) for an answer a second estimator family checks",
+            f"{math.ceil(check_budget):d} s: run with budget >= {math.ceil(check_budget + spent):d} s (estimated from "
+            f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",
             NoGuaranteeWarning, "independent_check"))
     return arms, notes, alerts
+
+
+#: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
+#: model whose variables and data are unchanged skips compilation (:func:`_density`).
+_DENSITIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _density(model, non_centre: bool, notes: list[str]):
+    """The :class:`~pmcbandit.arms.evidence.ModelDensity` of ``model`` (non-centred when asked), compiled once per
+    model object and content: the cache is keyed by the model object and checked against a fingerprint of its
+    free variables (names, types), data containers' values, observed values and potentials, so a model changed
+    since (``pm.set_data``, a variable added) is compiled again. ``notes`` gets the pool's non-centring note.
+    """
+    from pmcbandit.arms.evidence import ModelDensity
+
+    fingerprint = _fingerprint(model)
+    cached = _DENSITIES.get(model, {}).get(bool(non_centre))
+    if cached is None or cached[0] != fingerprint:
+        own: list[str] = []
+        cached = (fingerprint, ModelDensity(_non_centred(model, own) if non_centre else model), own)
+        _DENSITIES.setdefault(model, {})[bool(non_centre)] = cached
+    notes.extend(cached[2])
+    return cached[1]
+
+
+def _fingerprint(model) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for rv in model.free_RVs:
+        digest.update(f"{rv.name}:{rv.type}:{rv.owner.op}".encode())
+    for var in model.data_vars:
+        digest.update(var.name.encode() + np.ascontiguousarray(var.get_value()).tobytes())
+    for rv in model.observed_RVs:
+        value = model.rvs_to_values[rv]
+        data = value.get_value() if hasattr(value, "get_value") else getattr(value, "data", None)
+        digest.update(f"{rv.name}:{rv.owner.op}".encode())
+        if data is not None:
+            digest.update(np.ascontiguousarray(data).tobytes())
+    digest.update(repr([p.name for p in model.potentials]).encode())
+    return digest.hexdigest()
+
+
+def _non_centred(model, notes: list[str]):
+    """The model non-centred (:func:`~pmcbandit.arms.evidence.reparam.non_centred`), with a note when it changed."""
+    from pmcbandit.arms.evidence.reparam import non_centred
+
+    nc = non_centred(model)
+    if nc.changed:
+        pairs = ", ".join(f"{x} from {z}" for x, z in zip(nc.replaced, nc.innovations))
+        notes.append(f"the evidence was estimated on the model non-centred, the same model without the funnel of a "
+                     f"centred hierarchy ({pairs}, each z ~ Normal(0, 1)); the posterior draws hold the z variables "
+                     "and the original ones as deterministics (evidence_arms(model, non_centre=False) keeps it as "
+                     "written)")
+    return nc.model
+
+
+def _setup_words(spent: float) -> str:
+    return f", with the {spent:.3g} s of set-up the budget counts" if spent else ""
+
+
+def _laplace_arms(density, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    """The Laplace-t arms over one shared mode search, or none with a note saying why (no interior mode)."""
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
+
+    search = _MODES.get(density)
+    if search is None:
+        search = _MODES[density] = find_modes(density)
+    try:
+        return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                             name="laplace-t" if df == 5.0 else f"laplace-t{df:g}", modes=search, cost=cost)
+                for df, inflation, defensive in proposals]
+    except NoInteriorModeError as err:
+        notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
+        return []
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:
@@ -340,8 +472,10 @@ def estimate_evidence(
         Defaults to :func:`evidence_arms(model, budget_seconds=...) <evidence_arms>` with the
         time budget's horizon (AIS arms sized for the budget).
     budget, combine, random_seed, reward, policy_kwargs, max_in_flight, pull_timeout, executor, max_faults
-        As in :func:`pmcbandit.run`; a float budget is seconds of wall time. The budget does not
-        count building the arms (``result.settings["setup_seconds"]``). With
+        As in :func:`pmcbandit.run`; a float budget is seconds of wall time from the call to the
+        answer: building the default pool is counted in it (the pulls get what is left, at least
+        :data:`MIN_RUN_SHARE` of it; ``result.settings["setup_seconds"]`` and ``["run_seconds"]``).
+        Arms passed in were built before the call and are not counted. With
         ``executor="processes"`` or a Dask ``Client`` the arms are built here and shipped to the
         workers as the ``pm.Model`` they estimate, each worker compiling one density for all of
         them (``docs/scale_out.md``).
@@ -384,28 +518,55 @@ def estimate_evidence(
     notes: list[str] = []
     alerts: list[WarningText] = []
     if arms is None:
+        logger.info("%s: building the evidence pool (compiling the model's density, mode search, timing the AIS "
+                    "arms)%s", door, "; this set-up counts in the time budget"
+                    if isinstance(options.budget, WallSeconds) else "")
         arms, notes, alerts = _pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
                                     laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
                                     batch_size=1000, cost="cpu_seconds", budget_seconds=options.budget.horizon,
-                                    decision_share=max_decision_share, check_share=cross_check_share)
+                                    decision_share=max_decision_share, check_share=cross_check_share,
+                                    started=start if isinstance(options.budget, WallSeconds) else None)
+        setup = time.perf_counter() - start
+        checked, note = _budget_after_setup(checked, setup)
+        notes.append(note)
+    else:
+        setup = 0.0
     arms = list(arms)
     if arms and not all(getattr(a, "log_scale", False) for a in arms):
         raise ValueError(
             f"The 'arms' parameter of {door} must hold log-scale evidence arms (log-weights whose exponentials "
             f"estimate Z). Got {[getattr(a, 'name', a) for a in arms]!r} instead."
         )
-    setup = time.perf_counter() - start
     # Said up front, before the budget is spent, and not again when the run ends (result.issued).
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     reset_reservoirs(arms)
+    run_start = time.perf_counter()
     result = allocate(door, arms, policy, notes=notes, checked=checked, **run_options)
     result.settings["setup_seconds"] = setup
+    result.settings["run_seconds"] = time.perf_counter() - run_start
     result = EvidenceResult.from_run(result)
     result._draw_source = (reservoir_states(arms), arms)
     result.issued = tuple(alerts)
     emit_warnings(result)
     return result
+
+
+def _budget_after_setup(checked, setup: float):
+    """The checked options with a wall-time budget cut by the ``setup`` seconds spent building the pool (at least
+    :data:`MIN_RUN_SHARE` of it left), and the note that says so; other budgets unchanged.
+    """
+    pol, options = checked
+    budget = options.budget
+    if not isinstance(budget, WallSeconds):
+        return checked, f"set-up (building the evidence pool) took {setup:.3g} s, not counted in the budget {budget!r}"
+    left = max(budget.seconds - setup, MIN_RUN_SHARE * budget.seconds)
+    note = (f"set-up (building the evidence pool) took {setup:.3g} s of the {budget.seconds:g} s budget; "
+            f"the pulls had {left:.3g} s")
+    if setup > (1.0 - MIN_RUN_SHARE) * budget.seconds:
+        note += (f" (the least share {MIN_RUN_SHARE:g} of the budget: the answer comes about "
+                 f"{setup + left - budget.seconds:.3g} s after the budget)")
+    return (pol, options._replace(budget=WallSeconds(left))), note
 
 
 def resolve_model(model, door: str):

@@ -52,3 +52,24 @@ def test_default_pool_reports_and_announces_its_setup(caplog):
                               budget=Pulls(6), random_seed=3, progressbar=False)
     assert again.settings["setup_seconds"] == 0.0
     assert not any(n.startswith("set-up") for n in again.notes)
+
+
+def test_a_second_call_on_the_same_model_reuses_its_compiled_density_until_the_data_change():
+    import numpy as np
+    import pymc as pm
+
+    from pmcbandit.evidence import _density
+
+    with pm.Model() as model:
+        x = pm.Data("x", np.array([0.5, 1.5, 2.0]))
+        mu = pm.Normal("mu", 0.0, 2.0)
+        pm.Normal("y", mu + x, 1.0, observed=np.array([1.0, 2.5, 2.4]))
+    notes: list[str] = []
+    first = _density(model, True, notes)
+    assert _density(model, True, notes) is first
+    written = _density(model, False, notes)  # the model as written: compiled apart, both kept
+    assert written is not first and _density(model, True, notes) is first
+    with model:
+        pm.set_data({"x": np.array([0.0, 1.0, 2.0])})
+    changed = _density(model, True, notes)
+    assert changed is not first and _density(model, True, notes) is changed

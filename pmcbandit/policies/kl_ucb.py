@@ -38,7 +38,8 @@ import numpy as np
 from pmcbandit._validation import check_positive
 from pmcbandit.policies.base import Policy, index_policy
 
-__all__ = ["GRID", "MAX_NEWTON", "kl_bernoulli", "grid_index", "kl_upper_bound", "exploration", "index", "policy"]
+__all__ = ["GRID", "MAX_NEWTON", "kl_bernoulli", "grid_index", "kl_upper_bound", "exploration", "exploration_table",
+           "index", "policy"]
 
 #: Spacing of the grid the index is reported on (2^-20 < 1e-6; multiples are exact doubles).
 GRID = 2.0**-20
@@ -161,6 +162,15 @@ def exploration(t, c):
     t = max(t, 3)
     log_t = np.log(t)
     return log_t + c * np.log(log_t)
+
+
+@numba.njit(cache=True)
+def exploration_table(t0, count, c):
+    """``f(t)`` of :func:`exploration` for ``t = t0, ..., t0 + count - 1`` (the simulator's rounds)."""
+    out = np.empty(count)
+    for i in range(count):
+        out[i] = exploration(t0 + i, c)
+    return out
 
 
 @numba.njit(cache=True)

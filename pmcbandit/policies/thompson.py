@@ -144,7 +144,7 @@ def refresh_constants(successes, failures, arm, constants):
     constants[2, arm], constants[3, arm] = gamma_constants(failures[arm] + 1.0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def cached_select_into(constants, scale, offset, n_arms, per_arm, u0, u1, theta):
     """:func:`select_into` with the arms' Gamma constants kept by the caller (:func:`refresh_constants`
     after every change of a count): the same arithmetic, hence the same decision, without a square

@@ -273,12 +273,20 @@ def simulate(
     )
 
 
-def _run_block(setup: dict, block: range, streams: list):
-    """All chunks of one block of replications; returns (stats (B,5,K), pulls_at, estimate_at)."""
+def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False):
+    """All chunks of one block of replications; returns (stats (B,5,K), pulls_at, estimate_at).
+
+    KL-UCB, Thompson sampling, round robin and a fixed arm run one replication at a time
+    (:func:`~pmcbandit.simulate.kernel.run_replications`, each replication's randomness in its own
+    contiguous row); the other index policies, or all with ``lockstep``, in lock-step
+    (:func:`~pmcbandit.simulate.kernel.run_block`). Both loops make the same decisions.
+    """
     arms = setup["arms"]
     k = arms.n_arms
     n_b = len(block)
     chunk, n_rounds, per_decision = setup["chunk"], setup["n_rounds"], setup["per_decision"]
+    kind = setup["kind"]
+    by_rep = kind != kernel.INDEX and not lockstep
     ck = setup["checkpoints"]
     stats = np.zeros((5, n_b * k))
     scale = np.full(n_b * k, setup["scale0"])
@@ -291,21 +299,40 @@ def _run_block(setup: dict, block: range, streams: list):
         v = arms.values
         matrix = np.ascontiguousarray(np.broadcast_to(v, (n_b,) + v.shape) if v.ndim == 2
                                       else v[block.start:block.stop])
-        draws = np.zeros((1, n_b))
+        draws = np.zeros((n_b, 1) if by_rep else (1, n_b))
     else:
         matrix = np.zeros((n_b, k, 1))
-        # Round-major so that one round of the whole block reads one contiguous row.
-        draws = np.empty((chunk, n_b))
-    # Each decision reads its M uniforms from M rows: round-major, contiguous across the block.
-    policy_u = np.zeros((per_decision * chunk if per_decision else 1, n_b))
+        # Lock-step: round-major, so that one round of the whole block reads one contiguous row;
+        # one replication at a time: replication-major, each replication's rounds in one row.
+        draws = np.empty((n_b, chunk) if by_rep else (chunk, n_b))
+    # Each decision reads its M uniforms: M rows (lock-step) or M consecutive values of its row.
+    width = per_decision * chunk if per_decision else 1
+    policy_u = np.zeros((n_b, width) if by_rep else (width, n_b))
     beta_counts = np.zeros((2, n_b * k))
+    constants = np.empty((4, n_b * k))
+    for i in range(n_b * k):
+        thompson.refresh_constants(beta_counts[0], beta_counts[1], i, constants)
+    kl_state = np.zeros((2, n_b * k))
+    kl_n = np.zeros((2, n_b * k), dtype=np.int64)
+    kl_n[0] = -1
     row_buf = np.empty(max(per_decision, 1) * chunk)
+    # Thompson's Gamma constants of whole counts (a count grows by at most one a round).
+    g_table = kernel.gamma_table(min(n_rounds + 1, 1 << 16) if kind == kernel.THOMPSON and by_rep else 1)
     pulls_at = np.zeros((n_b, ck.size, k), dtype=np.int64)
     estimate_at = np.zeros((n_b, ck.size))
     t, ck_next = 0, 0
     while t < n_rounds:
         c = min(chunk, n_rounds - t)
         for r, (prng, arm_rng) in enumerate(streams):
+            if by_rep:
+                if per_decision:
+                    prng.random(out=policy_u[r, : per_decision * c])
+                if not is_matrix:
+                    if arms.draw == "uniform":
+                        arm_rng.random(out=draws[r, :c])
+                    else:
+                        arm_rng.standard_normal(out=draws[r, :c])
+                continue
             if per_decision:
                 prng.random(out=row_buf[: per_decision * c])
                 policy_u[: per_decision * c, r] = row_buf[: per_decision * c]
@@ -315,12 +342,22 @@ def _run_block(setup: dict, block: range, streams: list):
                 else:
                     arm_rng.standard_normal(out=row_buf[:c])
                 draws[:c, r] = row_buf[:c]
-        ck_next = kernel.run_block(
-            setup["kind"], setup["index"], setup["params"], setup["kl_c"], setup["fixed_arm"], per_decision, k,
-            t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"], setup["running"], origin, moments,
-            policy_u, beta_counts, arms.family, arms.params, draws, matrix, pos,
-            ck, ck_next, pulls_at, estimate_at,
-        )
+        if by_rep:
+            f_t = (kl_ucb.exploration_table(t + 1, c, setup["kl_c"]) if kind == kernel.KL_UCB
+                   else np.zeros(1))
+            ck_next = kernel.run_replications(
+                kind, setup["fixed_arm"], per_decision, k, t, t + c, f_t, stats, scale, centre, setup["fixed"],
+                setup["per_arm"], setup["running"], origin, moments, policy_u, beta_counts, constants,
+                kl_state, kl_n, g_table, arms.family, arms.params, draws, matrix, pos, ck, ck_next, pulls_at,
+                estimate_at,
+            )
+        else:
+            ck_next = kernel.run_block(
+                kind, setup["index"], setup["params"], setup["kl_c"], setup["fixed_arm"], per_decision, k,
+                t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"], setup["running"], origin,
+                moments, policy_u, beta_counts, arms.family, arms.params, draws, matrix, pos,
+                ck, ck_next, pulls_at, estimate_at,
+            )
         if ck_next < 0:
             raise ValueError(
                 f"The 'arms' parameter of simulate (RewardMatrix) must hold a value for every pull: "

@@ -1,4 +1,7 @@
-"""The simulator's numba loop: a block of replications advanced in lock-step.
+"""The simulator's numba loops: a block of replications advanced in lock-step (:func:`run_block`), or one
+replication at a time (:func:`run_replications`: KL-UCB, Thompson sampling, round robin and a fixed arm,
+which decide per replication anyway; each replication's randomness is then one contiguous row and its
+state a few cache lines). Both make the same decisions.
 
 All replications of a block are at the same round ``t``, so the policies' own
 vectorised kernels (:func:`~pmcbandit.policies.base.normalised_moments` and an
@@ -26,6 +29,7 @@ from pmcbandit.policies.centring import accumulate, centred_losses, recentre_due
 from pmcbandit.policies.kl_ucb import GRID, exploration, grid_index
 from pmcbandit.policies.base import argmax_random, normalised_moments, raise_range, to_loss_scale
 from pmcbandit.policies.thompson import cached_select_into, expected_counts_kernel, refresh_constants, resample_kernel
+from pmcbandit.policies.variates import gamma_constants
 from pmcbandit.simulate.arms import MATRIX, observation
 
 # Grid points in [0, 1] of KL-UCB's index.
@@ -283,3 +287,237 @@ def run_block(kind, index, params, kl_c, fixed_arm, per_decision, n_arms,
                 estimate_at[r, ck_next] = total / t
             ck_next += 1
     return ck_next
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _kl_ucb_arm(c, mean, n, f, grid_j, grid_kl, seen_mean, seen_n):
+    """Arm ``c``'s KL-UCB grid index (as :func:`_kl_ucb_values`, for one arm) at ``f = f(t)``."""
+    d = f / n
+    j = grid_j[c]
+    if j >= 0 and mean == seen_mean[c] and n == seen_n[c]:
+        if grid_kl[c] > d:
+            return j * GRID
+        j, kl = grid_index(mean, d, j + 1, j)
+    else:
+        if j < 0:
+            j = int(np.ceil(min(mean + np.sqrt(0.5 * d), 1.0) / GRID))
+        elif 0.0 < mean < 1.0 and 0.0 < seen_mean[c] < 1.0 and j < _N_GRID:
+            j = _predicted(seen_mean[c], mean, d, j, grid_kl[c])
+        j, kl = grid_index(mean, d, j, -1)
+    grid_j[c] = j
+    grid_kl[c] = kl
+    seen_mean[c] = mean
+    seen_n[c] = n
+    return j * GRID
+
+
+@numba.njit(cache=True)
+def gamma_table(size):
+    """``gamma_constants(s + 1.0)`` of Thompson's whole counts ``s = 0 .. size - 1``, rows ``d`` and ``c``."""
+    out = np.empty((2, size))
+    for s in range(size):
+        out[0, s], out[1, s] = gamma_constants(s + 1.0)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gamma_constants_of(count, table):
+    """``gamma_constants(count + 1.0)``, read from ``table`` (:func:`gamma_table`) for a whole ``count``
+    inside it: the same values, without a square root and a division on the round's dependency chain.
+    """
+    i = np.int64(count)
+    if i == count and 0 <= i < table.shape[1]:
+        return table[0, i], table[1, i]
+    return gamma_constants(count + 1.0)
+
+
+# Smallest KL slope at an arm's kept grid point for which its tangent bounds the index (see
+# :func:`_kl_ucb_upper`): the computed KL's rounding error divided by it stays far below GRID.
+_MIN_SLOPE = 1e-6
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _kl_ucb_upper(p, d, j, kl):
+    """An upper bound on the grid index of an arm whose kept point ``j`` has ``KL(p, j * GRID) = kl <= d``.
+
+    ``q -> KL(p, q)`` is convex, so its tangent at ``q_j = j * GRID`` lies below it: the tangent's root
+    ``q_j + (d - kl) / slope`` is at or above the supremum, and the grid index is at most one grid point
+    above that (one more covers the rounding of the computed KL). ``1.0`` when the slope is too flat.
+    """
+    if j >= _N_GRID:
+        return 1.0
+    q = j * GRID
+    slope = (q - p) / (q * (1.0 - q))
+    if not slope >= _MIN_SLOPE:
+        return 1.0
+    target = q + (d - kl) / slope
+    if not target < 1.0:
+        return 1.0
+    return min(np.ceil(target * _N_GRID) + 2.0, float(_N_GRID)) * GRID
+
+
+@numba.njit(cache=True, nogil=True)
+def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, grid_j, grid_kl, seen_mean, seen_n, scratch, upper,
+                   pending, u):
+    """KL-UCB's decision for the replication whose arms are ``o .. o + n_arms - 1``, at ``f = f(t)``.
+
+    The decision of :func:`~pmcbandit.policies.base.argmax_random` on the arms' indices (mapped to the loss
+    scale under per-arm ranges), as the live policy makes it. An arm whose mean and count are unchanged
+    but whose kept point no longer stands (``KL <= f/n``) only moves up; its search is skipped when an
+    upper bound (:func:`_kl_ucb_upper`) puts it strictly below another arm's known index or lower bound
+    (its kept point plus one grid point): it cannot be the maximum nor tie with it, so its value does not
+    enter the argmax. Its kept point stays a valid start for a later search.
+    """
+    widest = 0.0
+    if per_arm:
+        for i in range(n_arms):
+            widest = max(widest, scale[o + i])
+    floor = -np.inf
+    any_pending = False
+    for i in range(n_arms):
+        c = o + i
+        pending[i] = False
+        n = np.int64(stats[0, c])
+        if n == 0:
+            scratch[i] = np.inf
+            floor = np.inf
+            continue
+        inv = 1.0 / scale[c] if scale[c] > 0.0 else 0.0
+        mean = 1.0 - stats[1, c] / n * inv
+        w = 1.0
+        if per_arm:
+            w = scale[c] if scale[c] > 0.0 else widest
+        j = grid_j[c]
+        d = f / n
+        if j >= 0 and mean == seen_mean[c] and n == seen_n[c] and not grid_kl[c] > d and w > 0.0:
+            lower = min(j + 1, _N_GRID) * GRID
+            upper[i] = (w * (_kl_ucb_upper(mean, d, j, grid_kl[c]) - 1.0)) if per_arm else \
+                _kl_ucb_upper(mean, d, j, grid_kl[c])
+            pending[i] = True
+            any_pending = True
+            value = (w * (lower - 1.0)) if per_arm else lower
+        else:
+            q = _kl_ucb_arm(c, mean, n, f, grid_j, grid_kl, seen_mean, seen_n)
+            value = (w * (q - 1.0)) if per_arm else q
+            scratch[i] = value
+        floor = max(floor, value)
+    if any_pending:
+        for i in range(n_arms):
+            if not pending[i]:
+                continue
+            if upper[i] < floor:
+                scratch[i] = -np.inf  # strictly below the maximum: out of the argmax and its ties
+                continue
+            c = o + i
+            n = np.int64(stats[0, c])
+            q = _kl_ucb_arm(c, seen_mean[c], n, f, grid_j, grid_kl, seen_mean, seen_n)
+            if per_arm:
+                w = scale[c] if scale[c] > 0.0 else widest
+                scratch[i] = w * (q - 1.0)
+            else:
+                scratch[i] = q
+    return argmax_random(scratch, u)
+
+
+@numba.njit(cache=True, nogil=True)
+def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats, scale, centre,
+                     fixed_scale, per_arm, running, origin, moments, policy_u, beta_counts, constants,
+                     kl_state, kl_n, gamma_table, family, arm_params, draws, matrix, pos, checkpoints, ck_next,
+                     pulls_at, estimate_at):
+    """:func:`run_block` for KL-UCB, Thompson sampling, round robin and a fixed arm, one replication at a time.
+
+    The same decisions as :func:`run_block` (the same per-arm arithmetic, replication by replication),
+    with every replication's randomness in its own row: ``policy_u`` (B, M * rounds), decision ``i``
+    of replication ``r`` reading ``policy_u[r, i*M .. i*M + M - 1]``, and ``draws`` (B, rounds).
+    Each replication then runs its rounds on its own few cache lines. ``f_t[i]`` is KL-UCB's
+    exploration ``f(t_start + i + 1)`` (shared by the replications). State kept between chunks:
+    ``constants`` (4, B*K), Thompson's Gamma constants (:func:`~pmcbandit.policies.thompson.refresh_constants`,
+    valid on entry), with ``gamma_table`` (2, L) holding them for the whole counts ``0 .. L - 1``
+    (:func:`gamma_table`); KL-UCB's ``kl_n`` (2, B*K) of int64, each arm's grid point (``-1``: none yet) and the
+    count it was computed at, and ``kl_state`` (2, B*K), its KL there and the mean (:func:`_kl_ucb_values`).
+
+    Returns the updated ``ck_next``, or ``-1 - r`` if replication ``r`` ran out of pre-drawn values.
+    """
+    n_rep = centre.shape[0]
+    scratch = np.empty(n_arms)
+    upper = np.empty(n_arms)
+    pending = np.zeros(n_arms, dtype=np.bool_)
+    successes = beta_counts[0]
+    failures = beta_counts[1]
+    grid_kl = kl_state[0]
+    seen_mean = kl_state[1]
+    grid_j = kl_n[0]
+    seen_n = kl_n[1]
+    ck_end = ck_next
+    for r in range(n_rep):
+        ck = ck_next
+        for t in range(t_start + 1, t_stop + 1):
+            row = t - t_start - 1
+            o = r * n_arms
+            base = row * per_decision
+            if kind == KL_UCB:
+                k = _kl_ucb_decide(o, n_arms, f_t[row], per_arm, stats, scale, grid_j, grid_kl, seen_mean, seen_n,
+                                   scratch, upper, pending, policy_u[r, base])
+            elif kind == THOMPSON:
+                k = cached_select_into(constants, scale, o, n_arms, per_arm, policy_u[r, base],
+                                       policy_u[r, base + 1], scratch)
+            elif kind == ROUND_ROBIN:
+                k = 0
+                for i in range(1, n_arms):
+                    if stats[0, o + i] < stats[0, o + k]:
+                        k = i
+            else:
+                k = fixed_arm
+            if family == MATRIX:
+                j = pos[r, k]
+                if j >= matrix.shape[2]:
+                    return -1 - r  # out of pre-drawn values: the caller raises
+                pos[r, k] = j + 1
+                u = matrix[r, k, j]
+            else:
+                u = draws[r, row]
+            x = observation(family, arm_params[k, 0], arm_params[k, 1], arm_params[k, 2], u)
+            if centre[r] != centre[r]:
+                centre[r] = x
+            d = x - centre[r]
+            loss = d * d
+            c = o + k
+            if loss > scale[c] and not fixed_scale:
+                if per_arm:
+                    scale[c] = loss
+                else:
+                    for i in range(o, o + n_arms):
+                        scale[i] = loss
+            if kind == THOMPSON:
+                # Alg. 2's coin on the normalised reward, under the scale that includes this loss.
+                reward01 = 1.0 - loss / scale[c] if scale[c] > 0.0 else 1.0
+                if policy_u[r, base + per_decision - 1] < reward01:
+                    successes[c] += 1
+                    constants[0, c], constants[1, c] = _gamma_constants_of(successes[c], gamma_table)
+                else:
+                    failures[c] += 1
+                    constants[2, c], constants[3, c] = _gamma_constants_of(failures[c], gamma_table)
+            stats[0, c] += 1.0
+            stats[1, c] += loss
+            stats[2, c] += loss * loss
+            stats[3, c] += x
+            stats[4, c] += x * x
+            if running:
+                if origin[r] != origin[r]:
+                    origin[r] = x
+                accumulate(moments[:, o:o + n_arms], k, x - origin[r])
+                if recentre_due(t):
+                    _recentre(r, o, n_arms, t, kind == THOMPSON, per_arm, stats, scale, centre, origin,
+                              moments, beta_counts, scratch)
+                    if kind == THOMPSON:
+                        for i in range(o, o + n_arms):
+                            refresh_constants(successes, failures, i, constants)
+            if ck < checkpoints.shape[0] and t == checkpoints[ck]:
+                total = 0.0
+                for i in range(n_arms):
+                    pulls_at[r, ck, i] = np.int64(stats[0, o + i])
+                    total += stats[3, o + i]
+                estimate_at[r, ck] = total / t
+                ck += 1
+        ck_end = ck
+    return ck_end

@@ -106,7 +106,7 @@ def test_cpu_cost_is_measured(evidence_models):
         ({"n_steps": 0}, ValueError, "'n_steps' parameter of AISArm"),
         ({"n_steps": 2.5}, TypeError, "'n_steps' parameter of AISArm"),
         ({"n_chains": 0}, ValueError, "'n_chains' parameter of AISArm"),
-        ({"transition": "hmc"}, ValueError, "'transition' parameter of AISArm"),
+        ({"transition": "nuts"}, ValueError, "'transition' parameter of AISArm"),
         ({"cost": "wall"}, ValueError, "'cost' parameter of AISArm"),
         ({"slice_width": -1.0}, ValueError, "'slice_width' parameter of AISArm"),
         ({"slice_width": [0.5, 0.5]}, ValueError, "one per coordinate, 3"),

@@ -2,6 +2,7 @@
 every reference is reproduced by an independent computation (quadrature, a second method,
 or a short importance-sampling run with another proposal and seed)."""
 
+import functools
 import hashlib
 from pathlib import Path
 
@@ -19,6 +20,8 @@ DATA_SHA256 = {
     "mixture": "9d7016aa99ec67192f169b323d8e42d8cb1d615894f122d9877614a3c3b3e90b",
     "student_t": "5443fbb2b14d628ef10c04aac904fb7e4bec8835552fb47e054621450419e529",
     "logistic_d50": "e0dd64348af4dc5cdee78ee3d74df082e3de5fc3f764aa7eb4a8055e70ff209d",
+    "hier_normal": "a959fa95fed671cef30af4d04aa043f9565d8fd76648ace42849172d10055515",
+    "hier_logistic": "65c821eb9da1f4d5b194911aabda67c719146154892d5d776f4599f3e26760f0",
 }
 
 
@@ -38,7 +41,8 @@ def test_suite_order_and_fields():
 
     assert list(es.SUITE) == [
         "conjugate", "eight_schools_centred", "mixture_label_switching", "student_t_unknown_nu",
-        "beta_binomial", "logistic_regression_d50", "pima_768",
+        "beta_binomial", "logistic_regression_d50", "pima_768", "hierarchical_normal_100",
+        "hierarchical_logistic_50",
     ]
     for name, build in es.SUITE.items():
         suite_model = build()
@@ -57,7 +61,8 @@ def test_data_files_are_the_saved_ones():
     folder = Path(es.__file__).parent / "data"
     for name, digest in DATA_SHA256.items():
         assert hashlib.sha256((folder / f"evidence_suite_{name}.csv").read_bytes()).hexdigest() == digest, name
-    shapes = {"conjugate": (30, 4), "mixture": (40, 1), "student_t": (40, 1), "logistic_d50": (400, 50)}
+    shapes = {"conjugate": (30, 4), "mixture": (40, 1), "student_t": (40, 1), "logistic_d50": (400, 50),
+              "hier_normal": (100, 2), "hier_logistic": (500, 3)}
     for name, shape in shapes.items():
         assert es.load_data(name).shape == shape
     assert set(np.unique(es.load_data("logistic_d50")[:, -1])) == {0.0, 1.0}
@@ -68,6 +73,8 @@ def test_bad_arguments_raise():
         es.load_data("pima")
     with pytest.raises(ValueError, match="'method' parameter of eight_schools_log_z"):
         es.eight_schools_log_z("simpson")
+    with pytest.raises(ValueError, match="'method' parameter of hier_normal_log_z"):
+        es.hier_normal_log_z("simpson")
 
 
 @pytest.mark.parametrize("name", list(es.LOG_JOINTS))
@@ -190,3 +197,120 @@ def test_logistic_d50_reference_matches_short_run():
     suite_model = es.logistic_regression_d50()
     run = _short_is(suite_model.model, 20231, 200_000)
     assert_within_se(run.log_z, suite_model.log_z, np.hypot(run.se, suite_model.log_z_se), "d50")
+
+
+# --- hierarchical_normal_100 -----------------------------------------------------------------
+def test_hier_normal_marginal_integrates_pymc_joint(rng):
+    """p(y | mu, tau) = p(y, theta | mu, tau) / p(theta | y, mu, tau) at any theta (theta_j's posterior is normal)."""
+    suite_model = es.hierarchical_normal_100()
+    logp = suite_model.model.compile_logp(jacobian=True)
+    data = es.load_data("hier_normal")
+    y, sd = data[:, 0], data[:, 1]
+    for _ in range(4):
+        mu, u = rng.normal(1.0, 1.0), rng.normal(-0.5, 1.0)
+        theta = rng.normal(1.0, 1.0, size=y.size)
+        tau = np.exp(u)
+        post_var = 1.0 / (1.0 / tau**2 + 1.0 / sd**2)
+        post_mean = post_var * (mu / tau**2 + y / sd**2)
+        log_post = stats.norm(post_mean, np.sqrt(post_var)).logpdf(theta).sum()
+        joint = logp(_point(suite_model.model, ("mu", "tau_log__", "theta"), np.concatenate([[mu, u], theta])))
+        expected = (stats.norm(0.0, es.HIER_NORMAL_MU_SD).logpdf(mu) + stats.halfcauchy(scale=5.0).logpdf(tau) + u
+                    + stats.norm(mu, np.sqrt(sd**2 + tau**2)).logpdf(y).sum())
+        np.testing.assert_allclose(joint - log_post, expected, rtol=0, atol=1e-8)
+
+
+def test_hier_normal_reference_three_routes():
+    """QUADPACK in log tau (mu integrated analytically), Gauss-Legendre in the HalfCauchy CDF, and a 2-D
+    Gauss-Legendre rule over (mu, log tau) that integrates mu numerically."""
+    stored, err = es.REFERENCES["hierarchical_normal_100"]
+    quad, quad_err = es.hier_normal_log_z("quad")
+    assert quad_err < 1e-12 and abs(quad - stored) <= err
+    for nodes, panels in ((32, 8), (64, 16)):
+        np.testing.assert_allclose(es.hier_normal_log_z("gauss-legendre", nodes, panels)[0], quad, rtol=0, atol=1e-11)
+    data = es.load_data("hier_normal")
+    y, sd = data[:, 0], data[:, 1]
+
+    def log_f(x):
+        mu, u = x[:, :1], x[:, 1:2]
+        tau = np.exp(u)
+        lik = stats.norm.logpdf(y, mu, np.sqrt(sd**2 + tau**2)).sum(-1)
+        return (lik + stats.norm.logpdf(mu[:, 0], 0.0, es.HIER_NORMAL_MU_SD)
+                + stats.halfcauchy.logpdf(tau[:, 0], scale=es.HIER_NORMAL_TAU_BETA) + u[:, 0])
+
+    # The box: mu's posterior sd is ~0.15 around ~1; the integrand in log tau falls by > 40 nats
+    # at both ends (checked below).
+    lows, highs = np.array([-2.0, -45.0]), np.array([4.0, 5.0])
+    two_d = es.log_tensor_quadrature(log_f, lows, highs, nodes=16, panels=48)
+    np.testing.assert_allclose(two_d, stored, rtol=0, atol=1e-8)
+    peak = np.max(log_f(np.array([[1.0, u] for u in np.linspace(-5, 1, 61)])))
+    edges = np.array([[m, u] for m in np.linspace(-2, 4, 61) for u in (-45.0, 5.0)]
+                     + [[m, u] for u in np.linspace(-45, 5, 61) for m in (-2.0, 4.0)])
+    assert np.max(log_f(edges)) < peak - 40.0
+
+
+# --- hierarchical_logistic_50 --------------------------------------------------------------
+def test_hier_logistic_counts_are_the_data():
+    data = es.load_data("hier_logistic")
+    counts = es.hier_logistic_counts()
+    assert counts.shape == (es.HIER_LOGISTIC_GROUPS, 4) and counts[:, [0, 2]].sum() == data.shape[0]
+    group, x, y = data[:, 0].astype(int), data[:, 1], data[:, 2]
+    beta = 0.7
+    for g in (0, 17, 49):
+        a = np.array([-1.3, 0.2, 2.5])
+        rows = group == g
+        eta = a[:, None] + beta * x[rows]
+        direct = (y[rows] * eta - np.logaddexp(0.0, eta)).sum(-1)
+        np.testing.assert_allclose(es.hier_logistic_group_log_lik(a, beta, counts[g]), direct, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("mu, sigma, beta", [(-0.3, 0.8, 0.7), (-0.5, 0.05, 0.9), (0.2, 1.6, 0.0), (-0.3, 1e-4, 0.7)])
+def test_hier_logistic_hermite_rule_against_adaptive_quadrature(mu, sigma, beta):
+    """The adaptive Gauss-Hermite group integrals against QUADPACK, group by group, in the posterior's bulk."""
+    counts = es.hier_logistic_counts()
+    exact = 0.0
+    for g in range(es.HIER_LOGISTIC_GROUPS):
+        def f(a, g=g):
+            return np.exp(es.hier_logistic_group_log_lik(a, beta, counts[g]) + stats.norm.logpdf(a, mu, sigma))
+
+        value, err = integrate.quad(f, mu - 14 * sigma, mu + 14 * sigma, points=[mu], epsabs=0.0, epsrel=1e-12,
+                                    limit=200)
+        exact += np.log(value)
+    np.testing.assert_allclose(es.hier_logistic_log_marginal(mu, sigma, beta)[0], exact, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(es.hier_logistic_log_marginal(mu, sigma, beta, nodes=32, newton=12)[0], exact,
+                               rtol=0, atol=1e-9)
+
+
+def test_hier_logistic_integrand_is_pymc_joint_with_groups_integrated(rng):
+    """p(y | mu, sigma, beta) = p(y, a | mu, sigma, beta) / p(a | y, mu, sigma, beta): the joint is PyMC's; the
+    conditional posterior of each a_g is checked through the 1-D integral it is normalised by."""
+    suite_model = es.hierarchical_logistic_50()
+    logp = suite_model.model.compile_logp(jacobian=True)
+    names = ("mu_a", "sigma_a_log__", "a", "beta")
+    x = np.concatenate([[-0.3, np.log(0.8)], rng.normal(-0.3, 0.8, size=es.HIER_LOGISTIC_GROUPS), [0.7]])
+    joint = logp(_point(suite_model.model, names, x))
+    # log p(a | ...) = log N(a; mu, sigma) + loglik_g(a) - log I_g: sum over groups; I_g from the Hermite rule.
+    a, counts = x[2:-1], es.hier_logistic_counts()
+    log_cond = (stats.norm.logpdf(a, -0.3, 0.8) + es.hier_logistic_group_log_lik(a, 0.7, counts)).sum()
+    log_cond -= es.hier_logistic_log_marginal(-0.3, 0.8, 0.7)[0]
+    expected = es.hier_logistic_log_integrand(np.array([-0.3, 0.8, 0.7]))[0] + np.log(0.8)  # + log-Jacobian
+    np.testing.assert_allclose(joint - log_cond, expected, rtol=0, atol=1e-8)
+
+
+@functools.lru_cache(maxsize=None)
+def _hier_logistic_box():
+    return es.hier_logistic_box()
+
+
+def test_hier_logistic_reference_box_and_a_coarser_rule():
+    stored, err = es.REFERENCES["hierarchical_logistic_50"]
+    lows, highs, face = _hier_logistic_box()
+    assert face <= -es.BOX_DROP and lows[1] == 0.0
+    # The stored value is a 64-node rule per axis; 24 nodes already agree to 1e-2, 32 to 1e-4.
+    assert abs(es.hier_logistic_log_z(24, box=(lows, highs)) - stored) <= 1e-2
+
+
+@pytest.mark.slow
+def test_hier_logistic_reference_finer_rule():
+    stored, err = es.REFERENCES["hierarchical_logistic_50"]
+    lows, highs, _ = _hier_logistic_box()
+    assert abs(es.hier_logistic_log_z(48, box=(lows, highs)) - stored) <= err

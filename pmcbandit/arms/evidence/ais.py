@@ -12,21 +12,52 @@ from __future__ import annotations
 
 import numbers
 import time
+from typing import NamedTuple
 
 import numpy as np
 
-from pmcbandit._validation import check_choice, check_positive
+from pmcbandit._validation import check_choice, check_open_unit, check_positive
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
-__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS"]
+__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS", "HMCPilot", "tune_hmc"]
 
 SCHEDULES = ("power4", "linear")
-TRANSITIONS = ("slice", "imh")
+TRANSITIONS = ("slice", "imh", "hmc")
 COSTS = ("cpu_seconds", "logp_evals")
 #: Annealing steps of the short timed run that predicts a pull's duration (``AISArm.step_seconds``).
 PROBE_STEPS = 32
+#: The HMC pilot run (:func:`tune_hmc`): chains, moves per temperature, seed, and the cap on its temperatures.
+PILOT_CHAINS = 128
+PILOT_MOVES = 12
+PILOT_SEED = 20010901
+PILOT_ESS = 0.9
+PILOT_MAX_TEMPERATURES = 1000
+
+
+class HMCPilot(NamedTuple):
+    """What the pilot run of :func:`tune_hmc` fixed for the HMC transitions of every later pull.
+
+    Attributes
+    ----------
+    betas : ndarray of shape (K,)
+        The pilot's inverse temperatures, increasing from 0 to 1.
+    step_size : ndarray of shape (K,)
+        Leapfrog step size adapted at each.
+    inv_mass : ndarray of shape (K, dim)
+        Diagonal inverse mass matrix (the robust, regularised variance of the pilot's chains) at each.
+    accept : ndarray of shape (K,)
+        Mean acceptance probability of the pilot's last moves at each (diagnostic).
+    log_z : float
+        The pilot's own (SMC) estimate of log Z (diagnostic only; it enters no pull).
+    """
+
+    betas: np.ndarray
+    step_size: np.ndarray
+    inv_mass: np.ndarray
+    accept: np.ndarray
+    log_z: float
 
 
 def annealing_schedule(n_steps: int, kind: str = "power4") -> np.ndarray:
@@ -75,6 +106,134 @@ def _check_schedule(schedule, n_steps):
     return np.ascontiguousarray(betas)
 
 
+def _next_beta(beta: float, loglik: np.ndarray, ratio: float) -> float:
+    """The largest :math:`\\beta' \\le 1` at which the incremental weights
+    :math:`e^{(\\beta'-\\beta)\\ell}` keep an effective sample size of ``ratio`` times the chains with a finite
+    likelihood (adaptive tempering, Jasra et al. 2011, Sec. 3.1), by bisection.
+    """
+    finite = np.isfinite(loglik)
+    ll = loglik[finite]
+    target = ratio * ll.size
+
+    def ess(b):
+        lw = (b - beta) * (ll - ll.max())
+        w = np.exp(lw)
+        return w.sum() ** 2 / (w * w).sum()
+
+    if ess(1.0) >= target:
+        return 1.0
+    lo, hi = beta, 1.0
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        if ess(mid) >= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo if lo > beta else hi
+
+
+def _variance(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Robust weighted variance per coordinate: the squared weighted interquartile range over
+    1.349 (the variance for a Gaussian, not inflated by heavy tails, e.g. a HalfCauchy scale's prior),
+    shrunk towards 1e-3 as Stan's windowed adaptation shrinks its variance estimate (Stan
+    Reference Manual, "HMC algorithm parameters": ``n/(n+5) var + 1e-3 * 5/(n+5)``).
+    """
+    order = np.argsort(x, axis=0)
+    cum = np.cumsum(w[order], axis=0)
+    cols = np.arange(x.shape[1])
+    q1 = x[order[np.argmax(cum >= 0.25, axis=0), cols], cols]
+    q3 = x[order[np.argmax(cum >= 0.75, axis=0), cols], cols]
+    var = ((q3 - q1) / 1.349) ** 2
+    n = x.shape[0]
+    return n / (n + 5.0) * var + 1e-3 * 5.0 / (n + 5.0)
+
+
+def _systematic(rng: np.random.Generator, w: np.ndarray) -> np.ndarray:
+    """Systematic resampling indices (Kitagawa 1996) of normalised weights ``w``."""
+    n = w.size
+    u = (rng.random() + np.arange(n)) / n
+    return np.minimum(np.searchsorted(np.cumsum(w), u), n - 1)
+
+
+def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persistence: float, *,
+             n_chains: int = PILOT_CHAINS, n_moves: int = PILOT_MOVES, ess_ratio: float = PILOT_ESS,
+             seed: int = PILOT_SEED) -> HMCPilot:
+    """Step sizes and diagonal mass matrices of the HMC transitions, from one pilot run.
+
+    The pilot is a sequential Monte Carlo sampler (Del Moral, Doucet & Jasra 2006) over the same
+    geometric path: ``n_chains`` exact prior draws; at each temperature, ``n_moves`` HMC moves
+    with the step size adapted by dual averaging towards ``target_accept`` (Hoffman & Gelman
+    2014, Alg. 5, started from the previous temperature's step size; the chains' mean
+    acceptance probability is the statistic); the next temperature is chosen adaptively
+    (:func:`_next_beta`); the chains are reweighted by their likelihood increments, the robust
+    weighted variance per coordinate (:func:`_variance`) becomes the next inverse mass matrix,
+    and they are resampled (:func:`_systematic`), their momenta with them. Its randomness comes
+    from ``seed`` alone, so the result is a fixed function of the model and the settings.
+
+    Parameters
+    ----------
+    density : ModelDensity
+        The model (its :attr:`~ModelDensity.grad_jit_fn` is compiled here if it was not).
+    n_leapfrog, target_accept, persistence
+        As ``hmc_leapfrog``, ``hmc_target_accept``, ``hmc_persistence`` of :class:`AISArm`.
+    n_chains, n_moves, ess_ratio, seed
+        Pilot chains, moves per temperature, the share of the chains' effective sample size
+        kept from one temperature to the next, and the seed of the pilot's randomness.
+
+    Returns
+    -------
+    HMCPilot
+    """
+    from pmcbandit.arms.evidence.hmc_kernel import hmc_moves
+
+    gamma, t0, kappa = 0.05, 10.0, 0.75  # Hoffman & Gelman (2014), Sec. 3.2
+    rng = np.random.default_rng(seed)
+    fn = density.grad_jit_fn
+    x = density.sample_prior(rng, n_chains)
+    seeds = chain_seeds(rng, n_chains)
+    z = rng.standard_normal(x.shape)
+    uniform = np.full(n_chains, 1.0 / n_chains)
+    inv_mass = _variance(x, uniform)
+    beta, log_eps, log_z = 0.0, float(np.log(0.5)), 0.0
+    betas, steps, masses, accepts = [], [], [], []
+    acc = np.empty((n_chains, 1))
+    while True:
+        mu, h_bar, log_eps_bar, recent = log_eps, 0.0, log_eps, []
+        for t in range(1, n_moves + 1):
+            hmc_moves(fn, x, z, beta, float(np.exp(log_eps)), inv_mass, n_leapfrog, persistence, 1, seeds, acc)
+            a = float(acc.mean())
+            h_bar += (target_accept - a - h_bar) / (t + t0)
+            log_eps = mu - np.sqrt(t) / gamma * h_bar
+            eta = t**-kappa
+            log_eps_bar = eta * log_eps + (1.0 - eta) * log_eps_bar
+            if 2 * t > n_moves:
+                recent.append(a)
+        log_eps = log_eps_bar
+        betas.append(beta)
+        steps.append(float(np.exp(log_eps)))
+        masses.append(inv_mass)
+        accepts.append(float(np.mean(recent)))
+        if beta == 1.0:
+            break
+        _, loglik = density.logp_terms_batch(x)
+        if not np.isfinite(loglik).any():
+            raise ValueError(
+                "The 'transition' parameter of AISArm must be 'slice' or 'imh' for a model whose HMC pilot "
+                f"chains all left the likelihood's support. Got 'hmc' instead (at beta={beta!r})."
+            )
+        new = 1.0 if len(betas) >= PILOT_MAX_TEMPERATURES - 1 else _next_beta(beta, loglik, ess_ratio)
+        lw = np.where(np.isfinite(loglik), (new - beta) * loglik, -np.inf)
+        top = lw.max()
+        w = np.exp(lw - top)
+        log_z += top + float(np.log(w.mean()))
+        w /= w.sum()
+        inv_mass = _variance(x, w)
+        keep = _systematic(rng, w)
+        x, z = np.ascontiguousarray(x[keep]), np.ascontiguousarray(z[keep])
+        beta = new
+    return HMCPilot(np.array(betas), np.array(steps), np.ascontiguousarray(masses), np.array(accepts), log_z)
+
+
 class AISArm(Arm):
     """Annealed importance sampling estimates of the evidence of a PyMC model.
 
@@ -90,15 +249,34 @@ class AISArm(Arm):
         Independent chains (log weights) per pull.
     schedule : {"power4", "linear"} or array_like
         Inverse temperatures, see :func:`annealing_schedule`.
-    transition : {"slice", "imh"}
+    transition : {"slice", "imh", "hmc"}
         ``"slice"``: one coordinate-wise slice-sampling sweep per temperature
         (Neal 2003; the paper's choice). ``"imh"``: one independence Metropolis
         move from the interpolated Laplace Student-t proposal
         (:mod:`~pmcbandit.arms.evidence.imh_kernel`), for near-Gaussian posteriors.
+        ``"hmc"``: one Hamiltonian Monte Carlo move of ``hmc_leapfrog`` leapfrog steps
+        (:mod:`~pmcbandit.arms.evidence.hmc_kernel`) with a step size and diagonal mass
+        matrix per temperature fixed by a pilot run at construction (Notes), for
+        high-dimensional models with a differentiable density.
     slice_width : float or array_like
         Initial bracket width ``w`` of the slice sampler, per coordinate if an array.
     max_stepout : int
         Neal's (2003) limit ``m`` on stepping-out steps.
+    hmc_leapfrog : int
+        Leapfrog steps per HMC move (1: MALA). Each costs one evaluation of the
+        densities and their gradients (``logp_evals`` counts these).
+    hmc_target_accept : float
+        Mean acceptance probability the pilot's step sizes are adapted to, in (0, 1).
+    hmc_persistence : float
+        Partial momentum refreshment :math:`\\alpha \\in [0, 1)` of the HMC moves
+        (:mod:`~pmcbandit.arms.evidence.hmc_kernel`; 0: full refreshment, standard HMC). Above 0
+        the momentum persists across temperatures, so a chain started in the prior's tails keeps
+        moving towards a contracting target; on a centred hierarchical model this brings the typical
+        chain's weight much closer to the evidence, at no cost elsewhere that matters
+        (``benchmarks/results/bench_ais_hmc.md``).
+    hmc_pilot : HMCPilot, optional
+        The ``pilot`` of another HMC arm on the same density with the same ``hmc_*`` settings,
+        reused instead of running :func:`tune_hmc` again (it does not depend on the schedule).
     imh_df : int
         Degrees of freedom of the IMH Student-t proposal (0: Gaussian). On Pima
         T=50 (``benchmarks/bench_ais.py``) the variance x cost per estimate was
@@ -115,7 +293,8 @@ class AISArm(Arm):
         arm from several Python threads at once under numba's default
         ``workqueue`` threading layer, which is not thread-safe.
     name : str, optional
-        Defaults to ``f"ais-{n_steps}"`` (``f"ais-imh-{n_steps}"`` for IMH).
+        Defaults to ``f"ais-{n_steps}"`` (``f"ais-imh-{n_steps}"`` for IMH,
+        ``f"ais-hmc-{n_steps}"`` for HMC).
 
     Notes
     -----
@@ -123,8 +302,9 @@ class AISArm(Arm):
     (\\beta_j-\\beta_{j-1})\\,\\ell(x_{j-1})` with :math:`x_j \\sim T_j(x_{j-1},\\cdot)`
     (Neal 2001, Sec. 2; Neufeld et al. 2014, App. G); with ``n_steps = 1`` this
     is prior importance sampling. Diagnostics per pull: ``logp_evals`` (total
-    density evaluations), ``evals_per_update`` (per coordinate update for
-    slice, per move for IMH), ``accept_rate`` (IMH; 1 for slice) and
+    density evaluations; for HMC, evaluations of the densities with their gradients),
+    ``evals_per_update`` (per coordinate update for slice, per move for IMH and HMC),
+    ``accept_rate`` (IMH and HMC; 1 for slice) and
     ``log_w_var`` (variance of the chains' log weights; NaN for one chain).
     A ``NaN`` log weight (a model whose density is NaN somewhere on the path)
     raises ``FloatingPointError``; ``-inf`` (zero weight) is a valid value.
@@ -136,6 +316,18 @@ class AISArm(Arm):
     over the temperatures alike, so the per-step cost carries over). It includes what a model
     evaluation alone does not: the sampler's own work and how many evaluations a step takes
     on this model.
+
+    **HMC adaptation.** The step sizes and mass matrices are adapted once, on a pilot run at
+    construction (:func:`tune_hmc`: an adaptive-tempering SMC pass with dual averaging per
+    temperature, from a fixed internal seed), and frozen: temperature :math:`\\beta_j` of the
+    schedule uses the pilot's settings at the smallest pilot temperature :math:`\\ge\\beta_j`.
+    Nothing is adapted within a pull or between pulls. Each transition :math:`T_j` is then an
+    HMC kernel with fixed parameters, which leaves :math:`\\pi_{\\beta_j}` invariant, so every
+    chain's weight is an unbiased estimate of :math:`Z` (Neal 2001, Sec. 2-3: the argument needs
+    only that each :math:`T_j` leaves :math:`\\pi_j` invariant and does not depend on the chain's
+    own states), and the pulls of one arm stay independent and identically distributed, as the
+    bandit's statistics assume (adapting between pulls would make later pulls depend on earlier
+    ones; adapting within a pull from its own states would bias the weights).
     """
 
     log_scale = True
@@ -153,6 +345,10 @@ class AISArm(Arm):
         transition: str = "slice",
         slice_width=0.5,
         max_stepout: int = 100,
+        hmc_leapfrog: int = 5,
+        hmc_target_accept: float = 0.8,
+        hmc_persistence: float = 0.9,
+        hmc_pilot: HMCPilot | None = None,
         imh_df: int = 10,
         cost: str = "cpu_seconds",
         parallel: bool = False,
@@ -166,6 +362,12 @@ class AISArm(Arm):
         self.cost = check_choice(cost, COSTS, "cost", owner)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         self.max_stepout = int(check_positive(max_stepout, "max_stepout", owner, integer=True))
+        self.hmc_leapfrog = int(check_positive(hmc_leapfrog, "hmc_leapfrog", owner, integer=True))
+        self.hmc_target_accept = check_open_unit(hmc_target_accept, "hmc_target_accept", owner)
+        self.hmc_persistence = float(check_positive(hmc_persistence, "hmc_persistence", owner, allow_zero=True))
+        if not self.hmc_persistence < 1.0:
+            raise ValueError(f"The 'hmc_persistence' parameter of {owner} must be in [0, 1). Got {hmc_persistence!r} "
+                             "instead.")
         if not isinstance(parallel, bool):
             raise TypeError(f"The 'parallel' parameter of {owner} must be a bool. Got {parallel!r} instead.")
         self.parallel = parallel
@@ -188,7 +390,15 @@ class AISArm(Arm):
         self.slice_width = np.ascontiguousarray(width)
         if self.transition == "imh":
             self._proposal = self._fit_proposal()
-        default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-imh-{self.n_steps}"
+        elif self.transition == "hmc":
+            ok = isinstance(hmc_pilot, HMCPilot) and hmc_pilot.inv_mass.shape[1:] == (self.density.dim,)
+            if hmc_pilot is not None and not ok:
+                raise TypeError(f"The 'hmc_pilot' parameter of {owner} must be None or the HMCPilot of an arm on a "
+                                f"density of dimension {self.density.dim}. Got {hmc_pilot!r} instead.")
+            self.pilot = hmc_pilot if hmc_pilot is not None else tune_hmc(
+                self.density, self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence)
+            self._proposal = self._hmc_params(self.betas)
+        default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-{self.transition}-{self.n_steps}"
         self.name = default if name is None else str(name)
         self._warm_up()
         self.step_seconds = self._probe_step_seconds(schedule if isinstance(schedule, str) else "linear")
@@ -219,11 +429,21 @@ class AISArm(Arm):
             ) from err
         return interpolated_laplace(prior_fit, posterior_fit, self.betas)
 
+    def _hmc_params(self, betas):
+        """``(step size per temperature, pilot index per temperature, inverse masses)`` for ``betas``."""
+        pilot = self.pilot
+        index = np.minimum(np.searchsorted(pilot.betas, betas, side="left"), pilot.betas.size - 1)
+        return np.ascontiguousarray(pilot.step_size[index]), index.astype(np.int64), pilot.inv_mass
+
     def _kernel(self):
         if self.transition == "slice":
             from pmcbandit.arms.evidence.slice_kernel import ais_slice_parallel, ais_slice_serial
 
             return ais_slice_parallel if self.parallel else ais_slice_serial
+        if self.transition == "hmc":
+            from pmcbandit.arms.evidence.hmc_kernel import ais_hmc_parallel, ais_hmc_serial
+
+            return ais_hmc_parallel if self.parallel else ais_hmc_serial
         from pmcbandit.arms.evidence.imh_kernel import ais_imh_parallel, ais_imh_serial
 
         return ais_imh_parallel if self.parallel else ais_imh_serial
@@ -236,6 +456,10 @@ class AISArm(Arm):
         if self.transition == "slice":
             self._kernel()(self.density.jit_fn, x0, betas, self.slice_width, self.max_stepout, seeds,
                            log_w, evals)
+        elif self.transition == "hmc":
+            eps, index, inv_mass = proposal
+            self._kernel()(self.density.grad_jit_fn, x0, betas, eps, index, inv_mass, self.hmc_leapfrog,
+                           self.hmc_persistence, seeds, log_w, evals, accepts)
         else:
             a, b, mu, prec = proposal
             self._kernel()(self.density.jit_fn, x0, betas, a, b, mu, prec, self.imh_df, seeds,
@@ -251,6 +475,8 @@ class AISArm(Arm):
         if self.transition == "imh":
             a, b, mu, prec = self._proposal
             proposal = (a, b, mu[[0, self.n_steps // 2, -1]].copy(), prec[[0, self.n_steps // 2, -1]].copy())
+        elif self.transition == "hmc":
+            proposal = self._hmc_params(betas)
         self._run(x0, betas, chain_seeds(rng, 1), proposal)
 
     def _probe_step_seconds(self, kind: str) -> float:
@@ -264,6 +490,8 @@ class AISArm(Arm):
             a, b, mu, prec = self._proposal
             idx = np.linspace(0, self.n_steps, PROBE_STEPS + 1).round().astype(np.int64)
             proposal = (a, b, mu[idx].copy(), prec[idx].copy())
+        elif self.transition == "hmc":
+            proposal = self._hmc_params(betas)
         total = 0.0
         for _ in range(3):
             x0 = self.density.sample_prior(rng, self.n_chains)

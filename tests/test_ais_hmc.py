@@ -1,0 +1,150 @@
+"""AIS with HMC transitions: gradients, invariance of a move, unbiased evidence, determinism, chain parity, inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.tolerance import assert_within_se
+
+import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
+from pmcbandit.arms.evidence import AISArm, ModelDensity
+from pmcbandit.arms.evidence._kernels import chain_seeds
+
+DIM, M0, S0, S = 30, 0.5, 1.0, 0.5
+
+
+def _normal_model():
+    """``mu_i ~ N(M0, S0^2)``, ``y_i ~ N(mu_i, S^2)`` for ``i < DIM``: ``log Z = sum log N(y_i; M0, S0^2 + S^2)``."""
+    import pymc as pm
+
+    y = np.random.default_rng(20010901).normal(M0, np.hypot(S0, S), DIM).round(6)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", np.float64(M0), np.float64(S0), shape=DIM)
+        pm.Normal("y", mu, np.float64(S), observed=y)
+    return model, y, float(stats.norm(M0, np.hypot(S0, S)).logpdf(y).sum())
+
+
+@pytest.fixture(scope="module")
+def normal():
+    model, y, log_z = _normal_model()
+    density = ModelDensity(model)
+    arm = AISArm(density, n_steps=800, n_chains=500, transition="hmc", hmc_leapfrog=3)
+    return density, arm, y, log_z
+
+
+def test_gradients_match_finite_differences(normal):
+    density = normal[0]
+    x = np.random.default_rng(0).normal(size=DIM)
+    lp, ll, g_lp, g_ll = density.value_and_grad_terms(x)
+    assert (lp, ll) == density.logp_terms(x)
+    h = 1e-6
+    for i in (0, 7, DIM - 1):
+        e = np.zeros(DIM)
+        e[i] = h
+        (lp1, ll1), (lp0, ll0) = density.logp_terms(x + e), density.logp_terms(x - e)
+        np.testing.assert_allclose([g_lp[i], g_ll[i]], [(lp1 - lp0) / (2 * h), (ll1 - ll0) / (2 * h)], rtol=1e-6)
+
+
+def test_a_move_leaves_the_tempered_posterior_invariant(normal):
+    from pmcbandit.arms.evidence.hmc_kernel import hmc_moves
+
+    density, arm, y, _ = normal
+    beta, n = 0.3, 4000
+    prec = 1 / S0**2 + beta / S**2
+    mean, sd = (M0 / S0**2 + beta * y / S**2) / prec, prec**-0.5
+    rng = np.random.default_rng(3)
+    x = np.ascontiguousarray(mean + sd * rng.normal(size=(n, DIM)))
+    z = rng.normal(size=(n, DIM))
+    acc = np.empty((n, 3))
+    # A deliberately large step (acceptance well below 1), so only the Metropolis correction keeps N(mean, sd^2).
+    hmc_moves(density.grad_jit_fn, x, z, beta, 1.5 * sd, np.full(DIM, 0.5 * sd**2), 3, 0.5, 3, chain_seeds(rng, n), acc)
+    assert 0.05 < acc.mean() < 0.9
+    stat = ((x - mean) / sd).ravel()  # standard normal coordinates, nearly independent across chains
+    assert_within_se(stat.mean(), 0.0, 1.0 / np.sqrt(stat.size))
+    assert_within_se((stat**2).mean(), 1.0, np.sqrt(2.0 / stat.size))
+
+
+def test_ais_hmc_is_unbiased(normal):
+    _, arm, _, log_z = normal
+    ratio = np.exp(arm.pull(np.random.default_rng(11)).values - log_z)
+    se = ratio.std(ddof=1) / np.sqrt(ratio.size)
+    assert 0 < se < 0.1  # precise enough for the check to fail on a biased kernel
+    assert_within_se(ratio.mean(), 1.0, se)
+
+
+def test_pilot_is_fixed_and_maps_every_temperature(normal):
+    density, arm, _, _ = normal
+    pilot = arm.pilot
+    assert pilot.betas[0] == 0.0 and pilot.betas[-1] == 1.0 and np.all(np.diff(pilot.betas) > 0)
+    assert pilot.inv_mass.shape == (pilot.betas.size, DIM) and np.all(pilot.inv_mass > 0)
+    assert np.all(np.isfinite(pilot.step_size)) and np.all(pilot.step_size > 0)
+    eps, index, _ = arm._proposal
+    assert np.all(pilot.betas[index] >= arm.betas) and np.all(index[1:] >= index[:-1])
+    np.testing.assert_array_equal(eps, pilot.step_size[index])
+    again = AISArm(density, n_steps=800, n_chains=500, transition="hmc", hmc_leapfrog=3)
+    np.testing.assert_array_equal(again.pilot.step_size, pilot.step_size)
+    np.testing.assert_array_equal(again.pilot.inv_mass, pilot.inv_mass)
+
+
+def test_same_seed_same_values_and_pull_info(normal):
+    _, arm, _, _ = normal
+    a = arm.pull(np.random.default_rng(5))
+    np.testing.assert_array_equal(a.values, arm.pull(np.random.default_rng(5)).values)
+    assert not np.array_equal(a.values, arm.pull(np.random.default_rng(6)).values)
+    assert set(a.info) == set(arm.diagnostics) and arm.name == "ais-hmc-800"
+    assert a.info["evals_per_update"] == pytest.approx(3.0, abs=0.05)
+    assert 0.3 < a.info["accept_rate"] < 1.0
+
+
+def test_chains_of_one_call_match_one_chain_per_call(normal):
+    _, arm, _, _ = normal
+    rng = np.random.default_rng(2)
+    x0 = arm.density.sample_prior(rng, 5)
+    seeds = chain_seeds(rng, 5)
+    together = arm._run(x0, arm.betas, seeds, arm._proposal)
+    for c in range(5):
+        alone = arm._run(x0[c:c + 1].copy(), arm.betas, seeds[c:c + 1].copy(), arm._proposal)
+        for a, b in zip(together, alone):
+            assert a[c] == b[0]
+
+
+def test_parallel_chains_match_serial_and_a_shared_pilot(normal):
+    density, arm, _, _ = normal
+    serial = AISArm(density, n_steps=30, n_chains=6, transition="hmc", hmc_leapfrog=3, hmc_pilot=arm.pilot)
+    parallel = AISArm(density, n_steps=30, n_chains=6, transition="hmc", hmc_leapfrog=3, hmc_pilot=arm.pilot,
+                      parallel=True)
+    assert serial.pilot is arm.pilot
+    with pytest.raises(TypeError, match="The 'hmc_pilot' parameter of AISArm must be None or the HMCPilot"):
+        AISArm(density, n_steps=30, transition="hmc", hmc_pilot=(0.0, 1.0))
+    np.testing.assert_array_equal(serial.pull(np.random.default_rng(3)).values,
+                                  parallel.pull(np.random.default_rng(3)).values)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"hmc_leapfrog": 0}, ValueError, "The 'hmc_leapfrog' parameter of AISArm must be > 0. Got 0 instead."),
+        ({"hmc_leapfrog": 2.5}, TypeError, "The 'hmc_leapfrog' parameter of AISArm must be an int"),
+        ({"hmc_target_accept": 1.0}, ValueError, "The 'hmc_target_accept' parameter of AISArm must be in the open"),
+        ({"hmc_target_accept": "high"}, TypeError, "The 'hmc_target_accept' parameter of AISArm must be a real"),
+        ({"hmc_persistence": 1.0}, ValueError, r"The 'hmc_persistence' parameter of AISArm must be in \[0, 1\)"),
+        ({"hmc_persistence": -0.1}, ValueError, "The 'hmc_persistence' parameter of AISArm must be >= 0"),
+        ({"transition": "nuts"}, ValueError, "The 'transition' parameter of AISArm must be one of"),
+    ],
+)
+def test_bad_arguments_raise_before_compiling(kwargs, error, match):
+    model = _normal_model()[0]  # a pm.Model: the checks come before the density is compiled
+    with pytest.raises(error, match=match):
+        AISArm(model, transition=kwargs.pop("transition", "hmc"), **kwargs)
+
+
+def test_pool_adds_one_hmc_arm_from_20_dimensions():
+    from pmcbandit.evidence import evidence_arms
+
+    model = _normal_model()[0]  # 30 dimensions
+    names = [a.name for a in evidence_arms(model, ais_steps=(20, 40), laplace=False, prior=False, non_centre=False)]
+    assert names == ["ais-20", "ais-40", "ais-hmc-40"]
+    with pytest.raises(TypeError, match="The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got 1"):
+        evidence_arms(model, hmc_arm=1)
