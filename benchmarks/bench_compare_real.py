@@ -293,8 +293,8 @@ rough. (2) Sampler banks are repeated one-chain `pm.sample` runs with the same s
 `sampler_arms` (NUTS and slice 300 + 300, Metropolis 1000 + 2000), 12 per sampler: enough to rank
 samplers whose efficiencies differ several-fold, not close ones (eight schools: NUTS vs Metropolis
 is within the noise of 12 runs). Users' practice is scored on run i of every sampler for seed i.
-(3) The live runs use a wall-time budget on a machine where each process got a small share of
-the 2 cores, so a 60 s wall budget bought only a few CPU seconds of pulls.
+(3) The live runs use a wall-time budget: their machine, and how many ran side by side, are stated
+with their table.
 """
 
 
@@ -379,9 +379,8 @@ def main(argv=None):
         sections.append(live_section(runs, best))
     head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
             f"Machine: {machine()}; {utc_now()}; command `{command}`; wall {time.time() - t0:.0f} s. "
-            f"The machine is shared with other jobs (load average about 10 on 2 cores during the run): "
-            f"CPU costs are inflated by contention, the same way for both rules, which are replayed on the "
-            f"same banks and seeds. Banks: at most {pulls} pulls and {seconds:g} CPU s per arm; "
+            f"Both rules are replayed on the same banks and seeds (the banks' CPU costs were recorded on a "
+            f"2-core VM shared with other jobs, so they are inflated by contention alike for both). Banks: at most {pulls} pulls and {seconds:g} CPU s per arm; "
             f"{len(seeds)} seeds; delta = {DELTA}; epsilon (new rule) = {DEFAULT_EPSILON}; cap "
             f"{CAP_SECONDS:g} s of pull cost.\n\n" + (__doc__.split("\n\n", 1)[1].split("    .venv")[0]))
     md = head + "\n" + CAVEATS + "\n" + "\n".join(sections)

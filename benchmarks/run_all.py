@@ -49,14 +49,13 @@ measured side by side in the same run. Rebuild this file with
 `.venv/bin/python -m benchmarks.run_all --assemble`; rerun everything with `make bench`
 (quick) or `.venv/bin/python -m benchmarks.run_all --full`.
 
-**Read with care.** Sections ran on two 2-core VMs, each named in its section: an Intel Xeon VM
-(2026-11-22; its speed varied between runs by up to ~1.8x even when idle) and an AMD EPYC VM
-(2026-11-23). On 2026-11-23 the evidence suite's runs (two worker processes side by side, each held
-to one core), then evidence vs SMC beside the identification benchmark (one process per core), then
-EXPLORE-m (alone) ran one after another with nothing else on the machine. Later that day the
-comparison (`bench_compare`, counts of pulls only), full-bandit and scale-out benchmarks ran while
-other jobs shared the two cores (the scale-out section records the load and the parallelism the
-machine gave). Timings from different sections (and machines) are not comparable.
+**Read with care.** Sections ran on three machines, each named in its section: an Intel Xeon
+2-core VM (2026-11-22; its speed varied between runs by up to ~1.8x even when idle), an AMD EPYC
+2-core VM (2026-11-23 to 2026-11-26; most sections, many of them while other jobs shared its two
+cores, as their sections record), and, on 2026-11-26, the 16 CPU cores of a lent GPU machine (Intel
+Xeon) for the evidence suite (every run a fresh process held to one core, up to 16 side by side)
+and the live `compare_samplers` runs. Timings from different sections (and machines) are not
+comparable.
 
 Ratios of variants measured side by side in the same run are the figures to trust.
 """

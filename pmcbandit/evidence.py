@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from functools import cached_property
 import warnings
 from collections.abc import Sequence
@@ -45,6 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit.arms.base import Arm
+from pmcbandit.arms.evidence._cache import density_for, modes_for
 from pmcbandit.runtime.budget import Budget, WallSeconds
 from pmcbandit._logging import log_notes, logger
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
@@ -248,7 +248,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         )
     notes: list[str] = []
     # compiled once, shared by every AIS, Laplace-t and prior-IS arm (and by later calls on the same model)
-    density = _density(model, non_centre, notes)
+    density = density_for(model, non_centre, notes)
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
     laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
     spent = 0.0 if started is None else time.perf_counter() - started
@@ -330,62 +330,6 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     return arms, notes, alerts
 
 
-#: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
-#: model whose variables and data are unchanged skips compilation (:func:`_density`).
-_DENSITIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _density(model, non_centre: bool, notes: list[str]):
-    """The :class:`~pmcbandit.arms.evidence.ModelDensity` of ``model`` (non-centred when asked), compiled once per
-    model object and content: the cache is keyed by the model object and checked against a fingerprint of its
-    free variables (names, types), data containers' values, observed values and potentials, so a model changed
-    since (``pm.set_data``, a variable added) is compiled again. ``notes`` gets the pool's non-centring note.
-    """
-    from pmcbandit.arms.evidence import ModelDensity
-
-    fingerprint = _fingerprint(model)
-    cached = _DENSITIES.get(model, {}).get(bool(non_centre))
-    if cached is None or cached[0] != fingerprint:
-        own: list[str] = []
-        cached = (fingerprint, ModelDensity(_non_centred(model, own) if non_centre else model), own)
-        _DENSITIES.setdefault(model, {})[bool(non_centre)] = cached
-    notes.extend(cached[2])
-    return cached[1]
-
-
-def _fingerprint(model) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    for rv in model.free_RVs:
-        digest.update(f"{rv.name}:{rv.type}:{rv.owner.op}".encode())
-    for var in model.data_vars:
-        digest.update(var.name.encode() + np.ascontiguousarray(var.get_value()).tobytes())
-    for rv in model.observed_RVs:
-        value = model.rvs_to_values[rv]
-        data = value.get_value() if hasattr(value, "get_value") else getattr(value, "data", None)
-        digest.update(f"{rv.name}:{rv.owner.op}".encode())
-        if data is not None:
-            digest.update(np.ascontiguousarray(data).tobytes())
-    digest.update(repr([p.name for p in model.potentials]).encode())
-    return digest.hexdigest()
-
-
-def _non_centred(model, notes: list[str]):
-    """The model non-centred (:func:`~pmcbandit.arms.evidence.reparam.non_centred`), with a note when it changed."""
-    from pmcbandit.arms.evidence.reparam import non_centred
-
-    nc = non_centred(model)
-    if nc.changed:
-        pairs = ", ".join(f"{x} from {z}" for x, z in zip(nc.replaced, nc.innovations))
-        notes.append(f"the evidence was estimated on the model non-centred, the same model without the funnel of a "
-                     f"centred hierarchy ({pairs}, each z ~ Normal(0, 1)); the posterior draws hold the z variables "
-                     "and the original ones as deterministics (evidence_arms(model, non_centre=False) keeps it as "
-                     "written)")
-    return nc.model
-
-
 def _setup_words(spent: float) -> str:
     return f", with the {spent:.3g} s of set-up the budget counts" if spent else ""
 
@@ -395,9 +339,7 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str]) -> lis
     from pmcbandit.arms.evidence import LaplaceISArm
     from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
 
-    search = _MODES.get(density)
-    if search is None:
-        search = _MODES[density] = find_modes(density)
+    search = modes_for(density, find_modes)
     try:
         return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                              name="laplace-t" if df == 5.0 else f"laplace-t{df:g}", modes=search, cost=cost)

@@ -58,7 +58,7 @@ def test_a_second_call_on_the_same_model_reuses_its_compiled_density_until_the_d
     import numpy as np
     import pymc as pm
 
-    from pmcbandit.evidence import _density
+    from pmcbandit.arms.evidence._cache import density_for as _density
 
     with pm.Model() as model:
         x = pm.Data("x", np.array([0.5, 1.5, 2.0]))

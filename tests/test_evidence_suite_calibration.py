@@ -40,8 +40,13 @@ def _check(name: str, ais_steps, pulls: int, seed: int):
     return result
 
 
+#: Models whose default-budget check takes minutes on two cores (compiling and pulling ~50-100 dimensions):
+#: run with the slow tests.
+HEAVY = ("hierarchical_normal_100", "hierarchical_logistic_50")
+
+
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
-@pytest.mark.parametrize("name", list(SUITE))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n for n in SUITE])
 def test_default_pool_covers_the_reference(name):
     _check(name, ais_steps=(20, 100), pulls=80, seed=2014)
 

@@ -1,0 +1,78 @@
+"""Compiled densities of the models seen in this process, and their mode searches.
+
+A second evidence run on the same ``pm.Model`` object reuses its compiled
+:class:`~pmcbandit.arms.evidence.ModelDensity` (and the multi-start mode search of the Laplace arms)
+while the model's variables and data are unchanged: :func:`density_for` keys the cache by the model
+object and checks it against :func:`fingerprint`. Imports: NumPy and this package's evidence arms.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+__all__ = ["density_for", "modes_for", "fingerprint", "non_centred_model"]
+
+#: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
+#: model whose variables and data are unchanged skips compilation (:func:`density_for`).
+_DENSITIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def density_for(model, non_centre: bool, notes: list[str]):
+    """The :class:`~pmcbandit.arms.evidence.ModelDensity` of ``model`` (non-centred when asked), compiled once per
+    model object and content: the cache is keyed by the model object and checked against a fingerprint of its
+    free variables (names, types), data containers' values, observed values and potentials, so a model changed
+    since (``pm.set_data``, a variable added) is compiled again. ``notes`` gets the pool's non-centring note.
+    """
+    from pmcbandit.arms.evidence import ModelDensity
+
+    key = fingerprint(model)
+    cached = _DENSITIES.get(model, {}).get(bool(non_centre))
+    if cached is None or cached[0] != key:
+        own: list[str] = []
+        cached = (key, ModelDensity(non_centred_model(model, own) if non_centre else model), own)
+        _DENSITIES.setdefault(model, {})[bool(non_centre)] = cached
+    notes.extend(cached[2])
+    return cached[1]
+
+
+def fingerprint(model) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for rv in model.free_RVs:
+        digest.update(f"{rv.name}:{rv.type}:{rv.owner.op}".encode())
+    for var in model.data_vars:
+        digest.update(var.name.encode() + np.ascontiguousarray(var.get_value()).tobytes())
+    for rv in model.observed_RVs:
+        value = model.rvs_to_values[rv]
+        data = value.get_value() if hasattr(value, "get_value") else getattr(value, "data", None)
+        digest.update(f"{rv.name}:{rv.owner.op}".encode())
+        if data is not None:
+            digest.update(np.ascontiguousarray(data).tobytes())
+    digest.update(repr([p.name for p in model.potentials]).encode())
+    return digest.hexdigest()
+
+
+def non_centred_model(model, notes: list[str]):
+    """The model non-centred (:func:`~pmcbandit.arms.evidence.reparam.non_centred`), with a note when it changed."""
+    from pmcbandit.arms.evidence.reparam import non_centred
+
+    nc = non_centred(model)
+    if nc.changed:
+        pairs = ", ".join(f"{x} from {z}" for x, z in zip(nc.replaced, nc.innovations))
+        notes.append(f"the evidence was estimated on the model non-centred, the same model without the funnel of a "
+                     f"centred hierarchy ({pairs}, each z ~ Normal(0, 1)); the posterior draws hold the z variables "
+                     "and the original ones as deterministics (evidence_arms(model, non_centre=False) keeps it as "
+                     "written)")
+    return nc.model
+
+
+def modes_for(density, find_modes):
+    """The mode search of ``density`` (``find_modes(density)``), made once per density."""
+    search = _MODES.get(density)
+    if search is None:
+        search = _MODES[density] = find_modes(density)
+    return search
