@@ -48,7 +48,8 @@ from pmcbandit.arms.evidence._cache import density_for, modes_for
 from pmcbandit.runtime.budget import Budget, WallSeconds
 from pmcbandit._logging import log_notes, logger
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
-from pmcbandit.result import RunResult, check_observations
+from pmcbandit.result import RunResult
+from pmcbandit.runtime.guards import CHECK_PULLS
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.door import emit_warnings
 
@@ -178,8 +179,8 @@ def evidence_arms(
         (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
         at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
         (a paired decision is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), and the arm with the
-        fewest steps at most those of a pull of which :func:`~pmcbandit.result.check_observations`
-        (100 for one chain: 100 weights for a Pareto k-hat) fit in :data:`CHECK_FILL` x the ``CROSS_CHECK_SHARE`` of
+        fewest steps at most those of a pull of which :data:`~pmcbandit.runtime.guards.CHECK_PULLS`
+        (the 30 pulls the consistency test needs) fit in :data:`CHECK_FILL` x the ``CROSS_CHECK_SHARE`` of
         the budget, so the cross-check family reaches the observations the consistency test needs
         (the *independent check*, :mod:`pmcbandit.runtime.guards` rule 4). Shrunk arms keep at least
         :data:`MIN_AIS_STEPS` steps (an arm that cannot get that many is left out, and of two counts
@@ -253,11 +254,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
-        budget_seconds = max(budget_seconds - spent, MIN_RUN_SHARE * budget_seconds)
+        budget_seconds = seconds_after_setup(budget_seconds, spent)
     steps = sorted(int(n) for n in ais_steps)
-    # The check arm (fewest steps) must reach the pulls an arm of n_chains weights per pull needs
-    # to enter the consistency test (a variance estimate and a Pareto k-hat) within its share.
-    need = check_observations(n_chains, 1)
+    # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
+    need = CHECK_PULLS
     check_budget = None
     if budget_seconds is not None and steps:
         caps = [decision_share * budget_seconds / 2] * len(steps)
@@ -494,6 +494,13 @@ def estimate_evidence(
     return result
 
 
+def seconds_after_setup(seconds: float, setup: float) -> float:
+    """What a wall-time budget of ``seconds`` leaves to the pulls after ``setup`` seconds of set-up: the rest, but at
+    least :data:`MIN_RUN_SHARE` of it (the one rule of :func:`estimate_evidence` and :func:`pmcbandit.compare_models`).
+    """
+    return max(seconds - setup, MIN_RUN_SHARE * seconds)
+
+
 def _budget_after_setup(checked, setup: float):
     """The checked options with a wall-time budget cut by the ``setup`` seconds spent building the pool (at least
     :data:`MIN_RUN_SHARE` of it left), and the note that says so; other budgets unchanged.
@@ -502,7 +509,7 @@ def _budget_after_setup(checked, setup: float):
     budget = options.budget
     if not isinstance(budget, WallSeconds):
         return checked, f"set-up (building the evidence pool) took {setup:.3g} s, not counted in the budget {budget!r}"
-    left = max(budget.seconds - setup, MIN_RUN_SHARE * budget.seconds)
+    left = seconds_after_setup(budget.seconds, setup)
     note = (f"set-up (building the evidence pool) took {setup:.3g} s of the {budget.seconds:g} s budget; "
             f"the pulls had {left:.3g} s")
     if setup > (1.0 - MIN_RUN_SHARE) * budget.seconds:

@@ -51,7 +51,7 @@ import numpy as np
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit.arms.evidence._draws import reservoir_states
-from pmcbandit.evidence import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, MIN_RUN_SHARE, _pool
+from pmcbandit.evidence import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, _pool, seconds_after_setup
 from pmcbandit.evidence_slices import merge_slices, slice_arms
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.model_comparison_result import ModelComparison, model_probabilities
@@ -330,7 +330,7 @@ def compare_models(
         setup[name] = time.perf_counter() - start
     if horizon is not None and isinstance(slice_budget, WallSeconds):
         # A wall-time budget runs from the call to the answer: the pools' set-up is counted (estimate_evidence).
-        horizon = max(horizon - sum(setup.values()), MIN_RUN_SHARE * horizon)
+        horizon = seconds_after_setup(horizon, sum(setup.values()))
         slice_budget = WallSeconds(horizon / slices)
 
     done: dict[str, list] = {name: [] for name in names}

@@ -46,10 +46,10 @@ from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
 from pmcbandit.stats.psis import ArmReliability
-from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, RunMessages, check_observations
+from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, RunMessages
 
 __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF",
-           "KHAT_MIN_WEIGHTS", "check_observations"]
+           "KHAT_MIN_WEIGHTS"]
 
 #: Fewest effective degrees of freedom of an SE for its interval to be reported as one.
 MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF

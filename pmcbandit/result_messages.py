@@ -5,8 +5,9 @@ messages, by the rule of ``docs/guide/warnings.md``: a :class:`~pmcbandit.except
 subclass, always naming the action that fixes it, when the answer may be wrong or lacks its guarantee;
 a note (``result.notes``, ``summary()``, the InferenceData and an INFO record on the ``pmcbandit``
 logger) when it is sound but weaker than it could be, or when a setting was adapted. It also holds the
-rule for how many observations an arm needs to enter the consistency test (:func:`check_observations`),
-which the evidence pool uses to size its check arm.
+rule for which arms enter the consistency test (:data:`MIN_CONSISTENCY_DOF`: an arm of one observation
+per pull enters with :data:`pmcbandit.runtime.guards.CHECK_PULLS` pulls, the count the guards and the
+evidence pool size the check arm for).
 """
 
 from __future__ import annotations
@@ -16,30 +17,19 @@ import math
 import numpy as np
 
 from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
-from pmcbandit.runtime.guards import CROSS_CHECK_SHARE
+from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE
 from pmcbandit.stats.combine import MIN_WEIGHTED_DOF as MIN_INTERVAL_DOF
 
-__all__ = ["RunMessages", "MIN_CONSISTENCY_DOF", "KHAT_MIN_WEIGHTS", "check_observations"]
+__all__ = ["RunMessages", "MIN_CONSISTENCY_DOF", "KHAT_MIN_WEIGHTS"]
 
 #: Fewest degrees of freedom of an arm's variance estimate for it to enter the consistency test: a
 #: batched arm's many weights give that at once; an arm of one weight per pull needs 30 pulls, the
-#: usual rule of thumb for a mean of skewed observations to be near normal.
-MIN_CONSISTENCY_DOF = 29
+#: usual rule of thumb for a mean of skewed observations to be near normal (``CHECK_PULLS``). An
+#: importance-weight arm without a Pareto k-hat yet is compared too, though not combined.
+MIN_CONSISTENCY_DOF = CHECK_PULLS - 1
 #: Fewest importance weights of an arm for a Pareto k-hat (``WeightTails``' ``min_weights``): below, an
 #: importance-weight arm is *unchecked* and gets no weight while a checked arm passed (step 1).
 KHAT_MIN_WEIGHTS = 100
-
-
-def check_observations(n_weights: int, pulls: int) -> int:
-    """Pulls an arm needs to enter the consistency test: :data:`MIN_CONSISTENCY_DOF` + 1 for its
-    variance estimate. An importance-weight arm without a Pareto k-hat yet (fewer than
-    :data:`KHAT_MIN_WEIGHTS` weights: an AIS arm of one chain before 100 pulls) is *unchecked*: it
-    gets no weight in the combination while a checked arm passed (:mod:`pmcbandit.result`, step 1),
-    but it is compared (step 2), so the independent check needs its 30 pulls, not 100. ``n_weights``
-    and ``pulls`` (the weights an arm gave in its pulls so far) are kept for the rule's callers.
-    """
-    del n_weights, pulls
-    return int(MIN_CONSISTENCY_DOF + 1)
 
 
 class RunMessages:
@@ -158,7 +148,7 @@ class RunMessages:
     def _check_advice(self) -> str:
         """The action that would let the independent check run, estimated from this run's costs: the
         quickest arm of a family left out of the comparison must reach the observations the
-        consistency test needs (:func:`check_observations`) within the cross-check share.
+        consistency test needs (:data:`~pmcbandit.runtime.guards.CHECK_PULLS`) within the cross-check share.
         """
         compared = set(self._families_compared())
         families = self._families()
@@ -181,7 +171,7 @@ class RunMessages:
         if best is None:
             return "give the run a larger budget, so an arm of the other family is pulled"
         k, per_pull = best
-        need = check_observations(rel.n_weights[k], int(np.sum(arms == k)))
+        need = CHECK_PULLS
         name = self.arm_names[k]
         if rel.unreliable[k]:
             return (

@@ -20,7 +20,8 @@ import pytest
 import pmcbandit as pb
 from pmcbandit.exceptions import (NoGuaranteeWarning, PmcBanditWarning, SettingsWarning, UnreliableArmWarning,
                                   WarningText)
-from pmcbandit.result import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, check_observations
+from pmcbandit.result import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF
+from pmcbandit.runtime.guards import CHECK_PULLS
 from tests.helpers import ScriptedArm, normal_arm
 
 #: An action: after a colon or semicolon, an imperative verb the user can carry out.
@@ -176,10 +177,8 @@ def test_the_independent_check_advice_names_the_budget_from_this_run():
 
 
 def test_observations_the_consistency_test_needs():
-    assert check_observations(0, 0) == MIN_CONSISTENCY_DOF + 1
     # one weight per pull: compared once it has 30 pulls, before the k-hat's 100 weights
-    assert check_observations(40, 40) == MIN_CONSISTENCY_DOF + 1 < KHAT_MIN_WEIGHTS
-    assert check_observations(4000, 4) == MIN_CONSISTENCY_DOF + 1  # batches: the variance's dof rule
+    assert CHECK_PULLS == MIN_CONSISTENCY_DOF + 1 == 30 < KHAT_MIN_WEIGHTS
 
 
 def test_a_warning_issued_before_the_run_is_not_issued_again():

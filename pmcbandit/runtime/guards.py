@@ -81,7 +81,7 @@ MAX_DECISION_SHARE = 0.1
 CROSS_CHECK_SHARE = 0.1
 #: Pulls a check arm should reach within its share: an arm enters the consistency test with a
 #: variance estimate of :data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29 dof (30 pulls), with or
-#: without a Pareto k-hat (:func:`pmcbandit.result.check_observations`).
+#: without a Pareto k-hat (:mod:`pmcbandit.result`, step 2).
 CHECK_PULLS = 30
 
 # Codes of the history's ``reason`` column (pmcbandit.runtime.history.REASONS).
