@@ -6,7 +6,7 @@ pulled into a *bank*: up to ``--bank-pulls`` pulls per arm, at most ``--bank-sec
 arm, each pull's log-evidence estimate and CPU cost recorded. The bank gives the long-run
 efficiency of every arm, :math:`1/(\\widehat{\\mathrm{Var}}\\,\\bar c)`, and the long-run ranking.
 
-Each seed then replays a comparison on pairs drawn with replacement from the bank
+Each seed then replays a comparison on pairs of two different pulls drawn from the bank
 (the loop of :func:`pmcbandit.compare.simulate.simulate_comparison`, recorded costs, a cap of 60 CPU seconds of
 pulls), side by side on the same seeds:
 
@@ -93,7 +93,7 @@ def _tied_after(banked, rule, seed, cap=CAP_SECONDS):
 
     def draw(rng, arm):
         x, c = banked[arm]
-        i, j = rng.integers(x.size, size=2)
+        i, j = rng.choice(len(x), size=2, replace=False)  # two different runs: a pair of independent pulls
         return x[i], x[j], c[i], c[j]
 
     rng = np.random.default_rng(seed)
@@ -227,72 +227,116 @@ def _sampler_model(name):
         return model, ("x", 0)
 
 
-def sampler_bank(name: str, runs: int, seconds: float, seed: int):
-    """Per sampler: arrays of (posterior-mean estimate, CPU seconds, az.ess) of repeated one-chain runs."""
-    import arviz as az
-    import pymc as pm
+_ARMS: dict = {}  # per process: the compiled arms, built once
 
-    model, (var, elem) = _sampler_model(name)
+
+def _sampler_run(name: str, s: int, index: int, seed: int) -> list[float]:
+    """Pull ``index`` of the arm of sampler ``s`` (an :class:`~pmcbandit.arms.samplers.MCMCArm`, as
+    ``sampler_arms`` builds it, compiled once per process): [estimate of the model's scalar quantity,
+    CPU seconds of the run, its az.ess, the smallest az.ess over the unconstrained coordinates, then
+    every unconstrained coordinate's posterior mean (in the order of ``model.value_vars``)].
+    """
+    import arviz as az
+
+    from pmcbandit.arms.samplers import MCMCArm
+    from pmcbandit.arms.samplers._quantity import Quantity
+
+    if (name, s) not in _ARMS:
+        model, (var, elem) = _sampler_model(name)
+        label = var if elem is None else f"{var}[{elem}]"
+        kind, kw = SAMPLERS[s]
+        _ARMS[name, s] = MCMCArm(model, Quantity(model, label), kind, **kw)
+    arm = _ARMS[name, s]
+    start = time.process_time()
+    X, _ = arm.chain(np.random.default_rng([seed, s, index]))
+    cost = time.process_time() - start
+    x = arm.quantity(X)
+    min_ess = min(float(az.ess(X[None, :, j])) for j in range(X.shape[1]))
+    return [float(x.mean()), cost, float(az.ess(x[None, :])), min_ess, *X.mean(axis=0).tolist()]
+
+
+def sampler_bank(name: str, runs: int, seconds: float, seed: int, workers: int = 1):
+    """Per sampler: arrays of the rows of :func:`_sampler_run` of repeated pulls (one-chain runs).
+
+    One process: up to ``runs`` per sampler within ``seconds`` of CPU time each. ``workers > 1``:
+    exactly ``runs`` per sampler on that many single-threaded processes (the same runs: each is
+    seeded by its sampler and index).
+    """
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        tasks = [(name, s, i, seed) for s in range(len(SAMPLERS)) for i in range(runs)]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(_sampler_run, *zip(*tasks), chunksize=1))
+        out = [np.asarray(done[s * runs:(s + 1) * runs]) for s in range(len(SAMPLERS))]
+        return [k for k, _ in SAMPLERS], out
     out = []
-    for s, (kind, kw) in enumerate(SAMPLERS):
+    for s in range(len(SAMPLERS)):
         rows = []
         start = time.process_time()
         while len(rows) < runs and time.process_time() - start < seconds:
-            with model:
-                step = {"nuts": pm.NUTS, "metropolis": pm.Metropolis, "slice": pm.Slice}[kind]()
-                t0 = time.process_time()
-                idata = pm.sample(step=step, chains=1, cores=1, progressbar=False, compute_convergence_checks=False,
-                                  random_seed=seed + 1000 * s + len(rows), **kw)
-                cost = time.process_time() - t0
-            draws = idata.posterior[var].values[0]
-            x = draws if elem is None else draws[:, elem]
-            rows.append((float(x.mean()), cost, float(az.ess(x[None, :]))))
+            rows.append(_sampler_run(name, s, len(rows), seed))
         out.append(np.asarray(rows))
     return [k for k, _ in SAMPLERS], out
 
 
 def sampler_section(name, names, rows, seeds, epsilon):
-    banked = [(r[:, 0], r[:, 1]) for r in rows]
-    eff = np.array([1.0 / (np.var(x, ddof=1) * c.mean()) for x, c in banked])
-    best = int(np.argmax(eff))
-    lines = [f"### {name} (sampler arms)", "", "| sampler | runs | mean CPU s | variance of the estimate | "
-             "long-run efficiency | mean az.ess per CPU s |", "|---|---:|---:|---:|---:|---:|"]
-    for i, r in enumerate(rows):
-        lines.append(f"| {names[i]}{' (best)' if i == best else ''} | {len(r)} | {r[:, 1].mean():.3g} | "
-                     f"{np.var(r[:, 0], ddof=1):.3g} | {eff[i]:.3g} | {np.mean(r[:, 2] / r[:, 1]):.3g} |")
+    """Replays on one model's sampler banks: the scalar quantity (one degree of freedom per pair) and every
+    coordinate scaled by :func:`pmcbandit.arms.samplers.pilot_scales` (``sampler_arms``' default)."""
+    from pmcbandit.arms.samplers import pilot_scales
+
+    scales = pilot_scales(_sampler_model(name)[0])
+    lines = [f"### {name} (sampler arms)", ""]
     n_runs = min(len(r) for r in rows)
-    users = [int(np.argmax([r[i % n_runs, 2] / r[i % n_runs, 1] for r in rows])) for i in seeds]
-    spent = [sum(r[i % n_runs, 1] for r in rows) for i in seeds]
     rule = rules(len(rows), epsilon)["new"]
-    outcome = [_tied_after(banked, rule, i, cap=t) for i, t in zip(seeds, spent)]
-    long_cap = [_tied_after(banked, rule, i, cap=SAMPLER_CAP) for i in seeds]
-    right = sum(u == best for u in users)
+    spent = [sum(r[i % n_runs, 1] for r in rows) for i in seeds]
+    for label, banked, ess_col in (
+        ("scalar quantity", [(r[:, 0], r[:, 1]) for r in rows], 2),
+        (f"every coordinate ({scales.size}, scaled by the pilot's posterior sds)",
+         [(r[:, 4:] / scales, r[:, 1]) for r in rows], 3),
+    ):
+        var = [float(np.sum(np.var(x, axis=0, ddof=1))) for x, _ in banked]
+        eff = np.array([1.0 / (v * c.mean()) for v, (_, c) in zip(var, banked)])
+        best = int(np.argmax(eff))
+        ess = "az.ess" if ess_col == 2 else "smallest az.ess over the coordinates"
+        lines += [f"**{label}**", "", f"| sampler | runs | mean s | variance of the estimate | long-run efficiency | "
+                  f"mean {ess} per s |", "|---|---:|---:|---:|---:|---:|"]
+        for i, r in enumerate(rows):
+            lines.append(f"| {names[i]}{' (best)' if i == best else ''} | {len(r)} | {r[:, 1].mean():.3g} | "
+                         f"{var[i]:.3g} | {eff[i]:.3g} | {np.mean(r[:, ess_col] / r[:, 1]):.3g} |")
+        users = [int(np.argmax([r[i % n_runs, ess_col] / r[i % n_runs, 1] for r in rows])) for i in seeds]
+        outcome = [_tied_after(banked, rule, i, cap=t) for i, t in zip(seeds, spent)]
+        long_cap = [_tied_after(banked, rule, i, cap=SAMPLER_CAP) for i in seeds]
 
-    def _summary(res):
-        decided = [r for r in res if r[0]]
-        agree = sum(1 for r in decided if int(r[2][0]) == best or best in set(r[3].tolist()))
-        picks = sum(1 for r in res if int(r[2][0]) == best)
-        return len(decided), agree, picks
+        def _summary(res, best=best):
+            decided = [r for r in res if r[0]]
+            agree = sum(1 for r in decided if int(r[2][0]) == best or best in set(r[3].tolist()))
+            picks = sum(1 for r in res if int(r[2][0]) == best)
+            return len(decided), agree, picks
 
-    d_eq, a_eq, p_eq = _summary(outcome)
-    d_cap, a_cap, p_cap = _summary(long_cap)
-    costs = [r[1] for r in long_cap if r[0]]
-    lines += ["", f"Users' practice (one run each, rank by az.ess per CPU second): right on {right}/{len(seeds)} "
-              f"seeds (mean time spent {np.mean(spent):.3g} s). compare_samplers replayed at the same total time: "
-              f"confident decision or proven tie on {d_eq}/{len(seeds)}, of which {a_eq} agree with the long run; "
-              f"its best guess is the long-run best on {p_eq}/{len(seeds)}. With {SAMPLER_CAP:g} s: decided on "
-              f"{d_cap}/{len(seeds)} (agree {a_cap}), best guess right on {p_cap}/{len(seeds)}"
-              + (f", mean cost to a decision {np.mean(costs):.3g} s." if costs else ".")]
+        d_eq, a_eq, p_eq = _summary(outcome)
+        d_cap, a_cap, p_cap = _summary(long_cap)
+        costs = [r[1] for r in long_cap if r[0]]
+        right = sum(u == best for u in users)
+        lines += ["", f"Users' practice (one run each, rank by {ess} per second): right on {right}/{len(seeds)} "
+                  f"seeds (mean time spent {np.mean(spent):.3g} s). compare_samplers replayed at the same total time: "
+                  f"confident decision or proven tie on {d_eq}/{len(seeds)}, of which {a_eq} agree with the long run; "
+                  f"its best guess is the long-run best on {p_eq}/{len(seeds)}. With {SAMPLER_CAP:g} s: decided on "
+                  f"{d_cap}/{len(seeds)} (agree {a_cap}), best guess right on {p_cap}/{len(seeds)}"
+                  + (f", mean cost to a decision {np.mean(costs):.3g} s." if costs else "."), ""]
     return "\n".join(lines) + "\n"
 
 
 CAVEATS = """**Read with care.** (1) The replays resample one bank per model: the 10 seeds vary the replay,
 not the bank, so they are not 10 independent live runs; arms whose pulls are slow got fewer bank
 pulls than the 200 asked for (table column), and their long-run efficiency is correspondingly
-rough. (2) Sampler banks are repeated one-chain `pm.sample` runs with the same settings as
-`sampler_arms` (NUTS and slice 300 + 300, Metropolis 1000 + 2000), 12 per sampler: enough to rank
-samplers whose efficiencies differ several-fold, not close ones (eight schools: NUTS vs Metropolis
-is within the noise of 12 runs). Users' practice is scored on run i of every sampler for seed i.
+rough. (2) Sampler banks are pulls of the arms `sampler_arms` builds (`MCMCArm`: NUTS and slice 300 + 300,
+Metropolis 1000 + 2000), 200 per sampler, made on 16 cores of the lent machine (`--bank-workers 16`,
+one single-threaded process each; the costs are CPU seconds of the runs). Each model is replayed twice:
+on the scalar quantity named in the table (one degree of freedom per pair), and on every coordinate
+scaled by `pilot_scales` (`sampler_arms`' default). Users' practice is scored on run i of every
+sampler for seed i: az.ess per second of the scalar, the smallest az.ess over the coordinates per
+second for every coordinate.
 (3) The live runs use a wall-time budget: their machine, and how many ran side by side, are stated
 with their table.
 """
@@ -309,6 +353,8 @@ def main(argv=None):
     parser.add_argument("--banks-only", action="store_true", help="build and save the banks, replay nothing")
     parser.add_argument("--samplers", default=None, help="sampler-arm models (default: all of SAMPLER_MODELS)")
     parser.add_argument("--sampler-runs", type=int, default=None)
+    parser.add_argument("--bank-workers", type=int, default=1,
+                        help="sampler banks: runs side by side, each a single-threaded process")
     parser.add_argument("--live-seeds", type=int, default=0, help="live 60 s runs per evidence model")
     parser.add_argument("--live-workers", type=int, default=1,
                         help="live runs side by side, each a single-threaded process with its own compile cache")
@@ -354,7 +400,8 @@ def main(argv=None):
         if name in sampler_saved:
             names, rows = sampler_saved[name]["names"], [np.asarray(r) for r in sampler_saved[name]["rows"]]
         else:
-            names, rows = sampler_bank(name, args.sampler_runs or (8 if args.quick else 30), 4 * seconds, seed=2026)
+            names, rows = sampler_bank(name, args.sampler_runs or (8 if args.quick else 30), 4 * seconds, seed=2026,
+                                       workers=args.bank_workers)
             sampler_saved[name] = dict(names=names, rows=[r.tolist() for r in rows])
             sampler_store.write_text(json.dumps(sampler_saved))
         if args.banks_only:
@@ -379,8 +426,10 @@ def main(argv=None):
         sections.append(live_section(runs, best))
     head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
             f"Machine: {machine()}; {utc_now()}; command `{command}`; wall {time.time() - t0:.0f} s. "
-            f"Both rules are replayed on the same banks and seeds (the banks' CPU costs were recorded on a "
-            f"2-core VM shared with other jobs, so they are inflated by contention alike for both). Banks: at most {pulls} pulls and {seconds:g} CPU s per arm; "
+            f"Both rules are replayed on the same banks and seeds (the evidence banks' CPU costs were recorded on a "
+            f"2-core VM shared with other jobs, so they are inflated by contention alike for both; the sampler banks' "
+            f"on 16 cores of the lent machine, see (2) below). Evidence banks: at most {pulls} pulls and {seconds:g} "
+            f"CPU s per arm; "
             f"{len(seeds)} seeds; delta = {DELTA}; epsilon (new rule) = {DEFAULT_EPSILON}; cap "
             f"{CAP_SECONDS:g} s of pull cost.\n\n" + (__doc__.split("\n\n", 1)[1].split("    .venv")[0]))
     md = head + "\n" + CAVEATS + "\n" + "\n".join(sections)

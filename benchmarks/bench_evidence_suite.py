@@ -120,6 +120,8 @@ def run_pool(model, seconds: float, seed: int, smc: bool = False, timing: str = 
         pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
         cost_share={str(a): float(c / spent.sum()) for a, c in zip(table["arm"], spent)} if spent.sum() else {},
         khat={str(a): float(k) for a, k in zip(table["arm"], table["khat"]) if np.isfinite(k)},
+        log_w_var={str(a): [float(v), int(n)] for a, v, n in zip(table["arm"], table["log_w_var"], table["n_weights"])
+                   if np.isfinite(v)},
         arm_status={str(a): str(s) for a, s in zip(table["arm"], table["status"])},
         warnings=sorted({str(w.message)[:160] for w in caught if issubclass(w.category, PmcBanditWarning)}),
         # What benchmarks.bench_warnings scores (its --rescore reads these runs).

@@ -30,7 +30,8 @@ delta = 0.15. Each trial has its own reward and decision streams.
    on instance A in the package's simulator and in the frozen copy of the previous kernels
    (``benchmarks/_reference_simulate/explore.py``: every decision re-sums all arms' levels, re-scans for
    pi1's and pi2's candidates and re-divides OCBA-m's allotments), interleaved, best of three, on the same
-   streams: the runs must be identical (samples, choices and counts per arm), which the table states.
+   streams: the runs must be identical (samples, choices and counts per arm), which the table states; beside
+   them ``parallel=True`` on ``--threads`` numba threads (default: every core), samples per wall second.
 
 Writes ``benchmarks/results/bench_explore_m.md``, ``bench_explore_m.json`` and
 ``bench_explore_m.png`` (the figures). ``--throughput`` runs item 7 only and replaces the section
@@ -42,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -209,9 +211,11 @@ SIDE_BY_SIDE = {**POLICIES, "OCBA-m n0=20": OCBA["OCBA-m n0=20"]}
 SIDE_HEADING = "### Kernels side by side"
 
 
-def side_by_side(reps: int, cap: int) -> list[str]:
-    """Item 7: the package's EXPLORE-m kernels beside the frozen previous ones, per CPU second, 1 thread."""
-    import os
+def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
+    """Item 7: the package's EXPLORE-m kernels beside the frozen previous ones, per CPU second, 1 thread; with
+    ``threads``, also ``parallel=True`` on that many numba threads (all cores), samples per wall second.
+    """
+    import numba
 
     from benchmarks._reference_simulate.explore import simulate_stopping as previous
     from pmcbandit.identification.simulate import simulate_stopping
@@ -222,12 +226,14 @@ def side_by_side(reps: int, cap: int) -> list[str]:
         SIDE_HEADING + " (instance A, n = 50; one process, one thread; interleaved, best of three)",
         "",
         f"- machine: {machine()}; {utc_now()}; load average before: {os.getloadavg()[0]:.2f} "
-        f"(2 cores shared with other jobs: CPU-second rates, best of three)",
+        f"({os.cpu_count()} cores; 1-thread columns: CPU-second rates, best of three)",
         f"- {reps} trials per configuration, pulls to stop capped at {cap:,}, seed 7",
         "",
-        "| algorithm | previous, M samples / CPU s | new, M samples / CPU s | speed-up | identical runs | goal |",
-        "|---|---|---|---|---|---|",
+        "| algorithm | previous, M samples / CPU s | new, M samples / CPU s | speed-up | identical runs | goal |"
+        + (" all cores, M samples / wall s | all cores / (1 thread, CPU s) | same runs |" if threads else ""),
+        "|---|---|---|---|---|---|" + ("---|---|---|" if threads else ""),
     ]
+    all_reps = max(reps, 8 * threads)  # long enough to time on many threads
     for label, (name, kw) in SIDE_BY_SIDE.items():
         algo = build(name, inst, **kw)
         runs = {}
@@ -243,8 +249,23 @@ def side_by_side(reps: int, cap: int) -> list[str]:
                 runs[tag] = res
         same = all(np.array_equal(a, b) for a, b in zip(runs["new"], runs["previous"]))
         new, old = best["new"] / 1e6, best["previous"] / 1e6
-        lines.append(f"| {label} | {old:.2f} | {new:.2f} | {new / old:.2f}x | {'yes' if same else 'NO'} | "
-                     f">= 5 ({'met' if new >= 5 else 'not met'}) |")
+        row = (f"| {label} | {old:.2f} | {new:.2f} | {new / old:.2f}x | {'yes' if same else 'NO'} | "
+               f">= 5 ({'met' if new >= 5 else 'not met'}) |")
+        if threads:
+            before = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            same = simulate_stopping(algo, means, reps=reps, family="uniform", scale=1.0, random_seed=7,
+                                     max_samples=cap, parallel=True)  # the serial runs (runs["new"])
+            kw = dict(family="uniform", scale=1.0, random_seed=11, max_samples=cap)
+            wall = 0.0
+            for _ in range(2):
+                w0 = time.perf_counter()
+                res = simulate_stopping(algo, means, reps=all_reps, parallel=True, **kw)
+                wall = max(wall, res.samples.sum() / (time.perf_counter() - w0))
+            numba.set_num_threads(before)
+            equal = all(np.array_equal(a, b) for a, b in zip(runs["new"], same))
+            row += f" {wall / 1e6:.2f} | {wall / 1e6 / new:.1f}x | {'yes' if equal else 'NO'} |"
+        lines.append(row)
     lines += [
         "",
         "New: the running sums and products of the levels are kept per arm and recomputed from the pulled arm "
@@ -253,6 +274,14 @@ def side_by_side(reps: int, cap: int) -> list[str]:
         "loop, and bound terms a rule does not use are not computed. Same operations in the same order: the "
         "runs are identical.",
     ]
+    if threads:
+        lines += [
+            "",
+            f"All cores: `simulate_stopping(..., parallel=True)` with `numba.set_num_threads({threads})` (numba.prange "
+            f"over parts of the replications), {all_reps} trials (seed 11), best of two, total samples / wall seconds; "
+            "'same runs': on the 1-thread trials (seed 7) its arrays equal the serial ones. Per core: the 'new' "
+            "column (one thread, CPU seconds).",
+        ]
     return lines
 
 
@@ -263,12 +292,14 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="40 trials, pulls to stop capped at 100,000")
     parser.add_argument("--throughput", action="store_true", help="item 7 only (the kernels side by side)")
     parser.add_argument("--side-trials", type=int, default=20, help="trials per configuration of item 7")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="numba threads of item 7's all-core column (default: every core; 0: none)")
     args = parser.parse_args(argv)
     if args.throughput:
         command = " ".join(
             [".venv/bin/python -m benchmarks.bench_explore_m", *(argv if argv is not None else sys.argv[1:])]
         )
-        section = side_by_side(args.side_trials, STOP_CAP) + ["", f"- command: `{command}`"]
+        section = side_by_side(args.side_trials, STOP_CAP, args.threads) + ["", f"- command: `{command}`"]
         path = RESULTS / "bench_explore_m.md"
         text = path.read_text() if path.exists() else ""
         if SIDE_HEADING in text:
@@ -450,7 +481,7 @@ def main(argv=None) -> int:
     for label, rate in throughput.items():
         lines.append(f"| {label} | {rate / 1e6:.2f} |")
     if not args.quick:
-        lines += [""] + side_by_side(args.side_trials, cap)
+        lines += [""] + side_by_side(args.side_trials, cap, args.threads)
     lines += ["", f"Total wall time {time.perf_counter() - start:,.0f} s."]
     text = "\n".join(lines)
     if not args.quick:

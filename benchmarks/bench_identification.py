@@ -20,8 +20,9 @@ with the live loop and replays it pull for pull (``tests/identification/test_sim
    LUCB++), beside a plain per-round NumPy implementation of the same rule (goal <= 30 us).
 4. **Simulator throughput at N = 10** (samples per CPU second), beside the previous simulator
    (``benchmarks/_reference_identification.py``, interleaved, best of three) and a plain-NumPy loop
-   (goal >= 5 M). ``--throughput`` runs only this item and writes
-   ``benchmarks/results/bench_identification_throughput.md``.
+   (goal >= 5 M), and with ``parallel=True`` on ``--threads`` numba threads (default: every core;
+   samples per wall second, the all-core column). ``--throughput`` runs only this item and writes
+   ``benchmarks/results/bench_identification_throughput.md`` (``--throughput-reps`` replications).
 5. **A halved radius**: error rates of the faithful algorithms built with sigma / 2 (rewards keep
    sigma) on the delta-correctness instance of ``tests/identification/test_delta_correctness.py``.
 
@@ -165,10 +166,14 @@ def per_round_times(n_arms=1000, rounds=3000):
     return out
 
 
-def simulator_throughput(reps=400):
+def simulator_throughput(reps=400, threads=None):
     """Samples per CPU second at N = 10 of the simulator, of its previous version
     (``benchmarks/_reference_identification``: top k by quickselect every round, a Generator spawned
-    per replication, Box-Muller rewards) interleaved with it (best of three), and of a plain NumPy loop."""
+    per replication, Box-Muller rewards) interleaved with it (best of three), and of a plain NumPy loop.
+    With ``threads``, also samples per wall second of ``parallel=True`` on that many numba threads (all cores),
+    best of two, and whether its runs equal the serial ones."""
+    import numba
+
     from benchmarks._reference_identification import simulate_stopping as reference
     from pmcbandit.identification.instances import one_sparse
     from pmcbandit.identification.simulate import simulate_stopping
@@ -202,11 +207,26 @@ def simulator_throughput(reps=400):
                     t += 1
             samples += t
         plain = samples / (time.process_time() - start)
-        out[name] = dict(ours=float(best["ours"]), previous=float(best["previous"]), plain=float(plain))
+        out[name] = dict(ours=float(best["ours"]), previous=float(best["previous"]), plain=float(plain), reps=reps)
+        if threads:
+            serial = simulate_stopping(algo, means, reps=reps, random_seed=1)
+            before = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            same = simulate_stopping(algo, means, reps=reps, random_seed=1, parallel=True)
+            all_reps = reps * max(1, threads // 2)  # long enough to time on many threads
+            wall = 0.0
+            for _ in range(2):
+                start = time.perf_counter()
+                res = simulate_stopping(algo, means, reps=all_reps, random_seed=2, parallel=True)
+                wall = max(wall, res.samples.sum() / (time.perf_counter() - start))
+            numba.set_num_threads(before)
+            out[name].update(all_cores=float(wall), threads=threads, all_reps=all_reps,
+                             identical=all(np.array_equal(a, b) for a, b in zip(serial, same)))
     return out
 
 
 def throughput_markdown(sim, command):
+    parallel = next(iter(sim.values())).get("threads")
     lines = [
         "## Identification simulator throughput, N = 10 (new kernels beside the previous ones)",
         "",
@@ -214,19 +234,33 @@ def throughput_markdown(sim, command):
         f"(1-minute load average {os.getloadavg()[0]:.1f} at the end; CPU-time rates, best of three "
         "interleaved runs)",
         f"- command: `{command}`",
-        "- 1-sparse instance, K = 2, heuristic parameters, Gaussian rewards sigma = 1/2, 400 replications; "
-        "one core (the simulator runs its replications in sequence)",
+        "- 1-sparse instance, K = 2, heuristic parameters, Gaussian rewards sigma = 1/2, "
+        f"{next(iter(sim.values()))['reps']} replications; "
+        "one core (the simulator runs its replications in sequence)"
+        + (f"; all-core column: {parallel} numba threads" if parallel else ""),
         "",
         "| algorithm | previous, M samples / CPU s | new, M samples / CPU s | speed-up | plain NumPy, M / CPU s "
-        "| goal >= 5 M |",
-        "|---|---|---|---|---|---|",
+        "| goal >= 5 M |" + (" all cores, M samples / wall s | all cores / (1 thread, CPU s) | same runs |"
+                              if parallel else ""),
+        "|---|---|---|---|---|---|" + ("---|---|---|" if parallel else ""),
     ]
     for name, r in sim.items():
         lines.append(
             f"| {name} | {r['previous'] / 1e6:.2f} | {r['ours'] / 1e6:.2f} | "
             f"{r['ours'] / r['previous']:.1f}x | {r['plain'] / 1e6:.3f} | "
             f"{'met' if r['ours'] >= 5e6 else 'not met'} |"
+            + (f" {r['all_cores'] / 1e6:.2f} | {r['all_cores'] / r['ours']:.1f}x | "
+               f"{'yes' if r['identical'] else 'NO'} |" if parallel else "")
         )
+    if parallel:
+        lines += [
+            "",
+            f"All cores: `simulate_stopping(..., parallel=True)` with `numba.set_num_threads({parallel})` "
+            "(numba.prange over parts of the replications), best of two, total samples / wall seconds on "
+            f"{next(iter(sim.values()))['all_reps']} replications (seed 2); 'same runs': on the serial run's "
+            "replications (seed 1) its arrays equal the serial ones. Per core: the 'new' column (one thread, "
+            "CPU seconds).",
+        ]
     lines += [
         "",
         "New: the means and the top-k masks are kept between rounds and repaired for the pulled arms "
@@ -349,10 +383,16 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--throughput", action="store_true", help="only item 4, written to results/bench_identification_throughput.md"
     )
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="numba threads of the all-core throughput column (default: every core; 0: none)")
+    parser.add_argument("--throughput-reps", type=int, default=400, help="replications of the throughput item")
     args = parser.parse_args(argv)
     if args.throughput:
-        sim = simulator_throughput()
-        text = throughput_markdown(sim, ".venv/bin/python -m benchmarks.bench_identification --throughput")
+        sim = simulator_throughput(args.throughput_reps, args.threads)
+        text = throughput_markdown(
+            sim, " ".join([".venv/bin/python -m benchmarks.bench_identification",
+                           *(argv if argv is not None else sys.argv[1:])])
+        )
         print(text)
         write_section("bench_identification_throughput", text)
         return 0
@@ -391,7 +431,7 @@ def main(argv=None) -> int:
             )
         )
     rounds = per_round_times()
-    sim = simulator_throughput()
+    sim = simulator_throughput(args.throughput_reps, args.threads)
     halved = halved_radius(args.halved_reps)
     command = ".venv/bin/python -m benchmarks.bench_identification " + " ".join(
         argv if argv is not None else sys.argv[1:]

@@ -5,7 +5,8 @@ written to the git-ignored ``benchmarks/out/``).
 Each policy is measured in a fresh process (``--worker NAME``): a small run first
 compiles the numba loop, then ``R`` replications of ``N`` rounds of the Fig. 1
 problem (two scaled-Bernoulli arms of Neufeld et al. 2014, App. E, ``bounds=(0, 1)``)
-run on one thread (``n_jobs=1``) and then on two (``n_jobs=2``). Rates are rounds
+run on one thread (``n_jobs=1``), then on two (``n_jobs=2``), then with ``parallel=True`` on
+``--threads`` numba threads (default: every core; the all-core column, rounds per wall-second). Rates are rounds
 (one decision + one observation + one update of one replication) per CPU-second of the
 process (``time.process_time``: the machine is shared, and wall time would count
 the time the process waits for a core) and per wall-second. The same process times
@@ -42,7 +43,8 @@ GOALS = {"kl_ucb": 10.0, "thompson": 10.0}
 DEFAULT_ROUNDS, REPS = 200_000, 256
 
 
-def worker(name: str, quick: bool) -> dict:
+def worker(name: str, quick: bool, threads: int) -> dict:
+    import numba
     import numpy as np
 
     import pmcbandit
@@ -74,6 +76,21 @@ def worker(name: str, quick: bool) -> dict:
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         out[f"cpu_rate_{jobs}"] = n * reps / cpu
         out[f"wall_rate_{jobs}"] = n * reps / wall
+    # All cores: numba threads over the replications (parallel=True). Its runs equal the 1-thread ones;
+    # it is timed on the full-size rounds and threads / 4 times the replications (also with --quick: the
+    # all-core run must last long enough to time), total rounds / wall seconds, best of two.
+    numba.set_num_threads(threads)
+    par = simulate(name, arms, n, reps, 1, bounds=(0, 1), policy_params=kwargs, checkpoints=20, parallel=True)
+    fields = ("pulls", "pulls_at", "estimate", "estimate_at", "arm_sum", "arm_sum_sq")
+    out["parallel_identical"] = all(np.array_equal(getattr(res, f), getattr(par, f)) for f in fields)
+    par_n, par_reps = ROUNDS.get(name, DEFAULT_ROUNDS), REPS * max(1, threads // 4)
+    best_wall = 0.0
+    for _ in range(2):
+        w0 = time.perf_counter()
+        simulate(name, arms, par_n, par_reps, 1, bounds=(0, 1), policy_params=kwargs, checkpoints=20, parallel=True)
+        best_wall = max(best_wall, par_n * par_reps / (time.perf_counter() - w0))
+    out["wall_rate_parallel"] = best_wall
+    out["threads"], out["par_reps"], out["par_rounds"] = threads, par_reps, par_n
     out["mean_suboptimal"] = float(res.pulls[:, 1].mean())
     # The live loop on the same problem, for the side-by-side ratio.
     live_n = 300 if quick else 3000
@@ -107,22 +124,23 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--worker")
+    parser.add_argument("--threads", type=int, default=os.cpu_count(),
+                        help="numba threads of the all-core column (default: every core)")
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker, args.quick)))
+        print(json.dumps(worker(args.worker, args.quick, args.threads)))
         return 0
     rows, load = [], []
     for name in POLICIES:
-        cmd = [sys.executable, "-m", "benchmarks.bench_simulator", "--worker", name] + (
-            ["--quick"] if args.quick else []
-        )
+        cmd = [sys.executable, "-m", "benchmarks.bench_simulator", "--worker", name, "--threads",
+               str(args.threads)] + (["--quick"] if args.quick else [])
         load.append(os.getloadavg()[0])
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
         if done.returncode:
             print(done.stderr, file=sys.stderr)
             return done.returncode
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    command = "python -m benchmarks.bench_simulator" + (" --quick" if args.quick else "")
+    command = f"python -m benchmarks.bench_simulator --threads {args.threads}" + (" --quick" if args.quick else "")
     lines = [
         "## Replicated-run simulator throughput",
         "",
@@ -135,15 +153,27 @@ def main(argv=None) -> int:
         "one observation, one update, of one replication. Each policy in a fresh process, after a compile run.",
         "",
         "| policy | R x N | M rounds / CPU-s, 1 thread | M rounds / wall-s, 1 thread | M rounds / wall-s, 2 threads "
-        "| live loop, rounds / CPU-s | simulator / live |",
-        "|---|---|---|---|---|---|---|",
+        f"| all cores: M rounds / wall-s, {args.threads} numba threads | all cores / (1 thread, CPU-s) "
+        "| same runs | live loop, rounds / CPU-s | simulator / live |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['policy']} | {r['reps']} x {r['rounds']:,} | {r['cpu_rate_1'] / 1e6:.1f} | "
-            f"{r['wall_rate_1'] / 1e6:.1f} | {r['wall_rate_2'] / 1e6:.1f} | {r['live_cpu_rate']:,.0f} | "
-            f"{r['cpu_rate_1'] / r['live_cpu_rate']:,.0f}x |"
+            f"{r['wall_rate_1'] / 1e6:.1f} | {r['wall_rate_2'] / 1e6:.1f} | {r['wall_rate_parallel'] / 1e6:.1f} "
+            f"({r['par_reps']} x {r['par_rounds']:,}) | "
+            f"{r['wall_rate_parallel'] / r['cpu_rate_1']:.1f}x | {'yes' if r['parallel_identical'] else 'NO'} | "
+            f"{r['live_cpu_rate']:,.0f} | {r['cpu_rate_1'] / r['live_cpu_rate']:,.0f}x |"
         )
+    lines += [
+        "",
+        f"All cores: `simulate(..., parallel=True)` with `numba.set_num_threads({args.threads})` (numba.prange over "
+        "parts of a block of replications; the chunks' randomness drawn on as many Python threads), best of two, "
+        "total rounds / wall seconds, on the R x N in brackets (full-size rounds, max(1, threads / 4) x 256 "
+        "replications, also with --quick); 'same runs': its result arrays on the first R x N equal the 1-thread "
+        "run's. Per core: the "
+        "1-thread column, rounds / CPU second. The 2-thread column is `n_jobs=2` (Python threads over blocks).",
+    ]
     ok = [r["policy"] for r in rows if r["policy"] not in GOALS and r["cpu_rate_1"] >= 20e6]
     lines += [
         "",

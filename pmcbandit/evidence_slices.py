@@ -63,6 +63,7 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
     threshold = np.full(n_arms, np.nan)
     n_weights = np.zeros(n_arms, dtype=np.int64)
     unreliable = np.zeros(n_arms, dtype=bool)
+    spread = np.full(n_arms, np.nan)  # an arm in several slices: the largest spread (the cautious one)
     quarantined = np.zeros(n_arms, dtype=bool)
     pulls = np.zeros(n_arms, dtype=np.int64)
     rows = decisions = 0
@@ -89,6 +90,8 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
             if rel.khat[local] == rel.khat[local] and not rel.khat[local] <= khat[k]:
                 khat[k], threshold[k] = rel.khat[local], rel.threshold[local]
         unreliable[index] |= rel.unreliable
+        if rel.log_w_var is not None:
+            spread[index] = np.fmax(spread[index], rel.log_w_var)
         quarantined[index] |= result.quarantined
         pulls += np.bincount(arm, minlength=n_arms)
         rows += n
@@ -103,5 +106,5 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
     history = History.from_npz_dict(data)
     first = slices[0][1]
     merged = RunResult(arm_names, history, first.combine, first.log_scale, quarantined, settings, None,
-                       ArmReliability(khat, threshold, n_weights, unreliable), notes)
+                       ArmReliability(khat, threshold, n_weights, unreliable, spread), notes)
     return EvidenceResult.from_run(merged)

@@ -299,7 +299,9 @@ class RunResult(RunMessages):
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per-arm summary: pulls, faults, mean (working scale), variance V_k of an observation,
         mean cost delta_k, V*delta, combination weight, Pareto k-hat of its importance weights with
-        its threshold and weight count, quarantined flag and status.
+        its threshold and weight count, the variance of its log weights while too few for a k-hat
+        (``log_w_var``, :attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`), quarantined flag
+        and status.
         """
         k = len(self.arm_names)
         arms = self.history.column("arm")
@@ -322,6 +324,7 @@ class RunResult(RunMessages):
             khat=rel.khat,
             khat_threshold=rel.threshold,
             n_weights=rel.n_weights,
+            log_w_var=rel.log_w_var if rel.log_w_var is not None else np.full(k, np.nan),
             quarantined=self.quarantined,
             status=self.arm_status(),
         )

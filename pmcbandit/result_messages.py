@@ -20,7 +20,7 @@ from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, Warni
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE
 from pmcbandit.stats.combine import MIN_WEIGHTED_DOF as MIN_INTERVAL_DOF
 
-__all__ = ["RunMessages", "MIN_CONSISTENCY_DOF", "KHAT_MIN_WEIGHTS"]
+__all__ = ["RunMessages", "MIN_CONSISTENCY_DOF", "KHAT_MIN_WEIGHTS", "SPREAD_WEIGHT_SHARE"]
 
 #: Fewest degrees of freedom of an arm's variance estimate for it to enter the consistency test: a
 #: batched arm's many weights give that at once; an arm of one weight per pull needs 30 pulls, the
@@ -30,6 +30,12 @@ MIN_CONSISTENCY_DOF = CHECK_PULLS - 1
 #: Fewest importance weights of an arm for a Pareto k-hat (``WeightTails``' ``min_weights``): below, an
 #: importance-weight arm is *unchecked* and gets no weight while a checked arm passed (step 1).
 KHAT_MIN_WEIGHTS = 100
+#: Share of the combination's weight that arms too spread for their number of weights
+#: (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`) must hold together for the warning: an
+#: arm whose spread already gives it almost no weight cannot pull the answer down.
+SPREAD_WEIGHT_SHARE = 0.1
+#: Weights (or pulls) past which the spread warning gives no budget at the run's settings.
+SPREAD_HOPELESS = 1e6
 
 
 class RunMessages:
@@ -50,11 +56,13 @@ class RunMessages:
         rel = self.reliability
         bad = np.flatnonzero(rel.unreliable)
         if bad.size and self.interval_status != "no_reliable_arm":
+            # An arm is flagged when its k-hat first exceeds the threshold; its final k-hat, on all its
+            # weights, may have come back below it.
             detail = ", ".join(
-                f"{self.arm_names[k]} (k-hat {rel.khat[k]:.2f} > {rel.threshold[k]:.2f} at S = {rel.n_weights[k]})"
-                for k in bad
+                f"{self.arm_names[k]} (k-hat {rel.khat[k]:.2f}, threshold {rel.threshold[k]:.2f} at S = "
+                f"{rel.n_weights[k]})" for k in bad
             )
-            out.append(f"arms whose importance weights fail the Pareto k-hat check were given no weight and not "
+            out.append(f"arms whose importance weights failed the Pareto k-hat check were given no weight and not "
                        f"chosen again (the answer rests on the arms that passed): {detail}")
         unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
         if unchecked.size:
@@ -71,6 +79,9 @@ class RunMessages:
         * arms quarantined after faults (their valid observations are still combined) —
           :class:`~pmcbandit.exceptions.UnreliableArmWarning`;
         * every arm failed the Pareto :math:`\\hat k` check — ``UnreliableArmWarning``;
+        * arms that carry the answer have too few weights for the spread of their logs
+          (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`) — ``UnreliableArmWarning``, with
+          the budget that would give them enough at this run's settings;
         * the arms disagree (random-effects interval) — :class:`~pmcbandit.exceptions.NoGuaranteeWarning`;
         * no independent check although the pool spans two estimator families (unless said before
           the run) — ``NoGuaranteeWarning``, with the budget that would let the check run, estimated
@@ -95,6 +106,9 @@ class RunMessages:
                     "zero_variance",
                 )
             )
+        short = np.flatnonzero(self.combined.used & self.reliability.undersampled)
+        if short.size and float(np.sum(self.combined.weights[short])) >= SPREAD_WEIGHT_SHARE:
+            out.append(WarningText(self._spread_text(short), UnreliableArmWarning, "weight_spread"))
         status = self.interval_status
         h = self.consistency
         if status == "random_effects":
@@ -144,6 +158,35 @@ class RunMessages:
                 )
             )
         return out
+
+    def _spread_text(self, arms) -> str:
+        """The warning for arms that carry the answer with too few weights for their spread
+        (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`), with the budget that would give the
+        worst of them the weights it needs at this run's settings, estimated from this run's costs.
+        """
+        rel = self.reliability
+        h = self.history
+        parts, factor = [], 1.0
+        for k in arms:
+            n, s2 = int(rel.n_weights[k]), float(rel.log_w_var[k])
+            need = math.exp(min(s2 / 2.0, 700.0))
+            factor = max(factor, need / n)
+            count = f"about {need:.3g}" if need < SPREAD_HOPELESS else f"over {SPREAD_HOPELESS:.0e}"
+            parts.append(f"{self.arm_names[k]} ({n} weights, variance of their logs {s2:.3g}: {count} needed)")
+        steps = "a larger budget also gives AIS arms more annealing steps, which narrows the spread"
+        if factor * len(h) >= SPREAD_HOPELESS:
+            action = f"no practical budget gives them enough at these settings, but {steps}: run with a larger budget"
+        elif str(self.settings.get("budget", "")).startswith("Pulls"):
+            action = f"run with a budget of at least {math.ceil(len(h) * factor):d} pulls at these settings; {steps}"
+        else:
+            elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+            action = (f"run with a larger budget, about {elapsed * factor:.3g} s at these settings, estimated from "
+                      f"this run's costs; {steps}")
+        return (
+            "the answer rests on arms whose log weights are too spread for their number, so the estimate is "
+            "most likely too low by more than its standard error (an importance average needs about exp(s²/2) "
+            f"weights when their logs have variance s²): {', '.join(parts)}: {action}"
+        )
 
     def _check_advice(self) -> str:
         """The action that would let the independent check run, estimated from this run's costs: the

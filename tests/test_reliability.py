@@ -14,7 +14,7 @@ import pmcbandit as pb
 from pmcbandit._rng import get_random_generator
 from pmcbandit.diagnostics.arviz_io import from_inference_data
 from pmcbandit.stats.psis import pareto_khat
-from pmcbandit.exceptions import PmcBanditWarning
+from pmcbandit.exceptions import PmcBanditWarning, UnreliableArmWarning
 from pmcbandit.runtime.streams import Streams
 from tests.tolerance import assert_within_se
 
@@ -151,3 +151,95 @@ def test_reliability_survives_inference_data_and_checkpoints(tmp_path):
     np.testing.assert_array_equal(resumed.history.column("arm"), res.history.column("arm"))
     np.testing.assert_array_equal(resumed.reliability.unreliable, res.reliability.unreliable)
     assert resumed.reliability.khat[1] == pytest.approx(res.reliability.khat[1], abs=1e-12)
+
+
+class _SpreadArm(pb.Arm):
+    """One log-normal weight per pull (as an AIS arm): ``log w ~ N(-s²/2, s²)``, so ``E[w] = 1``."""
+
+    log_scale = True
+    importance_weights = True
+
+    def __init__(self, name, s2):
+        self.name, self.s2 = name, s2
+
+    def draw(self, rng):
+        return np.array([rng.normal(-self.s2 / 2, np.sqrt(self.s2))]), {}, 1.0
+
+
+def test_an_unchecked_arm_too_spread_for_its_weights_warns_with_the_budget_it_needs():
+    """20 weights of log-variance 16 need about e^8 ~ 3000 (Chatterjee & Diaconis 2018): the
+    estimate of log 1 = 0 comes out far too low, and the warning says so with the pulls it needs."""
+    res, messages = _run([_SpreadArm("spread", 16.0)], random_seed=3, budget=pb.Pulls(20))
+    rel = res.reliability
+    assert np.isnan(rel.khat[0]) and rel.n_weights[0] == 20
+    x = res.history.column("obs")  # one weight per pull; lower tail winsorized 5 robust sds below the median
+    floor = np.median(x) - 5 * 1.4826 * np.median(np.abs(x - np.median(x)))
+    assert np.isclose(rel.log_w_var[0], np.var(np.maximum(x, floor), ddof=1))
+    assert rel.undersampled.tolist() == [True]
+    spread = [m for m in res.warnings() if m.topic == "weight_spread"]
+    assert len(spread) == 1 and spread[0].category is UnreliableArmWarning
+    assert "spread (20 weights" in spread[0] and "run with a budget of at least" in spread[0]
+    assert sum("too spread" in m for m in messages) == 1  # issued once
+    # kept through the InferenceData
+    assert [m.topic for m in from_inference_data(res.to_inference_data()).warnings()] == [
+        m.topic for m in res.warnings()]
+
+
+def test_what_the_spread_warning_says_holds_most_intervals_of_such_an_arm_lie_below_the_truth():
+    """Z = 1; 20 weights of log-variance 16: about 80 % of the 95 % intervals lie wholly below 1 (the
+    rate for this law, by simulation of the same estimator); a tight arm's intervals cover."""
+    below = {}
+    for s2 in (16.0, 0.5):
+        runs = [_run([_SpreadArm("a", s2)], random_seed=seed, budget=pb.Pulls(20))[0] for seed in range(40)]
+        below[s2] = sum(r.ci()[1] < 1.0 for r in runs)
+        assert all(r.reliability.undersampled[0] == (s2 > 1) for r in runs)
+    assert below[16.0] >= 24 and below[0.5] <= 6  # mean 32 (sd 2.5) and 1
+
+
+def test_a_tight_unchecked_arm_and_a_checked_arm_raise_no_spread_warning():
+    tight, messages = _run([_SpreadArm("tight", 0.5)], random_seed=3, budget=pb.Pulls(20))
+    assert not tight.reliability.undersampled.any() and not any("too spread" in m for m in messages)
+    # checked arms (k-hat available) are judged by k-hat, not by the spread rule
+    checked, _ = _run([_WeightArm("many", "lognormal")], random_seed=3, budget=pb.Pulls(5))
+    assert np.isnan(checked.reliability.log_w_var[0]) and not checked.reliability.undersampled.any()
+
+
+def test_the_spread_rule_needs_ten_weights_and_becomes_an_error_under_a_filter():
+    few, _ = _run([_SpreadArm("spread", 16.0)], random_seed=3, budget=pb.Pulls(9))
+    assert not few.reliability.undersampled.any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PmcBanditWarning)
+        with pytest.raises(UnreliableArmWarning, match="too spread"):
+            pb.run([_SpreadArm("spread", 16.0)], random_seed=3, budget=pb.Pulls(20), progressbar=False)
+
+
+class _StuckArm(_SpreadArm):
+    """Tight log weights, but one pull of every ``every`` is a chain stuck far below (log w - 500)."""
+
+    def __init__(self, name, every=8):
+        super().__init__(name, 0.3)
+        self.every, self.count = every, 0
+
+    def draw(self, rng):
+        values, info, cost = super().draw(rng)
+        self.count += 1
+        return (values - 500.0 if self.count % self.every == 0 else values), info, cost
+
+
+def test_weights_stuck_far_below_the_bulk_do_not_count_as_spread():
+    """A near-zero weight adds nothing to the average: the lower tail is winsorized, the upper one is not."""
+    res, messages = _run([_StuckArm("stuck")], random_seed=3, budget=pb.Pulls(24))
+    x = res.history.column("obs")
+    assert np.var(x, ddof=1) > 1e4 and res.reliability.log_w_var[0] < 1.0
+    assert not res.reliability.undersampled.any() and not any("too spread" in m for m in messages)
+
+
+@pytest.mark.parametrize("seed, warned", [(0, False), (2, True)])
+def test_an_undersampled_arm_warns_only_with_a_tenth_of_the_weight_or_more(seed, warned):
+    """Beside a tight arm a spread one (20 weights, log-variance 10) can get a tiny share of the weight
+    (seed 0: it cannot pull the answer down) or a real one (seed 2)."""
+    arms = [_SpreadArm("tight", 0.05), _SpreadArm("spread", 10.0)]
+    res, messages = _run(arms, random_seed=seed, budget=pb.Pulls(40), policy="uniform")
+    assert res.reliability.undersampled.tolist() == [False, True]
+    assert (res.combined.weights[1] >= 0.1) == warned
+    assert any("too spread" in m and "spread (20 weights" in m for m in messages) == warned

@@ -119,6 +119,13 @@ class Arm(abc.ABC):
         an arm whose observations are all identical is suspect (a stuck chain, a proposal that
         never moves) and is given no inverse-variance weight, with a warning
         (:mod:`pmcbandit.stats.combine`, zero-variance rule).
+    components : tuple of str
+        Names of diagnostics (a subset of :attr:`diagnostics`) that hold the components of a
+        vector estimate, each on a fixed scale, of which the pull's value is the mean (e.g. every
+        posterior mean of a sampler run, each divided by its posterior standard deviation).
+        :func:`pmcbandit.compare_samplers` then scores a pair of pulls by half the sum of the
+        components' squared differences, :math:`d` degrees of freedom instead of one
+        (:mod:`pmcbandit.compare.efficiency`). ``()``: a scalar estimate.
     thread_safe : bool
         Whether :meth:`draw` may run in several threads of one process at once.
         ``False`` (the evidence arms: their compiled prior sampler reseeds shared
@@ -134,6 +141,7 @@ class Arm(abc.ABC):
     cost_unit: str = "cpu_seconds"
     expected_seconds: float | None = None
     deterministic: bool = False
+    components: tuple[str, ...] = ()
     thread_safe: bool = True
 
     @abc.abstractmethod

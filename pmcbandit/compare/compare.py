@@ -70,7 +70,10 @@ def compare_samplers(
     estimator at cost :math:`c`. Pairs of pulls give unbiased variance observations
     :math:`\tfrac12(X-X')^2`; confidence sequences for the variance and the cost give an interval for
     each arm's log-efficiency valid at the data-dependent stop, and a LUCB rule pulls the two arms
-    whose intervals decide the ranking (:mod:`pmcbandit.compare.efficiency`). Arms whose estimates
+    whose intervals decide the ranking (:mod:`pmcbandit.compare.efficiency`). Arms that declare the
+    components of a vector estimate (:attr:`~pmcbandit.arms.base.Arm.components`: ``sampler_arms``'
+    default, every scaled posterior mean) are scored on half the sum of the components' squared
+    differences, :math:`d` degrees of freedom per pair. Arms whose estimates
     disagree with the others (or with ``reference``) or whose importance weights fail the Pareto
     :math:`\hat k` check are reported and not ranked (:mod:`pmcbandit.compare.gate`).
 
@@ -170,7 +173,8 @@ def compare_samplers(
                           variance_bound=None if bounds is None else (bounds[1] - bounds[0]) ** 2 / 2.0,
                           costs=declared, epsilon=float(epsilon), min_pairs=int(min_pairs))
     log_scale = bool(arms[0].log_scale)
-    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha, tuple(a.name for a in arms))
+    components = _components(arms, bounds)
+    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha, tuple(a.name for a in arms), components)
     guarantee = "delta-correct" if rule.exact else "asymptotic"
     config = dict(kind="comparison", policy="efficiency_lucb",
                   policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
@@ -192,6 +196,30 @@ def compare_samplers(
     )
     emit_warnings(result)
     return result
+
+
+def _components(arms, bounds) -> tuple[int, ...]:
+    """Positions of the arms' vector-estimate components among the run's diagnostics (``()``: scalar
+    estimates); every arm must declare the same components, and ``bounds`` (a range of the scalar
+    estimate) cannot bound their differences.
+    """
+    declared = {tuple(getattr(a, "components", ())) for a in arms}
+    if len(declared) > 1:
+        raise ValueError(f"The 'arms' parameter of {OWNER} must all give scalar estimates or all the same vector "
+                         f"components (e.g. sampler_arms of one model and quantity). Got arms with components "
+                         f"{[len(getattr(a, 'components', ())) for a in arms]} instead.")
+    names = declared.pop()
+    if not names:
+        return ()
+    if bounds is not None:
+        raise ValueError(f"The 'bounds' parameter of {OWNER} must be None for arms with vector estimates (it bounds "
+                         f"a scalar estimate, not the components). Got {bounds!r} instead.")
+    order = list(dict.fromkeys(d for a in arms for d in a.diagnostics))
+    missing = [n for n in names if n not in order]
+    if missing:
+        raise ValueError(f"The 'arms' parameter of {OWNER} must declare their components among their diagnostics. "
+                         f"Got components {missing!r} missing from them instead.")
+    return tuple(order.index(n) for n in names)
 
 
 def _check_costs(costs, arms) -> tuple | None:

@@ -15,6 +15,13 @@ product :math:`V_k\delta_k`). Log-scale arms (evidence) are compared through the
 log estimates, :math:`\mathrm{Var}(\log\hat Z) \approx \mathrm{Var}(\hat Z)/Z^2` (delta method), the
 relative variance that their inverse-variance combination uses.
 
+**Vector estimates.** When the arms declare the components of a vector estimate
+(:attr:`~pmcbandit.arms.base.Arm.components`, e.g. every scaled posterior mean of a sampler run,
+:func:`pmcbandit.arms.samplers.sampler_arms`), a pair gives
+:math:`V = \tfrac12\sum_j (X_j - X'_j)^2`, an unbiased observation of :math:`\sum_j \mathrm{Var}(X_j)`
+with :math:`d` degrees of freedom instead of one (fewer when the components are correlated); the
+efficiency is :math:`1/(\bar c\sum_j\mathrm{Var}(X_j))` and everything below applies unchanged.
+
 **Intervals.** Each arm has confidence sequences (:mod:`pmcbandit.compare.confidence`) for
 :math:`\sigma^2` and, unless its cost is declared, for :math:`\bar c`, each at level
 :math:`\alpha = \delta/(N m)` (:math:`m` = 2 quantities per arm with measured costs, 1 with declared
@@ -174,10 +181,14 @@ def init(rule: EfficiencyRule) -> EfficiencyState:
                            betting, v_lower, c_lower)
 
 
-def update(rule: EfficiencyRule, state: EfficiencyState, arm: int, x1: float, x2: float, c1: float,
+def update(rule: EfficiencyRule, state: EfficiencyState, arm: int, x1, x2, c1: float,
            c2: float) -> EfficiencyState:
-    """``state`` after one pair of ``arm``: estimates ``x1, x2`` at costs ``c1, c2``."""
-    v = 0.5 * (x1 - x2) ** 2
+    """``state`` after one pair of ``arm``: estimates ``x1, x2`` at costs ``c1, c2``.
+
+    Scalars give :math:`V = \\tfrac12(x_1 - x_2)^2`; vectors (the components of a vector estimate,
+    :attr:`~pmcbandit.arms.base.Arm.components`) give :math:`V = \\tfrac12\\sum_j (x_{1j} - x_{2j})^2`.
+    """
+    v = 0.5 * float(np.sum((np.asarray(x1, dtype=np.float64) - np.asarray(x2, dtype=np.float64)) ** 2))
     pairs, v_sum, v_sq = state.pairs.copy(), state.v_sum.copy(), state.v_sq.copy()
     pulls, c_sum, c_sq = state.pulls.copy(), state.c_sum.copy(), state.c_sq.copy()
     pairs[arm] += 1

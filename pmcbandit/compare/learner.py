@@ -35,6 +35,9 @@ class ComparisonLearner:
         Level of the gate's tests.
     arm_names : tuple of str
         For :meth:`progress_text`.
+    components : tuple of int
+        Positions, among the run's declared diagnostics, of the components of the arms' vector
+        estimates (:attr:`~pmcbandit.arms.base.Arm.components`); ``()`` for scalar estimates.
     """
 
     stops = True
@@ -45,8 +48,9 @@ class ComparisonLearner:
     pulls_per_decision = 2
 
     def __init__(self, rule: efficiency.EfficiencyRule, log_scale: bool, reference: float | None, gate_alpha: float,
-                 arm_names: tuple = ()):
+                 arm_names: tuple = (), components: tuple[int, ...] = ()):
         self.rule = rule
+        self.components = tuple(components)
         self.arm_names = tuple(arm_names) or tuple(f"arm {i}" for i in range(rule.n_arms))
         self.n_arms = rule.n_arms
         self.log_scale = log_scale
@@ -93,8 +97,10 @@ class ComparisonLearner:
             mine = np.flatnonzero(got == arm)
             if mine.size == 2:
                 (i, j) = mine
-                state = self.algorithm.update(state, arm, decision.values[i], decision.values[j],
-                                          decision.costs[i], decision.costs[j])
+                x1, x2 = decision.values[i], decision.values[j]
+                if self.components:
+                    x1, x2 = (np.take(decision.value_diagnostics[m], self.components) for m in (i, j))
+                state = self.algorithm.update(state, arm, x1, x2, decision.costs[i], decision.costs[j])
         self.state = state
         return math.nan
 

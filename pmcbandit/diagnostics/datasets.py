@@ -268,6 +268,8 @@ def _arm_summary(result: RunResult) -> xr.Dataset:
                  "Pareto k-hat of the arm's importance weights (Vehtari et al. 2024); NaN where not measured"),
         "khat_threshold": (np.asarray(t["khat_threshold"], dtype=np.float64), "min(1 - 1/log10(n_weights), 0.7)"),
         "n_weights": (np.asarray(t["n_weights"], dtype=np.int64), "importance weights the k-hat was fitted to"),
+        "log_w_var": (np.asarray(t["log_w_var"], dtype=np.float64),
+                      "variance of the log weights of an arm with too few for a k-hat; NaN otherwise"),
         "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
                        "k-hat above its threshold: no combination weight, not chosen again"),
     }

@@ -23,10 +23,15 @@ take one uniform per decision when :func:`~pmcbandit.identification.explore_kern
 says so. :func:`simulate_trace` records their progress — :math:`\delta^{\hat c}` and the
 normalised sum of the selected arms' means (NSS, Kalyanakrishnan & Stone 2010, Sec. 5) — at given
 pull counts, optionally running past the stopping rule.
+
+Threads. Replications are independent, each on its own streams: with ``parallel=True`` they run on
+numba threads (``numba.prange`` over parts of the replications, each part with its own state and
+radius tables), with the same values whatever ``numba.set_num_threads`` says.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numba
@@ -309,7 +314,61 @@ def _simulate_machine(spec, schedule, means, family, scale, seeds, u_seeds, max_
             chosen[r, j] = ranked[j]
 
 
-def _machine_runs(spec: MachineSpec, k, means, family, scale, seeds, u_seeds, max_samples, grid, honour_stop):
+# Parts of the replications per thread of the parallel kernels, scheduled one part per division
+# (``numba.parallel_chunksize(1)``): a threading layer that balances its divisions (tbb) can then even out
+# runs to a stop of different lengths; omp and workqueue give each thread a contiguous range of parts.
+_PARTS_PER_THREAD = 8
+# numba's default ``workqueue`` threading layer is not thread-safe: parallel kernels launched from several
+# Python threads take turns.
+_PARALLEL_LOCK = threading.Lock()
+
+
+@numba.njit(cache=True, parallel=True)
+def _simulate_parallel(parts, spec, means, family, scale, seeds, u_seeds, max_samples, samples, stopped, chosen,
+                       counts):
+    """:func:`_simulate` on numba threads: ``prange`` over parts of the replications, each part run by
+    :func:`_simulate` with its own radius tables (the tables' entries do not depend on how far they were
+    grown), each replication on its own streams: the same values whatever the thread count.
+    """
+    reps = samples.shape[0]
+    for p in numba.prange(parts):
+        lo = p * reps // parts
+        hi = (p + 1) * reps // parts
+        _simulate(spec, means, family, scale, seeds[lo:hi], u_seeds[lo:hi], max_samples, samples[lo:hi],
+                  stopped[lo:hi], chosen[lo:hi], counts[lo:hi])
+
+
+@numba.njit(cache=True, parallel=True)
+def _simulate_machine_parallel(parts, spec, schedule, means, family, scale, seeds, u_seeds, max_samples, grid,
+                               honour_stop, low, high, samples, stop_samples, chosen, counts, guaranteed, trace_dhat,
+                               trace_nss):
+    """:func:`_simulate_machine` on numba threads (as :func:`_simulate_parallel`; each part has its own state)."""
+    reps = samples.shape[0]
+    for p in numba.prange(parts):
+        lo = p * reps // parts
+        hi = (p + 1) * reps // parts
+        _simulate_machine(spec, schedule, means, family, scale, seeds[lo:hi], u_seeds[lo:hi], max_samples, grid,
+                          honour_stop, low, high, samples[lo:hi], stop_samples[lo:hi], chosen[lo:hi], counts[lo:hi],
+                          guaranteed[lo:hi], trace_dhat[lo:hi], trace_nss[lo:hi])
+
+
+def _check_parallel(parallel, owner: str) -> bool:
+    if not isinstance(parallel, bool):
+        raise TypeError(f"The 'parallel' parameter of {owner} must be a bool. Got {parallel!r} instead.")
+    return parallel
+
+
+def _run(serial, threaded, parallel: bool, reps: int, *args) -> None:
+    """``serial(*args)``, or ``threaded(parts, *args)`` with one part per division of the parallel loop."""
+    if not parallel:
+        serial(*args)
+        return
+    with _PARALLEL_LOCK, numba.parallel_chunksize(1):
+        threaded(min(reps, _PARTS_PER_THREAD * numba.get_num_threads()), *args)
+
+
+def _machine_runs(spec: MachineSpec, k, means, family, scale, seeds, u_seeds, max_samples, grid, honour_stop,
+                  parallel=False):
     """Replications of an EXPLORE-m machine: ``(samples, stop_samples, chosen, counts, guaranteed, delta_hat,
     nss)``, the last two recorded at ``grid``.
     """
@@ -322,9 +381,9 @@ def _machine_runs(spec: MachineSpec, k, means, family, scale, seeds, u_seeds, ma
     dhat = np.zeros((reps, grid.size))
     nss = np.zeros((reps, grid.size))
     low, high = _nss_bounds(means, k)
-    _simulate_machine(spec.spec, spec.schedule, means, FAMILIES.index(family), float(scale), seeds, u_seeds,
-                      max_samples, grid, honour_stop, low, high, samples, stop_samples, chosen, counts, guaranteed,
-                      dhat, nss)
+    _run(_simulate_machine, _simulate_machine_parallel, parallel, reps, spec.spec, spec.schedule, means,
+         FAMILIES.index(family), float(scale), seeds, u_seeds, max_samples, grid, honour_stop, low, high, samples,
+         stop_samples, chosen, counts, guaranteed, dhat, nss)
     return samples, stop_samples, chosen, counts, guaranteed, dhat, nss
 
 
@@ -388,6 +447,7 @@ def simulate_stopping(
     scale: float = 0.5,
     random_seed=None,
     max_samples: int = 10**7,
+    parallel: bool = False,
 ) -> StoppingTimes:
     """Run ``reps`` seeded replications of ``algorithm`` on arms with the given ``means``.
 
@@ -405,6 +465,15 @@ def simulate_stopping(
         Converted once; every replication gets its own spawned arm and uniform streams.
     max_samples : int
         A replication not stopped by then is cut off (``stopped=False``).
+    parallel : bool
+        Run the replications on numba threads (``numba.prange`` over parts of the replications; the
+        thread count is ``numba.get_num_threads()``, set with ``numba.set_num_threads``). Every
+        replication keeps its own streams, so the results are identical to the serial run's whatever
+        the thread count. Serial by default: the parallel kernel compiles longer, and numba's default
+        ``workqueue`` threading layer is not thread-safe: parallel calls of this module's simulators
+        from several Python threads take turns, and other parallel numba work (``AISArm(parallel=True)``,
+        ``pmcbandit.simulate.simulate(parallel=True)``) must not run beside them in another thread (or
+        choose the ``omp`` or ``tbb`` layer).
     """
     from pmcbandit._validation import check_positive
 
@@ -413,12 +482,13 @@ def simulate_stopping(
     check_positive(scale, "scale", owner)
     reps = int(check_positive(reps, "reps", owner, integer=True))
     max_samples = int(check_positive(max_samples, "max_samples", owner, integer=True))
+    parallel = _check_parallel(parallel, owner)
     spec = _spec(algorithm, means.size)
     k = algorithm.k
     seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
     if isinstance(spec, MachineSpec):
         samples, stop_samples, chosen, counts, guaranteed, _, _ = _machine_runs(
-            spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True
+            spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True, parallel
         )
         return StoppingTimes(
             samples, stop_samples >= 0, _correct(means, chosen, k, algorithm.tolerance), chosen, counts, guaranteed
@@ -428,9 +498,8 @@ def simulate_stopping(
     chosen = np.zeros((reps, k), dtype=np.int64)
     counts = np.zeros((reps, means.size), dtype=np.int64)
     guaranteed = np.ones(reps, dtype=np.bool_)  # the LUCB family's guarantee has no conditions beyond the stop
-    _simulate(
-        spec, means, FAMILIES.index(family), float(scale), seeds, u_seeds, max_samples, samples, stopped, chosen, counts
-    )
+    _run(_simulate, _simulate_parallel, parallel, reps, spec, means, FAMILIES.index(family), float(scale), seeds,
+         u_seeds, max_samples, samples, stopped, chosen, counts)
     if spec[0] == LIL_UCB:
         correct = means[chosen[:, 0]] >= means.max()
     else:
@@ -448,6 +517,7 @@ def simulate_trace(
     scale: float = 1.0,
     random_seed=None,
     past_stop: bool = True,
+    parallel: bool = False,
 ) -> Trace:
     r"""Record an EXPLORE-m algorithm's :math:`\delta^{\hat c}` and NSS at the pull counts ``grid``.
 
@@ -464,6 +534,8 @@ def simulate_trace(
     past_stop : bool
         Keep pulling after the stopping rule holds (K&S's curves run to 30,000 pulls); the pulls
         at which it first held are in ``stop_samples`` either way.
+    parallel : bool
+        As in :func:`simulate_stopping`: numba threads over the replications, the same values.
     """
     from pmcbandit._validation import check_positive
 
@@ -476,6 +548,7 @@ def simulate_trace(
         raise ValueError(f"The 'grid' parameter of {owner} must be increasing pull counts >= 1. Got {grid!r} instead.")
     if not isinstance(past_stop, bool):
         raise TypeError(f"The 'past_stop' parameter of {owner} must be a bool. Got {past_stop!r} instead.")
+    parallel = _check_parallel(parallel, owner)
     spec = _spec(algorithm, means.size, owner)
     if not isinstance(spec, MachineSpec):
         raise ValueError(
@@ -484,7 +557,7 @@ def simulate_trace(
         )
     seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
     _, stop_samples, _, counts, _, dhat, nss = _machine_runs(
-        spec, algorithm.k, means, family, scale, seeds, u_seeds, int(grid[-1]), grid, not past_stop
+        spec, algorithm.k, means, family, scale, seeds, u_seeds, int(grid[-1]), grid, not past_stop, parallel
     )
     return Trace(grid, dhat, nss, stop_samples, counts)
 

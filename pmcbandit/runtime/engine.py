@@ -82,7 +82,8 @@ class Row(NamedTuple):
 class _Decision:
     """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
-    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "costs", "failed", "diagnostics", "info")
+    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "value_diagnostics", "costs", "failed",
+                 "diagnostics", "info")
 
     def __init__(self, arms: tuple, reason: int, tickets: list):
         self.arms = arms
@@ -91,6 +92,7 @@ class _Decision:
         self.rows: list[int] = []
         self.values: list[float] = []
         self.value_arms: list[int] = []
+        self.value_diagnostics: list[tuple] = []  # each valid pull's declared diagnostics, as recorded
         self.costs: list[float] = []
         self.failed = False
         self.diagnostics: dict = {}  # the declared diagnostics of its last pull, as recorded
@@ -280,6 +282,7 @@ class Engine:
         khat = np.full(k, np.nan)
         threshold = np.full(k, np.nan)
         counts = np.zeros(k, dtype=np.int64)
+        spread = np.full(k, np.nan)
         if self.tails is not None:
             for arm in np.flatnonzero(self.weighted):
                 khat[arm] = self.tails.khat(arm, refresh=final)
@@ -287,7 +290,9 @@ class Engine:
                     self.unreliable_since[arm] = self.selected
                 threshold[arm] = self.tails.threshold(arm)
                 counts[arm] = self.tails.counts[arm]
-        return ArmReliability(khat, threshold, counts, self.unreliable_since >= 0)
+                if khat[arm] != khat[arm]:
+                    spread[arm] = self.tails.log_weight_variance(arm)
+        return ArmReliability(khat, threshold, counts, self.unreliable_since >= 0, spread)
 
     def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
         """Accumulate an arm's log weights; flag it unreliable once its k-hat exceeds the threshold."""
@@ -307,6 +312,7 @@ class Engine:
         else:
             decision.values.append(rec.obs)
             decision.value_arms.append(arm)
+            decision.value_diagnostics.append(diag)
             decision.costs.append(rec.cost)
         if self.guards is not None:
             self.guards.observe(arm, rec.seconds, rec.cost if not status else math.nan)

@@ -32,15 +32,18 @@ the squared reward, decision for decision:
   not draw for draw.
 
 Replications are independent: each has its own streams and its results do not
-depend on ``n_jobs``, ``block_size`` or ``chunk_rounds``.
+depend on ``n_jobs``, ``block_size``, ``chunk_rounds``, ``parallel`` or the numba thread count
+(``parallel=True`` runs parts of a block on numba threads, ``numba.prange``).
 """
 
 from __future__ import annotations
 
 import numbers
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
@@ -133,6 +136,11 @@ def log_checkpoints(n_rounds: int, count: int = 50) -> np.ndarray:
     return grid[(grid >= 1) & (grid <= n_rounds)]
 
 
+# numba's default ``workqueue`` threading layer is not thread-safe: parallel kernels launched from several
+# Python threads take turns.
+_PARALLEL_LOCK = threading.Lock()
+
+
 def _dispatch(policy: Policy, n_arms: int):
     """Which branch of the loop runs ``policy``: (kind, index, params, fixed arm, uniforms per decision)."""
     rule = policy.simulator_rule
@@ -168,6 +176,7 @@ def simulate(
     n_jobs: int = 1,
     block_size: int = 128,
     chunk_rounds: int = 4096,
+    parallel: bool = False,
 ) -> SimulationResult:
     """Run ``n_replications`` independent runs of ``policy`` for ``n_rounds`` rounds each.
 
@@ -199,10 +208,24 @@ def simulate(
     checkpoints : int or array_like of int
         Number of log-spaced checkpoints (see :func:`log_checkpoints`) or the rounds.
     n_jobs : int
-        Threads; blocks of ``block_size`` replications run in parallel (results
+        Python threads; blocks of ``block_size`` replications run in parallel (results
         are identical for any ``n_jobs``).
     block_size, chunk_rounds : int
         Replications advanced in lock-step, and rounds of randomness drawn at once.
+    parallel : bool
+        Run the replications on numba threads: ``numba.prange`` over parts of a block of
+        ``block_size`` replications per thread (the thread count is ``numba.get_num_threads()``,
+        set with ``numba.set_num_threads``), each part run by the serial loop on its own
+        replications, and each chunk's randomness drawn from the replications' streams on as
+        many Python threads. Every replication keeps its own streams, so the results are
+        identical to the serial run's whatever the thread count. Serial by default: the parallel
+        kernels compile longer, a block then holds ``block_size`` replications per thread (as much
+        more memory for the pre-drawn randomness), and under numba's default ``workqueue``
+        threading layer, which is not thread-safe, parallel kernels must not be launched from
+        several Python threads at once: ``n_jobs`` must be 1 with it, parallel calls of
+        ``simulate`` from several threads take turns, and other parallel numba work
+        (``AISArm(parallel=True)``, ``simulate_stopping(parallel=True)``) must not run beside
+        it in another thread (or choose the ``omp`` or ``tbb`` layer).
 
     Returns
     -------
@@ -216,6 +239,11 @@ def simulate(
     n_jobs = int(check_positive(n_jobs, "n_jobs", owner, integer=True))
     block_size = int(check_positive(block_size, "block_size", owner, integer=True))
     chunk_rounds = int(check_positive(chunk_rounds, "chunk_rounds", owner, integer=True))
+    if not isinstance(parallel, bool):
+        raise TypeError(f"The 'parallel' parameter of simulate must be a bool. Got {parallel!r} instead.")
+    if parallel and n_jobs > 1:
+        raise ValueError("The 'n_jobs' parameter of simulate must be 1 with parallel=True (numba threads run the "
+                         f"replications; numba's workqueue layer is not thread-safe). Got {n_jobs} instead.")
     policy = get_policy(policy, **(policy_params or {}))
     k = arms.n_arms
     kind, index, params, fixed_arm, per_decision = _dispatch(policy, k)
@@ -248,11 +276,18 @@ def simulate(
     setup = dict(kind=kind, index=index, params=params, kl_c=params[0] if kind == kernel.KL_UCB else 0.0,
                  fixed_arm=fixed_arm, per_decision=per_decision,
                  n_rounds=n_rounds, chunk=chunk, arms=arms, checkpoints=ck, centre0=centre0,
-                 scale0=scale0, fixed=fixed, per_arm=per_arm, running=rule == "running")
+                 scale0=scale0, fixed=fixed, per_arm=per_arm, running=rule == "running", pool=None,
+                 threads=numba.get_num_threads())
     # At least one block per thread; numba compiles once (the others wait on its lock).
     size = min(block_size, -(-n_rep // n_jobs))
+    if parallel:
+        size = block_size * setup["threads"]
     work = [(b, [streams[r] for r in b]) for b in (range(s, min(s + size, n_rep)) for s in range(0, n_rep, size))]
-    if n_jobs > 1 and len(work) > 1:
+    if parallel:
+        with _PARALLEL_LOCK, ThreadPoolExecutor(max_workers=setup["threads"]) as pool:
+            setup["pool"] = pool
+            outs = [_run_block(setup, *w) for w in work]
+    elif n_jobs > 1 and len(work) > 1:
         with ThreadPoolExecutor(max_workers=n_jobs) as pool:
             outs = list(pool.map(lambda w: _run_block(setup, *w), work))
     else:
@@ -279,7 +314,10 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
     KL-UCB, Thompson sampling, round robin and a fixed arm run one replication at a time
     (:func:`~pmcbandit.simulate.kernel.run_replications`, each replication's randomness in its own
     contiguous row); the other index policies, or all with ``lockstep``, in lock-step
-    (:func:`~pmcbandit.simulate.kernel.run_block`). Both loops make the same decisions.
+    (:func:`~pmcbandit.simulate.kernel.run_block`). Both loops make the same decisions. With a thread
+    pool in ``setup["pool"]`` (``parallel=True``) the randomness is drawn on its threads and the loops run
+    on numba threads (``kernel.run_replications_parallel``, ``kernel.run_block_parallel``), one part of the
+    block per thread.
     """
     arms = setup["arms"]
     k = arms.n_arms
@@ -321,9 +359,14 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
     pulls_at = np.zeros((n_b, ck.size, k), dtype=np.int64)
     estimate_at = np.zeros((n_b, ck.size))
     t, ck_next = 0, 0
-    while t < n_rounds:
-        c = min(chunk, n_rounds - t)
-        for r, (prng, arm_rng) in enumerate(streams):
+    pool = setup.get("pool")
+    parts = min(n_b, setup["threads"]) if pool is not None else 1
+
+    def draw(lo: int, hi: int, c: int) -> None:
+        """The next ``c`` rounds' randomness of replications ``lo .. hi - 1``, from their own streams."""
+        buf = row_buf if pool is None else np.empty_like(row_buf)
+        for r in range(lo, hi):
+            prng, arm_rng = streams[r]
             if by_rep:
                 if per_decision:
                     prng.random(out=policy_u[r, : per_decision * c])
@@ -334,26 +377,36 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
                         arm_rng.standard_normal(out=draws[r, :c])
                 continue
             if per_decision:
-                prng.random(out=row_buf[: per_decision * c])
-                policy_u[: per_decision * c, r] = row_buf[: per_decision * c]
+                prng.random(out=buf[: per_decision * c])
+                policy_u[: per_decision * c, r] = buf[: per_decision * c]
             if not is_matrix:
                 if arms.draw == "uniform":
-                    arm_rng.random(out=row_buf[:c])
+                    arm_rng.random(out=buf[:c])
                 else:
-                    arm_rng.standard_normal(out=row_buf[:c])
-                draws[:c, r] = row_buf[:c]
+                    arm_rng.standard_normal(out=buf[:c])
+                draws[:c, r] = buf[:c]
+
+    while t < n_rounds:
+        c = min(chunk, n_rounds - t)
+        if pool is None:
+            draw(0, n_b, c)
+        else:
+            list(pool.map(lambda p: draw(p * n_b // parts, (p + 1) * n_b // parts, c), range(parts)))
         if by_rep:
             f_t = (kl_ucb.exploration_table(t + 1, c, setup["kl_c"]) if kind == kernel.KL_UCB
                    else np.zeros(1))
-            ck_next = kernel.run_replications(
-                kind, setup["fixed_arm"], per_decision, k, t, t + c, f_t, stats, scale, centre, setup["fixed"],
+            run, first = ((kernel.run_replications_parallel, (parts,)) if pool is not None
+                          else (kernel.run_replications, ()))
+            ck_next = run(
+                *first, kind, setup["fixed_arm"], per_decision, k, t, t + c, f_t, stats, scale, centre, setup["fixed"],
                 setup["per_arm"], setup["running"], origin, moments, policy_u, beta_counts, constants,
                 kl_state, kl_n, g_table, arms.family, arms.params, draws, matrix, pos, ck, ck_next, pulls_at,
                 estimate_at,
             )
         else:
-            ck_next = kernel.run_block(
-                kind, setup["index"], setup["params"], setup["kl_c"], setup["fixed_arm"], per_decision, k,
+            run, first = (kernel.run_block_parallel, (parts,)) if pool is not None else (kernel.run_block, ())
+            ck_next = run(
+                *first, kind, setup["index"], setup["params"], setup["kl_c"], setup["fixed_arm"], per_decision, k,
                 t, t + c, stats, scale, centre, setup["fixed"], setup["per_arm"], setup["running"], origin,
                 moments, policy_u, beta_counts, arms.family, arms.params, draws, matrix, pos,
                 ck, ck_next, pulls_at, estimate_at,

@@ -521,3 +521,70 @@ def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t
                 ck += 1
         ck_end = ck
     return ck_end
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _part(p, parts, n_rep):
+    """Replications ``lo .. hi - 1`` of part ``p`` of ``parts`` (contiguous, sizes differing by at most one)."""
+    return p * n_rep // parts, (p + 1) * n_rep // parts
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_failure(codes, starts):
+    """The serial loop's return code from the parts' ``codes``: ``-1 - r`` for the first replication ``r`` that
+    failed (parts in replication order), else the checkpoint position every part reached.
+    """
+    for p in range(codes.shape[0]):
+        if codes[p] < 0:
+            return codes[p] - starts[p]
+    return codes[0]
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def run_replications_parallel(parts, kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats, scale,
+                              centre, fixed_scale, per_arm, running, origin, moments, policy_u, beta_counts,
+                              constants, kl_state, kl_n, gamma_table, family, arm_params, draws, matrix, pos,
+                              checkpoints, ck_next, pulls_at, estimate_at):
+    """:func:`run_replications` on numba threads: ``prange`` over ``parts`` contiguous parts of the block.
+
+    Each part runs :func:`run_replications` on its replications' columns and rows (a replication's state and
+    randomness are its own), so every value is the serial loop's, whatever the number of parts or threads.
+    Returns what the serial loop returns (``-1 - r`` for the first replication ``r`` out of pre-drawn values).
+    """
+    n_rep = centre.shape[0]
+    codes = np.empty(parts, dtype=np.int64)
+    starts = np.empty(parts, dtype=np.int64)
+    for p in numba.prange(parts):
+        lo, hi = _part(p, parts, n_rep)
+        a, b = lo * n_arms, hi * n_arms
+        starts[p] = lo
+        codes[p] = run_replications(
+            kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats[:, a:b], scale[a:b], centre[lo:hi],
+            fixed_scale, per_arm, running, origin[lo:hi], moments[:, a:b], policy_u[lo:hi], beta_counts[:, a:b],
+            constants[:, a:b], kl_state[:, a:b], kl_n[:, a:b], gamma_table, family, arm_params, draws[lo:hi],
+            matrix[lo:hi], pos[lo:hi], checkpoints, ck_next, pulls_at[lo:hi], estimate_at[lo:hi],
+        )
+    return _first_failure(codes, starts)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def run_block_parallel(parts, kind, index, params, kl_c, fixed_arm, per_decision, n_arms, t_start, t_stop, stats,
+                       scale, centre, fixed_scale, per_arm, running, origin, moments, policy_u, beta_counts, family,
+                       arm_params, draws, matrix, pos, checkpoints, ck_next, pulls_at, estimate_at):
+    """:func:`run_block` on numba threads: ``prange`` over ``parts`` contiguous parts of the block, each advanced
+    in lock-step by :func:`run_block` (the decisions do not depend on which replications share a block).
+    """
+    n_rep = centre.shape[0]
+    codes = np.empty(parts, dtype=np.int64)
+    starts = np.empty(parts, dtype=np.int64)
+    for p in numba.prange(parts):
+        lo, hi = _part(p, parts, n_rep)
+        a, b = lo * n_arms, hi * n_arms
+        starts[p] = lo
+        codes[p] = run_block(
+            kind, index, params, kl_c, fixed_arm, per_decision, n_arms, t_start, t_stop, stats[:, a:b], scale[a:b],
+            centre[lo:hi], fixed_scale, per_arm, running, origin[lo:hi], moments[:, a:b], policy_u[:, lo:hi],
+            beta_counts[:, a:b], family, arm_params, draws[:, lo:hi], matrix[lo:hi], pos[lo:hi], checkpoints,
+            ck_next, pulls_at[lo:hi], estimate_at[lo:hi],
+        )
+    return _first_failure(codes, starts)

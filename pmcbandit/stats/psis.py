@@ -44,8 +44,17 @@ import numpy as np
 
 from pmcbandit._validation import _msg, check_positive
 
-__all__ = ["ArmReliability", "WeightTails", "khat_threshold", "min_sample_size", "pareto_khat", "tail_length"]
+__all__ = [
+    "ArmReliability", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold", "min_sample_size", "pareto_khat",
+    "tail_length",
+]
 
+#: Fewest log weights of an unchecked arm for the spread rule of :attr:`ArmReliability.undersampled`
+#: (below, the sample variance of log weights has a relative error above 1/2).
+SPREAD_MIN_WEIGHTS = 10
+#: Robust standard deviations below the median where :meth:`WeightTails.log_weight_variance`
+#: winsorizes the log weights.
+SPREAD_LOWER_MADS = 5.0
 #: ``log`` of the smallest normal double: a cutoff below it is raised to it (as in ArviZ).
 _CUTOFF_MIN = float(np.log(np.finfo(float).tiny))
 #: Zhang & Stephens grid weights below this are dropped before normalising (as in ArviZ).
@@ -386,6 +395,26 @@ class WeightTails:
         s = int(self._counts[self._arm(arm, "WeightTails.threshold")])
         return khat_threshold(s) if s > 1 else math.nan
 
+    def log_weight_variance(self, arm: int) -> float:
+        r"""Sample variance (``ddof=1``) of the arm's finite log weights, their lower tail winsorized.
+
+        Values more than :data:`SPREAD_LOWER_MADS` robust standard deviations (1.4826 x the median
+        absolute deviation) below the median are raised to that point first: a weight far below
+        the bulk adds almost nothing to the average, and its distance says nothing about the upper
+        tail, which is what decides whether the average has converged (a chain stuck far from the
+        posterior in one pull of an AIS arm). Computed while every value is kept (no compaction
+        yet, :math:`S \le 2\,` ``capacity``); NaN after one, or with fewer than two finite values.
+        Zero weights (``-inf``) are left out.
+        """
+        arm = self._arm(arm, "WeightTails.log_weight_variance")
+        n = int(self._fill[arm])
+        if n < 2 or self._floor[arm] > -math.inf:
+            return math.nan
+        x = self._buf[arm, :n]
+        median = float(np.median(x))
+        scale = 1.4826 * float(np.median(np.abs(x - median)))
+        return float(np.var(np.maximum(x, median - SPREAD_LOWER_MADS * scale), ddof=1))
+
     def unreliable(self, arm: int) -> bool:
         r"""Whether :math:`\hat k >` :meth:`threshold` (False while :math:`\hat k` is NaN)."""
         k = self.khat(arm)
@@ -428,13 +457,40 @@ class ArmReliability(NamedTuple):
 
     ``khat`` is NaN for arms whose values are not importance weights and while an arm has fewer
     weights than the diagnostic needs; ``threshold`` is :math:`\\min(1 - 1/\\log_{10} S, 0.7)`
-    for the arm's ``n_weights`` = S; ``unreliable`` marks arms flagged during the run.
+    for the arm's ``n_weights`` = S; ``unreliable`` marks arms flagged during the run;
+    ``log_w_var`` is the sample variance :math:`s^2` of an unchecked arm's log weights (NaN for
+    other arms, ``None`` when not recorded), read by :attr:`undersampled`.
     """
 
     khat: np.ndarray
     threshold: np.ndarray
     n_weights: np.ndarray
     unreliable: np.ndarray
+    log_w_var: np.ndarray | None = None
+
+    @property
+    def undersampled(self) -> np.ndarray:
+        r"""Unchecked arms with at least :data:`SPREAD_MIN_WEIGHTS` weights whose log weights are too
+        spread for their number: :math:`S < e^{s^2/2}`, :math:`s^2` their variance with the lower
+        tail winsorized (:meth:`WeightTails.log_weight_variance`).
+
+        The rule: an importance average of :math:`S` weights is accurate only when :math:`S` exceeds
+        about :math:`e^{D}`, :math:`D = \mathrm{KL}(\pi\,\|\,q)` the divergence of the target from
+        the proposal (Chatterjee & Diaconis, "The sample size required in importance sampling",
+        Ann. Appl. Probab. 28(2), 2018, Thm 1.1); for log-normal weights :math:`D = \sigma^2/2`, the
+        half variance of the log weights under the proposal, estimated by :math:`s^2/2`. Below, the
+        average misses the rare large weights that make up the target's mass, so it is most often
+        too low, by more than its standard error (the sample variance misses them too). This is the
+        small-sample counterpart of the Pareto :math:`\hat k` (needs :math:`S \ge 100`) for arms of
+        one weight per pull, e.g. AIS with few annealing steps (Neal 2001, Sec. 4: the log weights'
+        variance falls as the steps grow).
+        """
+        if self.log_w_var is None:
+            return np.zeros(self.n_weights.shape, dtype=bool)
+        n = self.n_weights.astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            short = self.log_w_var / 2.0 > np.log(np.maximum(n, 1.0))
+        return self.unchecked & (self.n_weights >= SPREAD_MIN_WEIGHTS) & short
 
     @property
     def unchecked(self) -> np.ndarray:
@@ -452,4 +508,4 @@ class ArmReliability(NamedTuple):
     @classmethod
     def empty(cls, n_arms: int) -> "ArmReliability":
         nan = np.full(n_arms, np.nan)
-        return cls(nan, nan.copy(), np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=bool))
+        return cls(nan, nan.copy(), np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=bool), nan.copy())

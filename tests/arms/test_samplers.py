@@ -7,6 +7,7 @@ import pytest
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
 from pmcbandit.arms.samplers import MCMCArm, SMCSamplerArm, sampler_arms
+from pmcbandit.arms.samplers._quantity import Quantity
 from tests.tolerance import assert_within_se
 
 TUNE, DRAWS, PULLS = 150, 150, 30
@@ -151,6 +152,8 @@ def test_a_quantity_the_model_lacks_is_refused(model, quantity, match):
 def test_bad_quantity_types(model):
     with pytest.raises(TypeError, match="'quantity' parameter of sampler_arms must be a variable name"):
         sampler_arms(model, 3, ["nuts"])
+    with pytest.raises(ValueError, match="'scales' parameter of MCMCArm must hold one positive finite scale"):
+        Quantity(model, None, "MCMCArm", scales=np.ones(2))
     with pytest.raises(TypeError, match="'quantity' parameter of sampler_arms must return a real number"):
         sampler_arms(model, lambda p: p["mu"], ["nuts"])
 
@@ -209,3 +212,24 @@ def test_pulls_from_several_threads_equal_serial_pulls(arms):
     with ThreadPoolExecutor(max_workers=3) as executor:
         threaded = list(executor.map(lambda a, s: a.pull(np.random.default_rng(s)).values[0], pool, seeds))
     assert threaded == serial
+
+
+def test_every_coordinate_by_default_scaled_by_a_pilot_run(model):
+    """quantity=None: the pilot's scales are the posterior sds (mu's are known in closed form); a pull
+    reports each coordinate's scaled mean as a component and their mean as its value."""
+    short = dict(tune=TUNE, draws=DRAWS)
+    arms = sampler_arms(model, samplers=[("nuts", short), ("slice", short)])
+    q = arms[0].quantity
+    assert q.every_coordinate and q is arms[1].quantity and q.dim == 3
+    assert arms[0].components == arms[1].components == ("z_0", "z_1", "z_2")
+    assert set(arms[0].components) <= set(arms[0].diagnostics)
+    sd_mu = [(1 / S0**2 + Y[j].size / SIGMA**2) ** -0.5 for j in (0, 1)]
+    np.testing.assert_allclose(q.scales[:2], sd_mu, rtol=0.25)  # 500 correlated draws: a rough check
+    assert sampler_arms(model, samplers=["nuts"])[0].quantity.scales.tolist() == q.scales.tolist()  # fixed seed
+    values, info, _ = arms[1].draw(np.random.default_rng(3))
+    z = np.array([info[c] for c in arms[1].components])
+    assert values[0] == pytest.approx(z.mean())
+    # the scaled means estimate the posterior means over the scales
+    pulls = [arms[0].draw(np.random.default_rng(s))[1] for s in range(PULLS)]
+    z0 = np.array([p["z_1"] for p in pulls])
+    assert_within_se(z0.mean(), _mu_mean(1) / q.scales[1], z0.std(ddof=1) / np.sqrt(z0.size))

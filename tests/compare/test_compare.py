@@ -239,3 +239,51 @@ def test_the_progress_text_names_the_leader_and_its_ratio_interval_to_the_runner
     assert text.startswith("leader narrow: x[") and text.endswith("] vs wide")
     lo, hi = (float(v) for v in text.split("[")[1].split("]")[0].split(", "))
     assert 0 < lo < 9 < hi < math.inf  # the efficiency ratio is 9
+
+
+def test_vector_estimates_score_a_pair_by_the_sum_over_components():
+    """Each pair adds 1/2 sum_j (x_j - x'_j)^2 (recomputed from the history), and d = 20 degrees of
+    freedom per pair separate a 2-fold efficiency gap in far fewer pairs than the scalar means do."""
+    from tests.compare.helpers import VectorArm
+
+    arms = [VectorArm(1.0, 20, name="a"), VectorArm(1.0, 20, cost=2.0, name="b")]
+    res = _run(arms, random_seed=4, costs=[1.0, 2.0], epsilon=0.0, warns=True)
+    assert res.stopped_by == "confidence" and res.selected == ["a"]
+    h = res.history
+    comps = np.column_stack([h.column(f"c_{j}") for j in range(20)])
+    arm = h.column("arm")
+    for k in (0, 1):
+        x = comps[arm == k]
+        v = 0.5 * ((x[0::2] - x[1::2]) ** 2).sum(axis=1)
+        assert np.isclose(res.state.v_sum[k], v.sum()) and res.state.pairs[k] == v.size
+    truth = np.array([a.efficiency() for a in arms])
+    assert np.all(res.efficiency_lower <= truth) and np.all(truth <= res.efficiency_upper)
+    # the same efficiencies from scalar estimates: one degree of freedom per pair, many more pairs to decide
+    scalar = [VectorArm(np.sqrt(20), 1, name="a"), VectorArm(np.sqrt(20), 1, cost=2.0, name="b")]
+    assert [a.efficiency() for a in scalar] == pytest.approx(truth)
+    slow = _run(scalar, random_seed=4, costs=[1.0, 2.0], epsilon=0.0, warns=True)
+    assert slow.state.pairs.sum() > 3 * res.state.pairs.sum()
+
+
+def test_vector_arms_resume_from_a_checkpoint_to_the_uninterrupted_result(tmp_path):
+    from tests.compare.helpers import VectorArm
+
+    arms = [VectorArm(1.0, 5, name="a"), VectorArm(1.5, 5, name="b")]
+    kw = dict(random_seed=7, costs=[1.0, 1.0], warns=True)
+    full = _run(arms, **kw)
+    path = tmp_path / "vec.ckpt"
+    part = _run(arms, checkpoint=path, callback=lambda p, h: len(h) >= 20, **kw)
+    assert part.stopped_by == "callback"
+    done = _run(arms, checkpoint=path, **kw)
+    np.testing.assert_array_equal(done.state.v_sum, full.state.v_sum)
+    assert done.selected == full.selected
+
+
+def test_mixed_or_bounded_vector_arms_are_refused():
+    from tests.compare.helpers import VectorArm
+
+    with pytest.raises(ValueError, match="'arms' parameter of compare_samplers must all give scalar estimates"):
+        pb.compare_samplers([VectorArm(1.0, 3), UniformArm(0.5)], progressbar=False)
+    with pytest.raises(ValueError, match="'bounds' parameter of compare_samplers must be None for arms with vector"):
+        pb.compare_samplers([VectorArm(1.0, 3, name="a"), VectorArm(2.0, 3, name="b")], bounds=(-1, 1),
+                            progressbar=False)

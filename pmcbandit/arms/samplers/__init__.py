@@ -13,14 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.samplers._quantity import Quantity, check_sampler_model
 from pmcbandit.arms.samplers.mcmc import MCMC_SAMPLERS, MCMCArm
 from pmcbandit.arms.samplers.smc import SMCSamplerArm
 
-__all__ = ["sampler_arms", "MCMCArm", "SMCSamplerArm", "SAMPLERS", "SAMPLER_COSTS", "check_sampler_model"]
+__all__ = ["sampler_arms", "pilot_scales", "MCMCArm", "SMCSamplerArm", "SAMPLERS", "SAMPLER_COSTS",
+           "check_sampler_model", "PILOT_TUNE", "PILOT_DRAWS", "PILOT_SEED"]
 
 SAMPLERS = (*MCMC_SAMPLERS, "smc")
+#: The pilot run that fixes the coordinates' scales of the every-coordinate quantity.
+PILOT_TUNE, PILOT_DRAWS, PILOT_SEED = 500, 500, 20_260_101
 SAMPLER_COSTS = ("cpu_seconds", "gradient_evals", "logp_evals")
 #: The cost unit each sampler can report besides CPU seconds.
 _UNIT = {"nuts": "gradient_evals", "metropolis": "logp_evals", "slice": "logp_evals", "smc": "logp_evals"}
@@ -81,11 +86,19 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
         (``sampler_arms(quantity="mu")`` inside it). A model with continuous free variables (SMC also
         needs a prior PyMC can forward-sample).
         The arms compile against the model's data containers: do not ``pm.set_data`` while they run.
-    quantity : str or callable
+    quantity : str, callable or None
         The expectation :math:`E_\\pi[f(\\theta)]`: the name of a free or deterministic variable
         (``"mu"``), of one element of an array variable (``"theta[2]"``, ``"L[0, 1]"``), or a callable
         ``f(point) -> float`` of a dict ``{variable name: value}`` of the free variables (constrained
-        scale) and deterministics.
+        scale) and deterministics. ``None`` (the default): **every coordinate** of the unconstrained
+        vector, each divided by its posterior standard deviation from one pilot NUTS run of
+        :data:`PILOT_TUNE` + :data:`PILOT_DRAWS` iterations (seed :data:`PILOT_SEED`, so the scales
+        are a fixed function of the model) made here; each arm then reports the run's scaled means
+        as its :attr:`~pmcbandit.arms.base.Arm.components`, and :func:`pmcbandit.compare_samplers`
+        ranks the samplers by :math:`1/(\\bar c \\sum_j \\mathrm{Var}(\\bar x_j)/\\sigma_j^2)`, the cost
+        of one unit of :math:`(\\sum_j 1/\\mathrm{ESS}_j)^{-1}` — the harmonic mean of the
+        coordinates' effective sample sizes per unit of cost, up to the factor :math:`d` — learned
+        from :math:`d` degrees of freedom per pair of runs instead of one.
     samplers : sequence of str or (str, dict)
         Names among ``"nuts"``, ``"metropolis"``, ``"slice"``, ``"smc"``, or ``(name, kwargs)`` pairs
         with per-arm settings: ``tune``, ``draws`` (defaults 500 / 500) and step-method keywords for
@@ -118,12 +131,12 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
 
     owner = "sampler_arms"
     model = check_sampler_model(_context_model(model, owner), owner)
-    if quantity is None:
-        raise TypeError(f"The 'quantity' parameter of {owner} must be a variable name or a callable f(point) -> "
-                        "float. Got None instead.")
     cost = check_choice(cost, SAMPLER_COSTS, "cost", owner)
     specs = _parse(samplers, cost)
-    shared_quantity = Quantity(model, quantity, owner)
+    if quantity is None:
+        shared_quantity = Quantity(model, None, owner, scales=pilot_scales(model))
+    else:
+        shared_quantity = Quantity(model, quantity, owner)
     arms: list[Arm] = []
     for name, kwargs in specs:
         if name == "smc":
@@ -135,6 +148,24 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
         raise ValueError(f"The 'samplers' parameter of sampler_arms must give arms distinct names (pass 'name' "
                          f"in a setting's kwargs). Got {names!r} instead.")
     return arms
+
+
+def pilot_scales(model) -> np.ndarray:
+    """Posterior standard deviation of every coordinate of the unconstrained vector, from one NUTS run
+    of :data:`PILOT_TUNE` + :data:`PILOT_DRAWS` iterations seeded by :data:`PILOT_SEED` (a coordinate
+    the run did not move gets scale 1). Any fixed positive scales make the every-coordinate
+    efficiency well defined; these make each coordinate count as one effective sample size.
+    """
+    probe = Quantity(model, None, "sampler_arms", scales=np.ones(_dimension(model)))
+    arm = MCMCArm(model, probe, "nuts", tune=PILOT_TUNE, draws=PILOT_DRAWS)
+    X, _ = arm.chain(np.random.default_rng(PILOT_SEED))
+    sd = X.std(axis=0, ddof=1)
+    return np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+
+
+def _dimension(model) -> int:
+    point = model.initial_point()
+    return int(sum(np.size(point[v.name]) for v in model.value_vars))
 
 
 def _context_model(model, owner: str):

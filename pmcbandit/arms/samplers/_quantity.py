@@ -6,6 +6,13 @@ dict ``{variable name: value}`` (free variables on their constrained scale, and 
 as in a posterior ``InferenceData``) returning a real number. The arm estimates
 :math:`E_\\pi[f(\\theta)]` by the mean of :math:`f` over the draws of one run.
 
+``None`` asks for **every coordinate**: the posterior means of all :math:`d` coordinates
+:math:`x_j` of the unconstrained vector, each divided by a fixed scale :math:`\\sigma_j` (its
+posterior standard deviation, from a pilot run: :func:`pmcbandit.arms.samplers.sampler_arms`). A
+run then gives the vector :math:`z_j = \\bar x_j / \\sigma_j` (the arm's
+:attr:`~pmcbandit.arms.base.Arm.components`, reported as diagnostics), and its scalar estimate is
+their mean, the posterior mean of :math:`f(x) = \\frac1d \\sum_j x_j/\\sigma_j`.
+
 Draws arrive as rows of the flat unconstrained vector :math:`x` (PyMC's value variables, in the
 order of ``model.value_vars``); the variables are a compiled PyTensor function of :math:`x`,
 vectorised over the rows (:func:`pytensor.graph.replace.vectorize_graph`) so a run of ``n``
@@ -54,7 +61,7 @@ class Quantity:
         number at the model's initial point.
     """
 
-    def __init__(self, model, quantity, owner: str = "sampler_arms"):
+    def __init__(self, model, quantity, owner: str = "sampler_arms", scales=None):
         from pymc.pytensorf import compile as compile_pymc, join_nonshared_inputs
 
         point = model.initial_point()
@@ -66,8 +73,13 @@ class Quantity:
             self.slices[n] = slice(start, start + size)
             start += size
         self.dim = start
-        names = [rv.name for rv in model.free_RVs] + [d.name for d in model.deterministics]
+        self.scales: np.ndarray | None = None
+        self.component_names: tuple[str, ...] = ()
         self._lock = threading.Lock()  # arms that share a quantity may be pulled from several threads
+        if quantity is None:
+            self._every_coordinate(scales, owner)
+            return
+        names = [rv.name for rv in model.free_RVs] + [d.name for d in model.deterministics]
         self._fn: Callable | None = None
         self._index: tuple[int, ...] | None = None
         if isinstance(quantity, str):
@@ -111,6 +123,29 @@ class Quantity:
                     f"Got a callable that returned {value!r} at the model's initial point instead."
                 )
 
+    def _every_coordinate(self, scales, owner: str) -> None:
+        scales = np.asarray(scales, dtype=np.float64) if scales is not None else None
+        if scales is None or scales.shape != (self.dim,) or not np.all(np.isfinite(scales) & (scales > 0)):
+            raise ValueError(f"The 'scales' parameter of {owner} must hold one positive finite scale per coordinate "
+                             f"({self.dim}) when every coordinate is the quantity. Got {scales!r} instead.")
+        self.scales = scales
+        self.label = "every coordinate"
+        self.coordinate_labels = tuple(
+            n if self.slices[n].stop - self.slices[n].start == 1 and not self.shapes[n] else f"{n}[{i}]"
+            for n in self.value_names for i in range(self.slices[n].stop - self.slices[n].start))
+        self.component_names = tuple(f"z_{i}" for i in range(self.dim))
+        self._fn = None
+        self._index = None
+
+    @property
+    def every_coordinate(self) -> bool:
+        """Whether the quantity is every coordinate, each divided by its scale (module docstring)."""
+        return self.scales is not None
+
+    def components(self, X: np.ndarray) -> np.ndarray:
+        """The run's scaled coordinate means :math:`z_j = \\bar x_j/\\sigma_j` (every-coordinate quantity)."""
+        return np.asarray(X, dtype=np.float64).reshape(-1, self.dim).mean(axis=0) / self.scales
+
     def _check_index(self, quantity, shape, owner) -> None:
         if self._index is None and shape != ():
             raise ValueError(
@@ -153,6 +188,8 @@ class Quantity:
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """``f`` at each row of ``X`` (unconstrained draws, shape ``(n, dim)``), shape ``(n,)``."""
+        if self.scales is not None:
+            return (np.asarray(X, dtype=np.float64).reshape(-1, self.dim) / self.scales).mean(axis=1)
         outs = self._outputs(X)
         if self._fn is None:
             values = outs[0]

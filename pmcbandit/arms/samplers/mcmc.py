@@ -130,7 +130,8 @@ class MCMCArm(Arm):
             "nuts": ("n_grad", "divergences", "mean_tree_depth", "accept_rate", "step_size"),
             "metropolis": ("logp_evals", "accept_rate"),
             "slice": ("logp_evals", "evals_per_update"),
-        }[sampler]
+        }[sampler] + self.quantity.component_names
+        self.components = self.quantity.component_names
         # Compiled PyTensor functions and the step method's state are not thread-safe: pulls of
         # one arm from several threads (pmcbandit's ThreadExecutor) run one at a time.
         self._lock = threading.Lock()
@@ -183,6 +184,22 @@ class MCMCArm(Arm):
             return self._run(rng)
 
     def _run(self, rng: np.random.Generator):
+        X, stats = self.chain(rng)
+        values = self.quantity(X)
+        estimate = float(values.mean())
+        if not np.isfinite(estimate):
+            raise FloatingPointError(
+                f"arm {self.name!r}: the quantity {self.quantity.label!r} is not finite at some draw of the run"
+            )
+        info, evals = self._info(stats)
+        if self.components:
+            info.update(zip(self.components, self.quantity.components(X).tolist()))
+        return np.array([estimate]), info, (None if self.cost == "cpu_seconds" else float(evals))
+
+    def chain(self, rng: np.random.Generator):
+        """One run from a jittered start: the kept draws (rows of the unconstrained vector) and the
+        step statistics of every iteration, warm-up included (not thread-safe: :meth:`draw` locks).
+        """
         start_rng, step_rng = rng.spawn(2)
         point = self._start(start_rng)
         if self.sampler == "nuts":
@@ -207,14 +224,7 @@ class MCMCArm(Arm):
             if i >= self.tune:
                 X[i - self.tune] = self.quantity.ravel(point)
             stats.append(step_stats)
-        values = self.quantity(X)
-        estimate = float(values.mean())
-        if not np.isfinite(estimate):
-            raise FloatingPointError(
-                f"arm {self.name!r}: the quantity {self.quantity.label!r} is not finite at some draw of the run"
-            )
-        info, evals = self._info(stats)
-        return np.array([estimate]), info, (None if self.cost == "cpu_seconds" else float(evals))
+        return X, stats
 
     def _info(self, stats):
         kept = stats[self.tune:]

@@ -95,6 +95,8 @@ class SMCSamplerArm(Arm):
                              f"draws). Got improper Flat/HalfFlat free variables {flat!r} instead.")
         self.model = model
         self.quantity = quantity if isinstance(quantity, Quantity) else Quantity(model, quantity, owner)
+        self.diagnostics = type(self).diagnostics + self.quantity.component_names
+        self.components = self.quantity.component_names
         self.kernel_kwargs = dict(kernel_kwargs)
         self._kernel = getattr(pm.smc, kernel)(draws=self.draws, model=model, random_seed=0, **kernel_kwargs)
         self._lock = threading.Lock()  # the kernel's state is shared by the arm's pulls
@@ -137,4 +139,6 @@ class SMCSamplerArm(Arm):
         accept = stats.get("accept_rate", np.nan) if stages else np.nan
         info = {"logp_evals": evals, "n_stages": float(stages),
                 "final_accept_rate": float(np.nan if accept is None else accept)}
+        if self.components:
+            info.update(zip(self.components, self.quantity.components(kernel.tempered_posterior).tolist()))
         return np.array([estimate]), info, (None if self.cost == "cpu_seconds" else evals)
