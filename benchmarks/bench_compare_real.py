@@ -45,6 +45,9 @@ from benchmarks._common import RESULTS, machine, utc_now, write_section
 from pmcbandit.compare.efficiency import EfficiencyRule
 
 CAP_SECONDS = 60.0
+LIVE_TITLE = "Live runs (fresh processes, `compare_samplers(evidence_arms(model, budget_seconds=60), budget=60)`)"
+SAMPLER_LIVE_TITLE = ("Live sampler runs (fresh processes, `compare_samplers(sampler_arms(model, samplers=...), "
+                      "budget=300)`, every coordinate; the pilot run before it not counted)")
 DELTA = 0.05
 MODELS = ("pima_t50", "eight_schools_centred", "student_t_unknown_nu", "mixture_label_switching")
 
@@ -145,9 +148,22 @@ def model_section(name, names, banked, seeds, epsilon):
 
 
 def live(name: str, seed: int) -> dict:
-    """One compare_samplers run on the default pool of ``name`` with a 60 s wall budget (run in a fresh process)."""
+    """One compare_samplers run on the default pool of ``name`` with a 60 s wall budget (run in a fresh process);
+    for a sampler model, on ``sampler_arms``' default quantity (every coordinate) with a 300 s budget (the pilot
+    run that sets the scales is reported apart, as ``setup``)."""
     import pmcbandit as pb
 
+    if name in SAMPLER_MODELS:
+        t0 = time.time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            arms = pb.sampler_arms(_sampler_model(name)[0], samplers=list(SAMPLERS))
+            setup = time.time() - t0
+            t0 = time.time()
+            res = pb.compare_samplers(arms, budget=SAMPLER_CAP, random_seed=seed, progressbar=False)
+        return dict(model=name, seed=seed, wall=time.time() - t0, setup=setup, stopped_by=res.stopped_by,
+                    selected=[n.split("-")[0] for n in res.selected], tied=[n.split("-")[0] for n in res.tied],
+                    excluded=sorted(res.excluded), pulls=len(res.history), cost=res.cost)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         arms = pb.evidence_arms(_model(name), budget_seconds=CAP_SECONDS)
@@ -175,12 +191,11 @@ def _live_process(name: str, seed: int, slot: int) -> dict:
                     selected=[], tied=[], excluded=[], pulls=0, cost=float("nan"))
 
 
-def live_section(runs, best: dict) -> str:
+def live_section(runs, best: dict, title: str = LIVE_TITLE, budget: float = CAP_SECONDS) -> str:
     """The live runs, and per model how many decided (a confident stop, a proven tie included) within the budget and
     how many of those agree with the bank's long-run best (``best``: model -> arm name; absent when not banked)."""
-    lines = ["### Live runs (fresh processes, `compare_samplers(evidence_arms(model, budget_seconds=60), budget=60)`)",
-             "", "| model | runs | decided within 60 s | of which proven ties | agree with the long run | "
-             "median wall s to a decision | median pulls |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [f"### {title}", "", f"| model | runs | decided within {budget:g} s | of which proven ties | agree with the "
+             "long run | median wall s to a decision | median pulls |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name in dict.fromkeys(r["model"] for r in runs):
         mine = [r for r in runs if r["model"] == name]
         decided = [r for r in mine if r["stopped_by"] == "confidence"]
@@ -282,7 +297,8 @@ def sampler_bank(name: str, runs: int, seconds: float, seed: int, workers: int =
 
 def sampler_section(name, names, rows, seeds, epsilon):
     """Replays on one model's sampler banks: the scalar quantity (one degree of freedom per pair) and every
-    coordinate scaled by :func:`pmcbandit.arms.samplers.pilot_scales` (``sampler_arms``' default)."""
+    coordinate scaled by :func:`pmcbandit.arms.samplers.pilot_scales` (``sampler_arms``' default). Returns the
+    markdown and the long-run best sampler on every coordinate."""
     from pmcbandit.arms.samplers import pilot_scales
 
     scales = pilot_scales(_sampler_model(name)[0])
@@ -324,7 +340,7 @@ def sampler_section(name, names, rows, seeds, epsilon):
                   f"its best guess is the long-run best on {p_eq}/{len(seeds)}. With {SAMPLER_CAP:g} s: decided on "
                   f"{d_cap}/{len(seeds)} (agree {a_cap}), best guess right on {p_cap}/{len(seeds)}"
                   + (f", mean cost to a decision {np.mean(costs):.3g} s." if costs else "."), ""]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", names[best]
 
 
 CAVEATS = """**Read with care.** (1) The replays resample one bank per model: the 10 seeds vary the replay,
@@ -356,6 +372,8 @@ def main(argv=None):
     parser.add_argument("--bank-workers", type=int, default=1,
                         help="sampler banks: runs side by side, each a single-threaded process")
     parser.add_argument("--live-seeds", type=int, default=0, help="live 60 s runs per evidence model")
+    parser.add_argument("--live-sampler-seeds", type=int, default=0,
+                        help="live 300 s compare_samplers(sampler_arms(model)) runs per sampler model")
     parser.add_argument("--live-workers", type=int, default=1,
                         help="live runs side by side, each a single-threaded process with its own compile cache")
     parser.add_argument("--live-worker", default=None, help=argparse.SUPPRESS)
@@ -371,6 +389,7 @@ def main(argv=None):
     t0 = time.time()
     sections = []
     best: dict[str, str] = {}
+    sampler_best: dict[str, str] = {}
     if not args.banks_only:
         from pmcbandit.compare.compare import DEFAULT_EPSILON
     store = RESULTS / "bench_compare_real_banks.json"
@@ -407,7 +426,7 @@ def main(argv=None):
         if args.banks_only:
             print(name, [len(r) for r in rows], flush=True)
             continue
-        text = sampler_section(name, names, rows, seeds, DEFAULT_EPSILON)
+        text, sampler_best[name] = sampler_section(name, names, rows, seeds, DEFAULT_EPSILON)
         sections.append(text)
         print(text, flush=True)
     if args.banks_only:
@@ -424,6 +443,18 @@ def main(argv=None):
             live_store.write_text(json.dumps(runs))
     if runs:
         sections.append(live_section(runs, best))
+    sampler_live_store = RESULTS / "bench_compare_real_sampler_live.json"
+    sampler_runs = (json.loads(sampler_live_store.read_text())
+                    if not args.live_sampler_seeds and sampler_live_store.exists() else [])
+    jobs = [(name, seed) for seed in range(args.live_sampler_seeds) for name in SAMPLER_MODELS]
+    with ThreadPoolExecutor(max_workers=max(1, args.live_workers)) as pool:
+        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, args.live_workers)),
+                            enumerate(jobs)):
+            sampler_runs.append(run)
+            print(run, flush=True)
+            sampler_live_store.write_text(json.dumps(sampler_runs))
+    if sampler_runs:
+        sections.append(live_section(sampler_runs, sampler_best, SAMPLER_LIVE_TITLE, SAMPLER_CAP))
     head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
             f"Machine: {machine()}; {utc_now()}; command `{command}`; wall {time.time() - t0:.0f} s. "
             f"Both rules are replayed on the same banks and seeds (the evidence banks' CPU costs were recorded on a "

@@ -216,6 +216,12 @@ class RunMessages:
         k, per_pull = best
         need = CHECK_PULLS
         name = self.arm_names[k]
+        if rel.unreliable[k] and families[k] == "importance":
+            return (
+                "add an importance arm whose proposal fits this posterior "
+                "(estimate_evidence(model, arms=[*evidence_arms(model), your_arm])), so a second family checks the "
+                f"answer: {name} failed the Pareto k-hat check, and more draws from its proposal do not help"
+            )
         if rel.unreliable[k]:
             return (
                 f"{name} failed the Pareto k-hat check: run with a larger budget, so the pool sizes the "

@@ -230,7 +230,7 @@ def test_weights_stuck_far_below_the_bulk_do_not_count_as_spread():
     """A near-zero weight adds nothing to the average: the lower tail is winsorized, the upper one is not."""
     res, messages = _run([_StuckArm("stuck")], random_seed=3, budget=pb.Pulls(24))
     x = res.history.column("obs")
-    assert np.var(x, ddof=1) > 1e4 and res.reliability.log_w_var[0] < 1.0
+    assert np.var(x, ddof=1) > 1e4 and res.reliability.log_w_var[0] < 2.0  # clipped 5 robust sds below the median
     assert not res.reliability.undersampled.any() and not any("too spread" in m for m in messages)
 
 

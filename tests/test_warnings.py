@@ -90,7 +90,14 @@ def _compare_asymptotic():
     return pb.compare_samplers(arms, k=1, budget=pb.Pulls(60), random_seed=0, progressbar=False)
 
 
+def _weight_spread():
+    from tests.test_reliability import _SpreadArm
+
+    return pb.run([_SpreadArm("spread", 16.0)], budget=pb.Pulls(20), random_seed=3, progressbar=False)
+
+
 CONDITIONS = {
+    "weight_spread": (_weight_spread, UnreliableArmWarning),
     "quarantine": (_quarantine, UnreliableArmWarning),
     "disagreement": (_disagreement, NoGuaranteeWarning),
     "too_few_observations": (_too_few, NoGuaranteeWarning),
@@ -241,3 +248,14 @@ def test_an_unchecked_arm_of_thirty_pulls_is_compared_but_not_combined(ais_z, di
         assert result.interval_status == "random_effects"
     else:
         assert result.interval_status == "ok" and result.combined.weights[1] == 0.0
+
+
+def test_the_independent_check_advice_when_the_other_family_failed_its_khat():
+    """More draws cannot fix a proposal that fails k-hat: the advice is another importance arm, not a budget."""
+    arms = [_WeightArm("heavy", 0.9, family="importance"), _WeightArm("ais", "lognormal", size=1, family="annealing")]
+    result, _ = _caught(lambda: pb.run(arms, policy="uniform", budget=pb.Pulls(80), random_seed=3,
+                                       progressbar=False))
+    assert result.reliability.unreliable.tolist() == [True, False]
+    (text,) = [m for m in result.warnings() if m.topic == "independent_check"]
+    assert "add an importance arm whose proposal fits" in text and "heavy failed the Pareto k-hat" in text
+    assert ACTION.search(text)
