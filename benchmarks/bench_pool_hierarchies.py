@@ -1,0 +1,112 @@
+"""The default evidence pool on two hierarchical models at fixed budgets: its standard error and z.
+
+``estimate_evidence(model, budget=T)`` with nothing else set (set-up inside the budget), each run a
+fresh single-threaded process, on
+
+``hierarchical_normal_100`` (:mod:`models.evidence_suite`, dim 102) at 30 s
+    exact log Z by quadrature;
+``gamma_poisson20`` (:mod:`benchmarks.bench_ais_hmc`, dim 22) at 20 s
+    exact log Z by quadrature.
+
+Reported per model: the runs' mean and largest standard error, the largest \\|z\\| against the
+exact value, the interval statuses and the pulls per arm of the first run.
+
+    .venv/bin/python -m benchmarks.bench_pool_hierarchies --seeds 4 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from benchmarks._common import machine, utc_now, write_section
+
+BUDGETS = {"hierarchical_normal_100": 30.0, "gamma_poisson20": 20.0}
+
+
+def _model(name: str):
+    """The PyMC model and its exact log Z."""
+    if name == "gamma_poisson20":
+        from benchmarks import bench_ais_hmc
+
+        return bench_ais_hmc.gp_model(), bench_ais_hmc.gp_log_z()[0]
+    from models.evidence_suite import SUITE
+
+    suite = SUITE[name]()
+    return suite.model, suite.log_z
+
+
+def run(name: str, seed: int) -> dict:
+    """One default-pool run (in this process)."""
+    import warnings
+
+    import pmcbandit as pb
+
+    model, log_z = _model(name)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pb.estimate_evidence(model, budget=BUDGETS[name], random_seed=seed, progressbar=False)
+    table = res.arm_table()
+    return dict(model=name, seed=seed, log_z=res.log_z, se=res.log_z_se, z=(res.log_z - log_z) / res.log_z_se,
+                status=res.interval_status, wall=time.perf_counter() - start,
+                topics=[m.topic for m in res.warnings()],
+                pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])})
+
+
+def _fresh(name: str, seed: int) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_pool_hierarchies", "--worker", f"{name}:{seed}"],
+                         capture_output=True, text=True, env=env)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return dict(model=name, seed=seed, log_z=float("nan"), se=float("nan"), z=float("nan"),
+                    status=f"failed: {out.stderr.strip()[-200:]}", wall=float("nan"), topics=[], pulls={})
+
+
+def main(argv=None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=1, help="runs side by side, one process each")
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        name, seed = args.worker.split(":")
+        print(json.dumps(run(name, int(seed))))
+        return ""
+    command = "python -m benchmarks.bench_pool_hierarchies " + " ".join(sys.argv[1:] if argv is None else argv)
+    jobs = [(name, seed) for seed in range(args.seeds) for name in BUDGETS]
+    with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
+        runs = list(pool.map(lambda job: _fresh(*job), jobs))
+    lines = ["## The default evidence pool on two hierarchical models (`bench_pool_hierarchies`)", "",
+             f"- machine: {machine()}; {args.workers} run(s) side by side, each a fresh single-threaded process",
+             f"- date: {utc_now()}; command: `{command}`",
+             "- `estimate_evidence(model, budget=T)`, set-up inside the budget; z against the exact log Z", "",
+             "| model | budget | runs | mean se | largest se | largest abs z | statuses | warnings (runs) |",
+             "|---|---:|---:|---:|---:|---:|---|---|"]
+    for name, budget in BUDGETS.items():
+        mine = [r for r in runs if r["model"] == name]
+        se = np.array([r["se"] for r in mine])
+        z = np.abs([r["z"] for r in mine])
+        statuses = {s: sum(r["status"] == s for r in mine) for s in dict.fromkeys(r["status"] for r in mine)}
+        topics = {t: sum(t in r["topics"] for r in mine) for t in dict.fromkeys(t for r in mine for t in r["topics"])}
+        lines.append(f"| {name} | {budget:g} s | {len(mine)} | {np.mean(se):.3g} | {np.max(se):.3g} | "
+                     f"{np.max(z):.2f} | {statuses} | {topics or 'none'} |")
+    lines += ["", "Pulls per arm, first run of each model: " + "; ".join(
+        f"{r['model']}: {r['pulls']}" for r in runs if r["seed"] == 0)]
+    md = "\n".join(lines) + "\n"
+    write_section("bench_pool_hierarchies", md)
+    print(md)
+    return md
+
+
+if __name__ == "__main__":
+    main()
