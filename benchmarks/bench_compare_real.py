@@ -191,6 +191,18 @@ def _live_process(name: str, seed: int, slot: int) -> dict:
                     selected=[], tied=[], excluded=[], pulls=0, cost=float("nan"))
 
 
+def _live_runs(jobs, store, workers: int, reuse: bool) -> list[dict]:
+    """The saved live runs of ``store`` when ``reuse`` (and no job is asked for), else ``jobs`` (model, seed) run in
+    fresh processes, ``workers`` side by side, each saved to ``store`` as it ends."""
+    runs = json.loads(store.read_text()) if reuse and store.exists() else []
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, workers)), enumerate(jobs)):
+            runs.append(run)
+            print(run, flush=True)
+            store.write_text(json.dumps(runs))
+    return runs
+
+
 def live_section(runs, best: dict, title: str = LIVE_TITLE, budget: float = CAP_SECONDS) -> str:
     """The live runs, and per model how many decided (a confident stop, a proven tie included) within the budget and
     how many of those agree with the bank's long-run best (``best``: model -> arm name; absent when not banked)."""
@@ -431,28 +443,14 @@ def main(argv=None):
         print(text, flush=True)
     if args.banks_only:
         return ""
-    live_store = RESULTS / "bench_compare_real_live.json"
-    reuse_live = args.reuse_banks and not args.live_seeds and live_store.exists()
-    runs = json.loads(live_store.read_text()) if reuse_live else []
     tasks = [(name, seed) for seed in range(args.live_seeds) for name in args.models.split(",") if name]
-    with ThreadPoolExecutor(max_workers=max(1, args.live_workers)) as pool:
-        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, args.live_workers)),
-                            enumerate(tasks)):
-            runs.append(run)
-            print(run, flush=True)
-            live_store.write_text(json.dumps(runs))
+    runs = _live_runs(tasks, RESULTS / "bench_compare_real_live.json", args.live_workers,
+                      reuse=args.reuse_banks and not args.live_seeds)
     if runs:
         sections.append(live_section(runs, best))
-    sampler_live_store = RESULTS / "bench_compare_real_sampler_live.json"
-    sampler_runs = (json.loads(sampler_live_store.read_text())
-                    if not args.live_sampler_seeds and sampler_live_store.exists() else [])
     jobs = [(name, seed) for seed in range(args.live_sampler_seeds) for name in SAMPLER_MODELS]
-    with ThreadPoolExecutor(max_workers=max(1, args.live_workers)) as pool:
-        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, args.live_workers)),
-                            enumerate(jobs)):
-            sampler_runs.append(run)
-            print(run, flush=True)
-            sampler_live_store.write_text(json.dumps(sampler_runs))
+    sampler_runs = _live_runs(jobs, RESULTS / "bench_compare_real_sampler_live.json", args.live_workers,
+                              reuse=not args.live_sampler_seeds)
     if sampler_runs:
         sections.append(live_section(sampler_runs, sampler_best, SAMPLER_LIVE_TITLE, SAMPLER_CAP))
     head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
