@@ -204,7 +204,8 @@ class ComparisonResult:
             out.append(WarningText(
                 f"the run ended by {self.stopped_by!r} before the intervals separated the top {k}: {self.selected} "
                 f"is a best guess without the 1 - delta guarantee; not separated: {self.unresolved}: run again with a "
-                "larger budget, or with epsilon > 0 if the unseparated arms may be equally efficient",
+                f"larger budget, or with an epsilon above {self.rule.epsilon:g} if efficiencies within a factor "
+                f"{1 + self.rule.epsilon:g} of each other need not be told apart",
                 NoGuaranteeWarning, "no_guarantee"))
         quarantined = [self.arm_names[i] for i in np.flatnonzero(self.status == "quarantined")]
         if quarantined:
