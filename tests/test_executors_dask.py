@@ -68,7 +68,7 @@ def test_worker_killed_by_pid_mid_run(client):
     assert killed and len(res.history) == 60
     assert not res.quarantined.any() and res.faults == []
     assert_pulls_exact(res, arms)
-    client.wait_for_workers(2, timeout=180)  # the nanny brings the worker back for the next tests
+    client.wait_for_workers(2, timeout=60)  # the nanny brings the worker back for the next tests
 
 
 def test_callback_stop_on_dask_resumes_in_process_to_the_same_result(client, tmp_path):
@@ -99,7 +99,7 @@ def test_timed_out_pull_frees_its_dask_worker(client):
     assert time.perf_counter() - start < 45  # a hung pull (60 s) that kept its slot would hold the run past this
     assert res.quarantined.tolist() == [True, False] and len(res.history) >= 20
     assert (res.history.column("status") == 3).sum() >= 2  # a third may have been in flight at the second
-    client.wait_for_workers(2, timeout=180)  # a restarted worker imports PyMC again: slow on a loaded machine
+    client.wait_for_workers(2, timeout=60)
     # Both slots serve again: two pulls that each sleep 1 s, in flight together, run in two workers.
     sleepy = [PidArm("s", sleep=1.0)]
     res = _run(sleepy, pb.Pulls(2), client, policy="ucb1")
