@@ -57,8 +57,11 @@ __all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResul
            "MIN_AIS_STEPS"]
 
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
-#: Least time left to the pulls (after the set-up so far) for the default pool to add its HMC AIS arm.
+#: Least time left to the pulls (after the set-up so far) for the default pool to run the HMC pilot, for its HMC AIS
+#: arm and its pilot-t arms.
 HMC_MIN_RUN_SECONDS = 30.0
+#: Share of the time left to the pulls the HMC pilot may take (after the gradient's compilation) before it is given up.
+PILOT_MAX_SHARE = 0.5
 #: Least share of a wall-time budget left to the pulls when building the default pool took longer.
 MIN_RUN_SHARE = 0.1
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
@@ -134,6 +137,7 @@ def evidence_arms(
     budget_seconds: float | None = None,
     non_centre: bool = True,
     hmc_arm: bool | None = None,
+    pilot_is: bool | None = None,
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
 
@@ -211,16 +215,33 @@ def evidence_arms(
         arm's variance x cost was several times the slice arms' smaller. The HMC arm compiles the
         model's gradient and runs a pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`), both part
         of the set-up; a model whose gradient cannot be compiled gets no HMC arm, and a note says why.
+    pilot_is : bool, optional
+        Add one importance-sampling arm per ``laplace_proposals`` tuple whose t is centred at the
+        posterior mean and scaled by the posterior covariance of the HMC pilot's draws
+        (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`: moment-matched importance
+        sampling), named ``"pilot-t"`` for df = 5 and ``"pilot-t{df}"`` otherwise. Where the
+        posterior is skewed or its mode sits away from its mass (a hierarchy's group scale, a
+        probability near 0 or 1), the moments describe the spread that the curvature at the mode
+        misses, and the arm can pass the Pareto k-hat check where the Laplace arms fail; the
+        proposal is fixed by the pilot before any pull, so the weights stay unbiased. ``None``
+        (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
+        least :data:`HMC_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
+        model has at least 20 dimensions. The pilot then runs on the model whatever its dimension,
+        given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
+        a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
+        note says why.
     """
     model = resolve_model(model, "evidence_arms")
     if hmc_arm is not None and not isinstance(hmc_arm, bool):
         raise TypeError(f"The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got {hmc_arm!r} instead.")
+    if pilot_is is not None and not isinstance(pilot_is, bool):
+        raise TypeError(f"The 'pilot_is' parameter of evidence_arms must be None or a bool. Got {pilot_is!r} instead.")
     if not isinstance(non_centre, bool):
         raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
     arms, notes, alerts = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
                                 batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
-                                hmc_arm=hmc_arm)
+                                hmc_arm=hmc_arm, pilot_is=pilot_is)
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     log_notes(notes)
@@ -229,7 +250,7 @@ def evidence_arms(
 
 def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
-          non_centre=True, hmc_arm=None) -> tuple[list[Arm], list[str], list[WarningText]]:
+          non_centre=True, hmc_arm=None, pilot_is=None) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
     settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
     independent check, with the budget that would do.
@@ -284,23 +305,26 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     arms: list[Arm] = [
         AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
     ]
-    # One HMC AIS arm on models of 20 dimensions or more given a run long enough to pay for its set-up (the rule
-    # of evidence_arms' hmc_arm).
-    auto = density.dim >= 20 and (budget_seconds is None or budget_seconds >= HMC_MIN_RUN_SECONDS)
-    if (auto if hmc_arm is None else hmc_arm) and transition != "hmc" and steps:
-        try:
-            hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost)
-        except Exception as err:  # noqa: BLE001 (a graph without a gradient, or one numba cannot compile)
-            notes.append(f"HMC AIS arm left out: the model's gradient could not be built ({type(err).__name__}: "
-                         f"{err})")
-        else:
-            n_hmc = steps[len(steps) // 2]
-            if budget_seconds is not None:
-                n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
-            if n_hmc >= MIN_AIS_STEPS:
-                arms.append(AISArm(density, n_steps=n_hmc, n_chains=n_chains, transition="hmc", cost=cost,
-                                   hmc_pilot=hmc_probe.pilot))
+    # The HMC pilot serves the HMC AIS arm and the pilot-t arms (the rules of evidence_arms' hmc_arm and pilot_is).
+    timed = budget_seconds is not None
+    auto_hmc = density.dim >= 20 and (not timed or budget_seconds >= HMC_MIN_RUN_SECONDS)
+    want_hmc = bool((auto_hmc if hmc_arm is None else hmc_arm) and transition != "hmc" and steps)
+    auto_pilot = laplace and (budget_seconds >= HMC_MIN_RUN_SECONDS if timed else density.dim >= 20)
+    want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
+    served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
+    pilot = _pilot(density, budget_seconds, notes, served) if served else None
+    if want_hmc and pilot is not None:
+        hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
+                           hmc_pilot=pilot)
+        n_hmc = steps[len(steps) // 2]
+        if budget_seconds is not None:
+            n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
+        if n_hmc >= MIN_AIS_STEPS:
+            arms.append(AISArm(density, n_steps=n_hmc, n_chains=n_chains, transition="hmc", cost=cost,
+                               hmc_pilot=pilot))
     arms += laplace_arms
+    if want_pilot_arms and pilot is not None:
+        arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
     if prior:
         arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
     if smc:
@@ -328,6 +352,40 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
             f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",
             NoGuaranteeWarning, "independent_check"))
     return arms, notes, alerts
+
+
+def _pilot(density, budget_seconds, notes: list[str], served: str):
+    """The HMC pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`) at the HMC transitions' defaults, given
+    :data:`PILOT_MAX_SHARE` of ``budget_seconds`` after compiling the gradient when timed; ``None`` with a note when
+    it could not be run.
+    """
+    from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_PERSISTENCE, HMC_TARGET_ACCEPT, PilotTimeout, tune_hmc
+
+    try:
+        density.grad_jit_fn  # compiled before the pilot's clock starts
+        deadline = None if budget_seconds is None else time.perf_counter() + PILOT_MAX_SHARE * budget_seconds
+        return tune_hmc(density, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE, deadline=deadline)
+    except PilotTimeout as err:
+        notes.append(f"{served} left out: {err} ({PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the pulls had "
+                     "left)")
+    except Exception as err:  # noqa: BLE001 (a graph without a gradient, one numba cannot compile, chains lost)
+        notes.append(f"{served} left out: the HMC pilot could not be run ({type(err).__name__}: {err})")
+    return None
+
+
+def _pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    """One importance-sampling arm per proposal, its t at the pilot's posterior moments (``moment_fit``)."""
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+
+    try:
+        fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the HMC pilot")
+    except ValueError as err:
+        notes.append(f"pilot-t arms left out: {err}")
+        return []
+    return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                         name="pilot-t" if df == 5.0 else f"pilot-t{df:g}", modes=fit, cost=cost)
+            for df, inflation, defensive in proposals]
 
 
 def _setup_words(spent: float) -> str:

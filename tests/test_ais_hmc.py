@@ -148,3 +148,84 @@ def test_pool_adds_one_hmc_arm_from_20_dimensions():
     assert names == ["ais-20", "ais-40", "ais-hmc-40"]
     with pytest.raises(TypeError, match="The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got 1"):
         evidence_arms(model, hmc_arm=1)
+
+
+def _posterior_moments(y):
+    """Exact posterior mean and variance of each ``mu_i`` of :func:`_normal_model`."""
+    v = 1.0 / (1.0 / S0**2 + 1.0 / S**2)
+    return v * (M0 / S0**2 + y / S**2), v
+
+
+def test_pilot_posterior_moments_match_the_exact_posterior(normal):
+    _, arm, y, _ = normal
+    mean, v = _posterior_moments(y)
+    pilot = arm.pilot
+    assert pilot.posterior_mean.shape == (DIM,) and pilot.posterior_cov.shape == (DIM, DIM)
+    assert pilot.n_draws >= 200 * DIM
+    # The chains descend from a resampled population: a quarter of them as independent draws is conservative.
+    n_eff = 32
+    z = (pilot.posterior_mean - mean) / np.sqrt(v)
+    assert_within_se(z.mean(), 0.0, 1.0 / np.sqrt(n_eff * DIM))
+    assert np.all(np.abs(z) <= 4.0 / np.sqrt(n_eff))
+    ratio = np.diag(pilot.posterior_cov) / v
+    assert_within_se(ratio.mean(), 1.0, np.sqrt(2.0 / (n_eff * DIM)))
+    off = pilot.posterior_cov[~np.eye(DIM, dtype=bool)] / v  # independent coordinates
+    assert np.abs(off).max() <= 4.0 * np.sqrt(1.0 / n_eff)
+
+
+def test_moment_fit_arm_is_unbiased_and_passes_khat(normal):
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+    from pmcbandit.stats.psis import pareto_khat
+
+    density, arm, _, log_z = normal
+    fit = moment_fit(arm.pilot.posterior_mean, arm.pilot.posterior_cov, arm.pilot.n_draws, "the HMC pilot")
+    assert fit.interior and fit.reason == f"moments of {arm.pilot.n_draws} draws of the HMC pilot"
+    pilot_t = LaplaceISArm(density, df=5.0, inflation=1.2, batch_size=4000, modes=fit, name="pilot-t")
+    assert np.isnan(pilot_t.log_z_laplace) and pilot_t.mode_weights.tolist() == [1.0]
+    values = pilot_t.pull(np.random.default_rng(12)).values
+    assert pareto_khat(values) < 0.5
+    ratio = np.exp(values - log_z)
+    assert_within_se(ratio.mean(), 1.0, ratio.std(ddof=1) / np.sqrt(ratio.size))
+
+
+def test_moment_fit_rejects_a_covariance_that_is_not_positive_definite():
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+
+    with pytest.raises(ValueError, match="no moment fit from the pilot: its covariance is not finite and positive"):
+        moment_fit(np.zeros(2), np.array([[1.0, 1.0], [1.0, 1.0]]), 10, "the pilot")
+    with pytest.raises(ValueError, match="no moment fit from the pilot"):
+        moment_fit(np.zeros(2), np.array([[1.0, np.nan], [np.nan, 1.0]]), 10, "the pilot")
+
+
+def test_pilot_stops_at_its_deadline():
+    import time
+
+    from pmcbandit.arms.evidence.ais import PilotTimeout, tune_hmc
+
+    density = ModelDensity(_normal_model()[0])
+    with pytest.raises(PilotTimeout, match="the HMC pilot passed its time limit after 1 temperatures"):
+        tune_hmc(density, 3, 0.8, 0.9, deadline=time.perf_counter())
+
+
+def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
+    import pmcbandit.evidence as ev
+
+    model = _normal_model()[0]  # 30 dimensions
+    kw = dict(ais_steps=(20,), prior=False, non_centre=False, hmc_arm=False)
+    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t",
+                                                               "pilot-t20"]
+    assert [a.name for a in ev.evidence_arms(model, laplace=False, **kw)] == ["ais-20"]
+    assert [a.name for a in ev.evidence_arms(model, pilot_is=False, **kw)] == ["ais-20", "laplace-t", "laplace-t20"]
+    # Timed: only with HMC_MIN_RUN_SECONDS left; the pilot is given up past PILOT_MAX_SHARE of it.
+    short = ev.evidence_arms(model, budget_seconds=ev.HMC_MIN_RUN_SECONDS / 2, **kw)
+    assert [a.name for a in short] == ["ais-20", "laplace-t", "laplace-t20"]
+    monkeypatch.setattr(ev, "PILOT_MAX_SHARE", 0.0)
+    arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+                              laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
+                              cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    assert any(n.startswith("pilot-t arms left out: the HMC pilot passed its time limit after 1 temperatures")
+               for n in notes)
+    with pytest.raises(TypeError, match="The 'pilot_is' parameter of evidence_arms must be None or a bool. Got 1"):
+        ev.evidence_arms(model, pilot_is=1)

@@ -10,6 +10,7 @@ prior to the posterior along the geometric path
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from typing import NamedTuple
@@ -21,7 +22,7 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
-__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS", "HMCPilot", "tune_hmc"]
+__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS", "HMCPilot", "PilotTimeout", "tune_hmc"]
 
 SCHEDULES = ("power4", "linear")
 TRANSITIONS = ("slice", "imh", "hmc")
@@ -34,6 +35,12 @@ PILOT_MOVES = 12
 PILOT_SEED = 20010901
 PILOT_ESS = 0.9
 PILOT_MAX_TEMPERATURES = 1000
+#: Posterior draws the pilot collects at beta = 1 per coordinate, for its moments (:attr:`HMCPilot.posterior_cov`),
+#: and the fewest and most moves at beta = 1 that collect them.
+PILOT_DRAWS_PER_DIM = 200
+PILOT_DRAW_MOVES = (20, 400)
+#: The HMC transitions' defaults (:class:`AISArm`): leapfrog steps per move, target acceptance, momentum persistence.
+HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE = 5, 0.8, 0.9
 
 
 class HMCPilot(NamedTuple):
@@ -51,6 +58,12 @@ class HMCPilot(NamedTuple):
         Mean acceptance probability of the pilot's last moves at each (diagnostic).
     log_z : float
         The pilot's own (SMC) estimate of log Z (diagnostic only; it enters no pull).
+    posterior_mean, posterior_cov : ndarray of shape (dim,) and (dim, dim)
+        Mean and covariance of the pilot's draws at beta = 1 (its chains' states after each of
+        its last moves): the moments the importance-sampling arms of
+        :func:`~pmcbandit.arms.evidence.laplace_is.moment_fit` are centred and scaled on.
+    n_draws : int
+        How many states those moments average (correlated: chains times moves).
     """
 
     betas: np.ndarray
@@ -58,6 +71,9 @@ class HMCPilot(NamedTuple):
     inv_mass: np.ndarray
     accept: np.ndarray
     log_z: float
+    posterior_mean: np.ndarray
+    posterior_cov: np.ndarray
+    n_draws: int
 
 
 def annealing_schedule(n_steps: int, kind: str = "power4") -> np.ndarray:
@@ -155,9 +171,18 @@ def _systematic(rng: np.random.Generator, w: np.ndarray) -> np.ndarray:
     return np.minimum(np.searchsorted(np.cumsum(w), u), n - 1)
 
 
+class PilotTimeout(RuntimeError):
+    """:func:`tune_hmc` passed its ``deadline``; the message says how far it got."""
+
+
+def _check_deadline(deadline: float | None, done: str) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise PilotTimeout(f"the HMC pilot passed its time limit after {done}")
+
+
 def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persistence: float, *,
              n_chains: int = PILOT_CHAINS, n_moves: int = PILOT_MOVES, ess_ratio: float = PILOT_ESS,
-             seed: int = PILOT_SEED) -> HMCPilot:
+             seed: int = PILOT_SEED, deadline: float | None = None) -> HMCPilot:
     """Step sizes and diagonal mass matrices of the HMC transitions, from one pilot run.
 
     The pilot is a sequential Monte Carlo sampler (Del Moral, Doucet & Jasra 2006) over the same
@@ -167,8 +192,12 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
     acceptance probability is the statistic); the next temperature is chosen adaptively
     (:func:`_next_beta`); the chains are reweighted by their likelihood increments, the robust
     weighted variance per coordinate (:func:`_variance`) becomes the next inverse mass matrix,
-    and they are resampled (:func:`_systematic`), their momenta with them. Its randomness comes
-    from ``seed`` alone, so the result is a fixed function of the model and the settings.
+    and they are resampled (:func:`_systematic`), their momenta with them. At beta = 1 the chains
+    then make enough further moves (last step size and mass) to hold
+    :data:`PILOT_DRAWS_PER_DIM` states per coordinate (within :data:`PILOT_DRAW_MOVES`), whose
+    mean and covariance are the pilot's posterior moments; these extra moves come after every
+    adapted setting, so they change none of them. Its randomness comes from ``seed`` alone, so the
+    result is a fixed function of the model and the settings.
 
     Parameters
     ----------
@@ -179,6 +208,9 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
     n_chains, n_moves, ess_ratio, seed
         Pilot chains, moves per temperature, the share of the chains' effective sample size
         kept from one temperature to the next, and the seed of the pilot's randomness.
+    deadline : float, optional
+        A :func:`time.perf_counter` reading: the pilot stops with :class:`PilotTimeout` at the
+        first temperature (or posterior move) that ends after it. ``None``: no limit.
 
     Returns
     -------
@@ -215,6 +247,7 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
         accepts.append(float(np.mean(recent)))
         if beta == 1.0:
             break
+        _check_deadline(deadline, f"{len(betas)} temperatures")
         _, loglik = density.logp_terms_batch(x)
         if not np.isfinite(loglik).any():
             raise ValueError(
@@ -231,7 +264,19 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
         keep = _systematic(rng, w)
         x, z = np.ascontiguousarray(x[keep]), np.ascontiguousarray(z[keep])
         beta = new
-    return HMCPilot(np.array(betas), np.array(steps), np.ascontiguousarray(masses), np.array(accepts), log_z)
+    # Posterior moments: the chains at beta = 1 moved on with the last step size and mass, every state kept.
+    lo, hi = PILOT_DRAW_MOVES
+    n_draw_moves = int(min(max(math.ceil(PILOT_DRAWS_PER_DIM * x.shape[1] / n_chains), lo), hi))
+    states = np.empty((n_draw_moves + 1, *x.shape))
+    states[0] = x
+    for k in range(1, n_draw_moves + 1):
+        hmc_moves(fn, x, z, 1.0, steps[-1], inv_mass, n_leapfrog, persistence, 1, seeds, acc)
+        states[k] = x
+        _check_deadline(deadline, f"{len(betas)} temperatures and {k} posterior moves")
+    states = states.reshape(-1, x.shape[1])
+    cov = np.atleast_2d(np.cov(states, rowvar=False))
+    return HMCPilot(np.array(betas), np.array(steps), np.ascontiguousarray(masses), np.array(accepts), log_z,
+                    states.mean(axis=0), 0.5 * (cov + cov.T), int(states.shape[0]))
 
 
 class AISArm(Arm):
@@ -345,9 +390,9 @@ class AISArm(Arm):
         transition: str = "slice",
         slice_width=0.5,
         max_stepout: int = 100,
-        hmc_leapfrog: int = 5,
-        hmc_target_accept: float = 0.8,
-        hmc_persistence: float = 0.9,
+        hmc_leapfrog: int = HMC_LEAPFROG,
+        hmc_target_accept: float = HMC_TARGET_ACCEPT,
+        hmc_persistence: float = HMC_PERSISTENCE,
         hmc_pilot: HMCPilot | None = None,
         imh_df: int = 10,
         cost: str = "cpu_seconds",

@@ -36,9 +36,9 @@ from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._draws import DrawReservoir, keep_draws
 from pmcbandit.arms.evidence.model_density import ModelDensity, check_model
-from pmcbandit.arms.evidence.modes import ModeSearch, NoInteriorModeError, find_modes
+from pmcbandit.arms.evidence.modes import Mode, ModeSearch, NoInteriorModeError, find_modes
 
-__all__ = ["LaplaceISArm", "MODE_WEIGHT_FLOOR", "multivariate_t_logpdf_from_radius"]
+__all__ = ["LaplaceISArm", "MODE_WEIGHT_FLOOR", "moment_fit", "multivariate_t_logpdf_from_radius"]
 
 #: Share of the t mixture spread evenly over the modes found, so none is starved by a poor
 #: Laplace evidence: :math:`\pi_j \ge` ``MODE_WEIGHT_FLOOR / J``.
@@ -139,7 +139,10 @@ class LaplaceISArm(Arm):
     modes : ModeSearch, optional
         The result of :func:`~pmcbandit.arms.evidence.modes.find_modes` on the same
         density, so that arms of one pool share one search; searched here
-        (``n_starts``, ``rng``) when ``None``.
+        (``n_starts``, ``rng``) when ``None``. Or a :func:`moment_fit`: one component at
+        a posterior mean with the posterior covariance in place of the Laplace one
+        (moment-matched importance sampling), the mode weights then even and
+        ``log_z_laplace`` NaN.
     n_starts : int, default 16
         Starts of the mode search when ``modes`` is ``None`` (1: the model's initial
         point only, the former single Laplace fit).
@@ -263,8 +266,9 @@ class LaplaceISArm(Arm):
         self._batch_terms = self.density.compile_logp_terms_batch(mode)
         self._components = [_t_component(m.precision, m.location, self.inflation) for m in modes.modes]
         log_z = np.array([m.log_laplace for m in modes.modes])
-        share = np.exp(log_z - logsumexp(log_z))
         n_modes = len(modes.modes)
+        # A moment fit (moment_fit) has no Laplace evidence: its components share evenly.
+        share = np.exp(log_z - logsumexp(log_z)) if np.isfinite(log_z).all() else np.full(n_modes, 1.0 / n_modes)
         self.mode_weights = (1.0 - MODE_WEIGHT_FLOOR) * share + MODE_WEIGHT_FLOOR / n_modes
         probs = (1.0 - self.defensive) * self.mode_weights
         if self.defensive > 0.0:
@@ -379,6 +383,34 @@ class LaplaceISArm(Arm):
         info = {"ess_fraction": ess_fraction, "max_weight_fraction": max_fraction,
                 "defensive_weight_fraction": defensive_fraction}
         return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)
+
+
+def moment_fit(mean, cov, n_draws: int, source: str) -> ModeSearch:
+    """A :class:`~pmcbandit.arms.evidence.modes.ModeSearch` of one component at a posterior ``mean`` with the inverse
+    of ``cov`` as precision, for a :class:`LaplaceISArm` whose t proposal matches posterior moments instead of a
+    mode's curvature (moment-matched importance sampling, as the proposal matched to the first two moments of
+    posterior draws in Gronau et al. 2017, "A tutorial on bridge sampling", J. Math. Psych. 81).
+
+    The moments must come from draws made before, and independently of, the arm's pulls (e.g. the HMC pilot,
+    :attr:`~pmcbandit.arms.evidence.ais.HMCPilot.posterior_cov`): the proposal is then fixed and every weight
+    :math:`\tilde p(x)/q(x)` is still unbiased for Z. Where the posterior has tails heavier than the t's, or
+    several modes the moments average over, the weights fail the Pareto k-hat check like any poor proposal's.
+
+    Raises
+    ------
+    ValueError
+        When ``cov`` is not a finite, positive-definite matrix of the mean's dimension (a coordinate the draws
+        never moved), with ``source`` in the message.
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
+    ok = cov.shape == (mean.size, mean.size) and np.isfinite(cov).all() and np.isfinite(mean).all()
+    eigval = np.linalg.eigvalsh(cov) if ok else np.zeros(1)
+    if not (ok and eigval.min() > 1e-12 * max(eigval.max(), 1e-300)):
+        raise ValueError(f"no moment fit from {source}: its covariance is not finite and positive definite")
+    precision = np.linalg.inv(cov)
+    mode = Mode(mean, 0.5 * (precision + precision.T), float("nan"), float("nan"))
+    return ModeSearch((mode,), True, f"moments of {n_draws} draws of {source}", 0, 0, 1, 0.0)
 
 
 def _rows_times(a: np.ndarray, m: np.ndarray) -> np.ndarray:
