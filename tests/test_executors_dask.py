@@ -99,11 +99,90 @@ def test_timed_out_pull_frees_its_dask_worker(client):
     assert time.perf_counter() - start < 45  # a hung pull (60 s) that kept its slot would hold the run past this
     assert res.quarantined.tolist() == [True, False] and len(res.history) >= 20
     assert (res.history.column("status") == 3).sum() >= 2  # a third may have been in flight at the second
-    client.wait_for_workers(2, timeout=60)
+    # The run gave back the workers it ended: both run again (fresh processes) as it returns.
+    workers = client.scheduler_info()["workers"].values()
+    assert sorted(w["name"] for w in workers if w["status"] == "running") == [0, 1]
     # Both slots serve again: two pulls that each sleep 1 s, in flight together, run in two workers.
     sleepy = [PidArm("s", sleep=1.0)]
     res = _run(sleepy, pb.Pulls(2), client, policy="ucb1")
     assert len(set(res.history.column("pid").tolist())) == 2
+
+
+class _Task:
+    def __init__(self, key):
+        self.key = key
+
+    def cancel(self):
+        pass
+
+
+class _Scheduler:
+    """A client stand-in: where the scheduler says each task is processing, which workers run, and
+    the optional ``SpecCluster`` of the client."""
+
+    def __init__(self, cluster=None):
+        self.where, self.ended, self.cluster = {}, [], cluster
+        self.running = {"tcp://a": 0, "tcp://b": 1}
+
+    def nthreads(self):
+        return dict.fromkeys(self.running, 1)
+
+    def run_on_scheduler(self, function, keys):
+        return {key: self.where[key] for key in keys if key in self.where}
+
+    def scheduler_info(self):
+        return {"workers": {a: {"name": n, "nanny": "tcp://nanny", "status": "running"}
+                            for a, n in self.running.items()}}
+
+    def run(self, function, workers, wait):
+        self.ended += workers
+        for address in workers:
+            del self.running[address]
+
+    def cancel(self, futures):
+        pass
+
+
+def test_a_task_sent_to_another_worker_is_timed_and_ended_there():
+    from pmcbandit.runtime.executors.dask_cluster import DaskExecutor
+
+    fake = _Scheduler()
+    executor = DaskExecutor(fake, timeout=1.0)
+    task = _Task("pull")
+    executor._futures[task] = [[object()], time.monotonic(), None, None]
+    fake.where["pull"] = "tcp://a"
+    executor._observe_running()
+    assert executor._futures[task][3] == "tcp://a"
+    executor._futures[task][2] -= 5.0  # late on a, which was lost meanwhile: the scheduler sent the task to b
+    fake.where["pull"] = "tcp://b"
+    assert executor._expire() == [] and fake.ended == []  # a fresh clock on b, a left alone
+    assert executor._futures[task][3] == "tcp://b"
+    del fake.where["pull"]  # back in the scheduler's queue: no clock
+    executor._observe_running()
+    assert executor._futures[task][2:] == [None, None]
+    fake.where["pull"] = "tcp://b"
+    executor._observe_running()
+    executor._futures[task][2] -= 5.0
+    assert [o.status for o in executor._expire()] == ["timeout"] and fake.ended == ["tcp://b"]
+    assert executor._ended == {"tcp://b": 1}
+
+
+def test_a_worker_whose_nanny_the_cluster_closed_is_started_again_before_the_run_returns():
+    from pmcbandit.runtime.executors.dask_cluster import DaskExecutor
+
+    class Cluster:  # a SpecCluster that closed the nanny of worker 1 (lost for too long)
+        worker_spec, workers = {0: {}, 1: {}}, {0: object()}
+
+        def scale(self, n):
+            self.workers[1] = object()
+            fake.running["tcp://c"] = 1
+
+    fake = _Scheduler(Cluster())
+    executor = DaskExecutor(fake, timeout=1.0)
+    executor._ended = {"tcp://b": 1}
+    del fake.running["tcp://b"]
+    executor.shutdown()
+    assert fake.running == {"tcp://a": 0, "tcp://c": 1} and executor._ended == {}
 
 
 @pytest.mark.slow  # the process-pool tests prove the spec shipping by default; this one on Dask

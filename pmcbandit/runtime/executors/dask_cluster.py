@@ -15,15 +15,25 @@ function of ``(seed, k, j)`` only, so the retry returns the same values. A task 
 the retries (``KilledWorker``) is reported with status ``"lost"`` for its pulls, which does not
 count towards quarantine.
 
-Timeouts. Dask cannot interrupt a running task, so a task that has been processing on a worker
-for more than ``timeout`` seconds times its number of pulls (the driver asks the scheduler which
-tasks are processing, every quarter of the timeout; time queued for a free worker does not count)
-is reported ``"timeout"`` for all its pulls, its future cancelled, and the process of the worker
-running it ended (``os._exit`` sent to the worker's event loop, which works on any machine of the
-cluster); its nanny starts a fresh worker, as after any worker loss, which frees the slot while
-the run goes on with the other workers. A worker without a nanny (``processes=False``, whose
-workers live in the driver's process) is left alone, with a warning: its slot stays busy until
-the pull ends.
+Timeouts. Dask cannot interrupt a running task, so a task that has been processing on one worker
+for more than ``timeout`` seconds times its number of pulls (the driver asks the scheduler where
+each task in flight is processing, every quarter of the timeout and again before it declares one
+late; time queued for a free worker does not count, and a task that the loss of its worker sent
+to another worker starts a fresh clock there) is reported ``"timeout"`` for all its pulls, its
+future cancelled, and the process of the worker running it *now* ended (``os._exit`` sent to the
+worker's event loop, which works on any machine of the cluster); its nanny starts a fresh worker,
+as after any worker loss, which frees the slot while the run goes on with the other workers. A
+worker without a nanny (``processes=False``, whose workers live in the driver's process) is left
+alone, with a warning: its slot stays busy until the pull ends.
+
+A run gives back the workers it ended: before it returns, it waits (at most
+:data:`REPLACEMENT_TIMEOUT` seconds) until a worker of the same name runs again in place of each.
+A ``SpecCluster`` (``LocalCluster`` included) closes the nanny of a worker lost for longer than
+``distributed.deploy.lost-worker-timeout``, so a nanny whose fresh worker took longer to start
+(importing the package and installing the arms on a loaded machine) is gone for good; when the
+client holds that cluster object, the run asks it to start the worker again (``cluster.scale`` to
+its own size), as soon as it sees the nanny closed. A worker still missing at the end of the wait is reported with a
+``SettingsWarning``: the cluster serves later runs with fewer slots until it is restored.
 
 Pulls still in flight when a run ends are cancelled; one already running finishes on its worker
 and its result is dropped.
@@ -37,10 +47,15 @@ import time
 import traceback
 import warnings
 
+from pmcbandit.exceptions import SettingsWarning
+from pmcbandit.runtime.executors.local import Outcome, caller_stacklevel
 from pmcbandit.runtime.executors.worker import arm_payload
-from pmcbandit.runtime.executors.local import Outcome
 
-__all__ = ["DaskExecutor", "ArmsPlugin"]
+__all__ = ["DaskExecutor", "ArmsPlugin", "REPLACEMENT_TIMEOUT"]
+
+REPLACEMENT_TIMEOUT = 120.0
+"""Seconds a run waits, before it returns, for a worker of the same name to run again in place of
+each worker it ended (see "Timeouts" in the module docstring)."""
 
 
 def _plugin_base():
@@ -130,6 +145,8 @@ class DaskExecutor:
         self._token = self._spec = None
         self._buffer: list = []
         self._futures: dict = {}  # future -> [tickets, submitted at, processing since, worker address]
+        self._ended: dict = {}  # address of a worker ended after a timed-out pull -> its name
+        self._respecified: set = set()  # names of those the client's cluster was asked to start again
         self._finished: queue.SimpleQueue = queue.SimpleQueue()  # filled by the futures' done callbacks
 
     def bind(self, arms, streams) -> None:
@@ -172,15 +189,22 @@ class DaskExecutor:
             except queue.Empty:
                 pass
             out += self._expire()
+            if self._ended:
+                self._revive(set(self._ended.values()))
         return out
 
     def shutdown(self) -> None:
-        """Cancel the run's pulls still in flight (the client and the installed arms stay)."""
+        """Cancel the run's pulls still in flight (the client and the installed arms stay), and wait
+        for the workers ended after timed-out pulls to be replaced (see "Timeouts").
+        """
         self._buffer = []
         if self._futures:
             self.client.cancel(list(self._futures))
         self._futures = {}
         self._finished = queue.SimpleQueue()
+        if self._ended:
+            ended, self._ended = self._ended, {}
+            self._await_replacements(ended)
 
     def close(self) -> None:
         """Remove the arms from the workers (run by :func:`pmcbandit.run` when it built the executor)."""
@@ -234,25 +258,40 @@ class DaskExecutor:
         return [Outcome(t, "error", None, f"task failed on its worker: {last}", seconds, seconds) for t in tickets]
 
     def _observe_running(self) -> None:
-        """Note when each in-flight task was first seen processing, and where."""
-        waiting = {f.key: f for f, entry in self._futures.items() if entry[2] is None}
-        if not waiting:
+        """Note where each in-flight task is processing and since when: a task seen on a worker other
+        than the one noted (its worker was lost and the scheduler sent it elsewhere) starts a fresh
+        clock there, and one back in the scheduler's queue has none.
+        """
+        if not self._futures:
             return
+        tracked = {f.key: f for f in self._futures}
+        where = self.client.run_on_scheduler(_processing_on, keys=list(tracked))
         now = time.monotonic()
-        for key, address in self.client.run_on_scheduler(_processing_on, keys=list(waiting)).items():
-            entry = self._futures.get(waiting[key])
-            if entry is not None:
+        for key, future in tracked.items():
+            entry = self._futures.get(future)
+            if entry is None:
+                continue
+            address = where.get(key)
+            if address is None:
+                entry[2] = entry[3] = None
+            elif address != entry[3]:
                 entry[2], entry[3] = now, address
 
     def _expire(self) -> list:
         """Tasks processing for longer than their timeout: reported, cancelled, their workers restarted."""
         if self.timeout is None:
             return []
+        def late(now):
+            return [f for f, (tickets, _, since, _) in self._futures.items()
+                    if since is not None and now - since >= self.timeout * len(tickets)]
+
+        if not late(time.monotonic()):
+            return []
+        self._observe_running()  # where the late ones run now: a worker lost meanwhile moved them
         now = time.monotonic()
         out = []
-        for future, (tickets, t0, since, address) in list(self._futures.items()):
-            if since is None or now - since < self.timeout * len(tickets):
-                continue
+        for future in late(now):
+            tickets, t0, _, address = self._futures[future]
             del self._futures[future]
             future.cancel()
             seconds = now - t0
@@ -263,20 +302,65 @@ class DaskExecutor:
 
     def _restart(self, address: str) -> None:
         """Free ``address``'s slot: end its process (its nanny starts a fresh one, as after any
-        worker loss). Never a worker without a nanny: it may live in this very process.
+        worker loss; :meth:`shutdown` waits for it). Never a worker without a nanny: it may live in
+        this very process.
         """
         try:
             info = self.client.scheduler_info().get("workers", {}).get(address)
             if info is None:
-                return  # gone already (restarted after another timed-out pull): its slot is free
+                return  # gone already (ended after another timed-out pull): its slot is being freed
             if not info.get("nanny"):
                 warnings.warn(f"pmcbandit: Dask worker {address} has no nanny to restart it after a pull timed out; "
-                              "its slot stays busy until the pull ends", RuntimeWarning, stacklevel=1)
+                              "its slot stays busy until the pull ends", SettingsWarning,
+                              stacklevel=caller_stacklevel())
                 return
             self.client.run(_exit_worker, workers=[address], wait=False)
+            self._ended[address] = info.get("name", address)
         except Exception as exc:  # the cluster is going away: nothing left to free
             warnings.warn(f"pmcbandit: could not restart Dask worker {address} after a pull timed out ({exc})",
-                          RuntimeWarning, stacklevel=1)
+                          SettingsWarning, stacklevel=caller_stacklevel())
+
+    def _await_replacements(self, ended: dict) -> None:
+        """Block until a worker of each name in ``ended`` (worker address -> name) runs again at
+        another address, for at most :data:`REPLACEMENT_TIMEOUT` seconds; ask the client's
+        ``SpecCluster`` to start again a worker whose nanny it closed; warn about those still
+        missing at the end.
+        """
+        waiting = set(ended.values())
+        start = time.monotonic()
+        while True:
+            try:
+                workers = self.client.scheduler_info().get("workers", {})
+            except Exception:  # the cluster is going away: nothing left to wait for
+                return
+            waiting -= {info.get("name", address) for address, info in workers.items()
+                        if address not in ended and info.get("status", "running") == "running"}
+            if not waiting or time.monotonic() - start >= REPLACEMENT_TIMEOUT:
+                break
+            self._revive(waiting)
+            time.sleep(0.1)
+        if waiting:
+            warnings.warn(
+                f"pmcbandit: the Dask worker(s) named {sorted(map(str, waiting))} did not run again within "
+                f"{REPLACEMENT_TIMEOUT:g} s of being ended for a timed-out pull: the cluster serves later runs with "
+                "fewer slots until it is restored (e.g. cluster.scale or client.restart).",
+                SettingsWarning, stacklevel=caller_stacklevel())
+
+    def _revive(self, names: set) -> None:
+        """Ask the client's ``SpecCluster`` (once per name) to start again the workers among ``names``
+        whose nanny it closed: it starts them from its own spec (``cluster.scale`` to its size).
+        """
+        cluster = getattr(self.client, "cluster", None)
+        spec, started = getattr(cluster, "worker_spec", None), getattr(cluster, "workers", None)
+        if not isinstance(spec, dict) or not isinstance(started, dict):
+            return
+        closed = {name for name in names if name in spec and name not in started} - self._respecified
+        if closed:
+            self._respecified |= closed
+            try:
+                cluster.scale(len(spec))
+            except Exception:  # not a cluster that can: left to the wait and its warning
+                pass
 
     def __repr__(self) -> str:
         return f"DaskExecutor(workers={self.workers}, capacity={self.capacity}, pulls_per_task={self.pulls_per_task})"
