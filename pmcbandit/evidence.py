@@ -226,7 +226,10 @@ def evidence_arms(
         proposal is fixed by the pilot before any pull, so the weights stay unbiased. ``None``
         (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
         least :data:`HMC_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
-        model has at least 20 dimensions. The pilot then runs on the model whatever its dimension,
+        model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
+        only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
+        (seed :data:`SETUP_CHECK_SEED`; or none was built), as the pilot's gradient compilation
+        is set-up that pays only then. The pilot then runs on the model whatever its dimension,
         given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
         a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
         note says why.
@@ -273,9 +276,32 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     density = density_for(model, non_centre, notes)
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
     laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
+    total = budget_seconds
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
-        budget_seconds = seconds_after_setup(budget_seconds, spent)
+        budget_seconds = seconds_after_setup(total, spent)
+    # The HMC pilot serves the HMC AIS arm and the pilot-t arms (the rules of evidence_arms' hmc_arm and pilot_is);
+    # it runs before the AIS arms are sized, so they are sized for the time it leaves.
+    timed = budget_seconds is not None
+    auto_hmc = density.dim >= 20 and (not timed or budget_seconds >= HMC_MIN_RUN_SECONDS)
+    want_hmc = bool((auto_hmc if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
+    auto_pilot = laplace and (budget_seconds >= HMC_MIN_RUN_SECONDS if timed else density.dim >= 20)
+    want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
+    if want_pilot_arms and pilot_is is None and not want_hmc and _laplace_passes(laplace_arms):
+        # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
+        # Laplace proposals fail.
+        want_pilot_arms = False
+        notes.append("pilot-t arms left out: a Laplace arm's set-up draws passed the Pareto k-hat check, so no HMC "
+                     "pilot was run for them (evidence_arms(model, pilot_is=True) runs it)")
+    served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
+    pilot = _pilot(density, budget_seconds, notes, served) if served else None
+    hmc_probe = None
+    if want_hmc and pilot is not None:
+        hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
+                           hmc_pilot=pilot)
+    if served and budget_seconds is not None and started is not None:
+        spent = time.perf_counter() - started
+        budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
     # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
     need = CHECK_PULLS
@@ -305,18 +331,8 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     arms: list[Arm] = [
         AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
     ]
-    # The HMC pilot serves the HMC AIS arm and the pilot-t arms (the rules of evidence_arms' hmc_arm and pilot_is).
-    timed = budget_seconds is not None
-    auto_hmc = density.dim >= 20 and (not timed or budget_seconds >= HMC_MIN_RUN_SECONDS)
-    want_hmc = bool((auto_hmc if hmc_arm is None else hmc_arm) and transition != "hmc" and steps)
-    auto_pilot = laplace and (budget_seconds >= HMC_MIN_RUN_SECONDS if timed else density.dim >= 20)
-    want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
-    served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
-    pilot = _pilot(density, budget_seconds, notes, served) if served else None
-    if want_hmc and pilot is not None:
-        hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
-                           hmc_pilot=pilot)
-        n_hmc = steps[len(steps) // 2]
+    if hmc_probe is not None:
+        n_hmc = steps[len(steps) // 2] if steps else 0
         if budget_seconds is not None:
             n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
         if n_hmc >= MIN_AIS_STEPS:
@@ -352,6 +368,24 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
             f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",
             NoGuaranteeWarning, "independent_check"))
     return arms, notes, alerts
+
+
+#: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`_laplace_passes`): a fixed function of the model.
+SETUP_CHECK_SEED = 20_171_101
+
+
+def _laplace_passes(laplace_arms) -> bool:
+    """Whether one batch of a Laplace arm's draws at set-up passes the Pareto k-hat check (``khat_threshold``)."""
+    from pmcbandit.stats.psis import khat_threshold, pareto_khat
+
+    for arm in laplace_arms:
+        try:
+            log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
+            if pareto_khat(log_w) <= khat_threshold(log_w.size):
+                return True
+        except (FloatingPointError, ValueError):
+            continue  # NaN or +inf weights: this arm does not pass
+    return False
 
 
 def _pilot(density, budget_seconds, notes: list[str], served: str):

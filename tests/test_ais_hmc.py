@@ -211,21 +211,47 @@ def test_pilot_stops_at_its_deadline():
 def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
     import pmcbandit.evidence as ev
 
-    model = _normal_model()[0]  # 30 dimensions
-    kw = dict(ais_steps=(20,), prior=False, non_centre=False, hmc_arm=False)
-    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t",
-                                                               "pilot-t20"]
-    assert [a.name for a in ev.evidence_arms(model, laplace=False, **kw)] == ["ais-20"]
-    assert [a.name for a in ev.evidence_arms(model, pilot_is=False, **kw)] == ["ais-20", "laplace-t", "laplace-t20"]
+    model = _normal_model()[0]  # 30 dimensions: the HMC arm's pilot runs, and serves the pilot-t arms too
+    kw = dict(ais_steps=(20,), prior=False, non_centre=False)
+    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["ais-20", "ais-hmc-20", "laplace-t", "laplace-t20",
+                                                               "pilot-t", "pilot-t20"]
+    assert [a.name for a in ev.evidence_arms(model, laplace=False, **kw)] == ["ais-20", "ais-hmc-20"]
+    # Without the HMC arm, a pilot for the pilot-t arms alone runs only where no Laplace arm passes k-hat.
+    arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+                              laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=1000,
+                              cost="cpu_seconds", budget_seconds=None, non_centre=False, hmc_arm=False)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    assert any(n.startswith("pilot-t arms left out: a Laplace arm's set-up draws passed") for n in notes)
+    forced = ev.evidence_arms(model, hmc_arm=False, pilot_is=True, **kw)
+    assert [a.name for a in forced] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
     # Timed: only with HMC_MIN_RUN_SECONDS left; the pilot is given up past PILOT_MAX_SHARE of it.
     short = ev.evidence_arms(model, budget_seconds=ev.HMC_MIN_RUN_SECONDS / 2, **kw)
     assert [a.name for a in short] == ["ais-20", "laplace-t", "laplace-t20"]
     monkeypatch.setattr(ev, "PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
-                              cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False)
+                              cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False, pilot_is=True)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     assert any(n.startswith("pilot-t arms left out: the HMC pilot passed its time limit after 1 temperatures")
                for n in notes)
     with pytest.raises(TypeError, match="The 'pilot_is' parameter of evidence_arms must be None or a bool. Got 1"):
         ev.evidence_arms(model, pilot_is=1)
+
+
+def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
+    from pmcbandit.evidence import _laplace_passes
+
+    class Fixed:  # an arm whose log weights are given
+        batch_size = 1000
+
+        def __init__(self, log_w):
+            self.log_w = log_w
+
+        def log_weights(self, rng, size):
+            return self.log_w
+
+    rng = np.random.default_rng(0)
+    light = Fixed(rng.normal(0.0, 0.3, 1000))  # log-normal weights of small spread: k-hat near 0
+    heavy = Fixed(np.log(rng.pareto(0.8, 1000) + 1.0))  # Pareto tail index 1/0.8: k-hat about 1.25
+    assert _laplace_passes([light]) and _laplace_passes([heavy, light])
+    assert not _laplace_passes([heavy]) and not _laplace_passes([])
