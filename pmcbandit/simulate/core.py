@@ -136,6 +136,8 @@ def log_checkpoints(n_rounds: int, count: int = 50) -> np.ndarray:
     return grid[(grid >= 1) & (grid <= n_rounds)]
 
 
+_LOW_64 = (1 << 64) - 1  # the low word of a PCG64 128-bit state or increment
+
 # numba's default ``workqueue`` threading layer is not thread-safe: parallel kernels launched from several
 # Python threads take turns.
 _PARALLEL_LOCK = threading.Lock()
@@ -314,7 +316,10 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
     KL-UCB, Thompson sampling, round robin and a fixed arm run one replication at a time
     (:func:`~pmcbandit.simulate.kernel.run_replications`, each replication's randomness in its own
     contiguous row); the other index policies, or all with ``lockstep``, in lock-step
-    (:func:`~pmcbandit.simulate.kernel.run_block`). Both loops make the same decisions. With a thread
+    (:func:`~pmcbandit.simulate.kernel.run_block`). Both loops make the same decisions. One replication at
+    a time with numpy ``PCG64`` streams (the default), the loop draws the policy's uniforms and the uniform
+    arm draws itself from copies of the streams' states, the doubles the Generators would give (the
+    Generators are not advanced: nothing draws from them afterwards); otherwise they are pre-drawn here. With a thread
     pool in ``setup["pool"]`` (``parallel=True``) the randomness is drawn on its threads and the loops run
     on numba threads (``kernel.run_replications_parallel``, ``kernel.run_block_parallel``), one part of the
     block per thread.
@@ -343,14 +348,28 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
         # Lock-step: round-major, so that one round of the whole block reads one contiguous row;
         # one replication at a time: replication-major, each replication's rounds in one row.
         draws = np.empty((n_b, chunk) if by_rep else (chunk, n_b))
+    # One replication at a time, from numpy PCG64 streams: the kernel draws the uniforms itself, from the
+    # streams' states (``kernel._pcg64_random``); the Gaussian families' normals are still pre-drawn.
+    inline = by_rep and all(type(g.bit_generator) is np.random.PCG64 for pair in streams for g in pair)
+    arm_inline = inline and not is_matrix and arms.draw == "uniform"
+    rng_state = np.zeros((n_b, 8), dtype=np.uint64)
+    if inline:
+        for r, pair in enumerate(streams):
+            for i, g in enumerate(pair):
+                st = g.bit_generator.state["state"]
+                rng_state[r, 4 * i: 4 * i + 4] = (st["state"] >> 64, st["state"] & _LOW_64, st["inc"] >> 64,
+                                                  st["inc"] & _LOW_64)
+        if arm_inline:
+            draws = np.zeros((n_b, 1))
     # Each decision reads its M uniforms: M rows (lock-step) or M consecutive values of its row.
-    width = per_decision * chunk if per_decision else 1
+    width = per_decision * chunk if per_decision and not inline else 1
     policy_u = np.zeros((n_b, width) if by_rep else (width, n_b))
     beta_counts = np.zeros((2, n_b * k))
     constants = np.empty((4, n_b * k))
     for i in range(n_b * k):
         thompson.refresh_constants(beta_counts[0], beta_counts[1], i, constants)
-    kl_state = np.zeros((2, n_b * k))
+    kl_state = np.zeros((6, n_b * k))
+    kl_state[2] = np.nan
     kl_n = np.zeros((2, n_b * k), dtype=np.int64)
     kl_n[0] = -1
     row_buf = np.empty(max(per_decision, 1) * chunk)
@@ -368,9 +387,9 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
         for r in range(lo, hi):
             prng, arm_rng = streams[r]
             if by_rep:
-                if per_decision:
+                if per_decision and not inline:
                     prng.random(out=policy_u[r, : per_decision * c])
-                if not is_matrix:
+                if not is_matrix and not arm_inline:
                     if arms.draw == "uniform":
                         arm_rng.random(out=draws[r, :c])
                     else:
@@ -399,7 +418,8 @@ def _run_block(setup: dict, block: range, streams: list, lockstep: bool = False)
                           else (kernel.run_replications, ()))
             ck_next = run(
                 *first, kind, setup["fixed_arm"], per_decision, k, t, t + c, f_t, stats, scale, centre, setup["fixed"],
-                setup["per_arm"], setup["running"], origin, moments, policy_u, beta_counts, constants,
+                setup["per_arm"], setup["running"], origin, moments, inline, arm_inline, rng_state, policy_u,
+                beta_counts, constants,
                 kl_state, kl_n, g_table, arms.family, arms.params, draws, matrix, pos, ck, ck_next, pulls_at,
                 estimate_at,
             )

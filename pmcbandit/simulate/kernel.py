@@ -13,23 +13,28 @@ is elementwise over arms (each arm's value depends on its own ``n``, ``mean``,
 function of each arm's ``(mean, f(t)/n)`` (:func:`~pmcbandit.policies.kl_ucb.grid_index`),
 computed here from the arm's previous grid point (:func:`_kl_ucb_values`). Thompson sampling
 decides per replication with its own allocation-free ``cached_select_into`` (each arm's Gamma
-constants refreshed whenever its counts change) and ``resample_kernel``.
+constants refreshed whenever its counts change) and ``resample_kernel``; one replication at a time
+(:func:`_thompson_replications`) with the same arithmetic inlined, its Gammas drawn by :func:`_gamma_draw`.
 
-Randomness is pre-drawn by the caller, in chunks, from each replication's own
-streams (:mod:`pmcbandit.simulate.core`), so the values are the ones the
-streams would give one call at a time.
+Randomness comes from each replication's own streams (:mod:`pmcbandit.simulate.core`), the values the
+streams would give one call at a time: pre-drawn by the caller in chunks, or, in :func:`run_replications`
+for numpy ``PCG64`` streams, drawn inside the loop from the streams' states (:func:`_pcg64_random`, the
+same doubles as ``Generator.random``).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from pmcbandit.policies.centring import accumulate, centred_losses, recentre_due, recentred_scale, running_shift
 from pmcbandit.policies.kl_ucb import GRID, exploration, grid_index
 from pmcbandit.policies.base import argmax_random, normalised_moments, raise_range, to_loss_scale
 from pmcbandit.policies.thompson import cached_select_into, expected_counts_kernel, refresh_constants, resample_kernel
-from pmcbandit.policies.variates import gamma_constants
+from pmcbandit.policies.variates import _uniform, counter_key, gamma_constants, std_normal
 from pmcbandit.simulate.arms import MATRIX, observation
 
 # Grid points in [0, 1] of KL-UCB's index.
@@ -60,24 +65,30 @@ def _play_unexplored_first(values, pulls):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _predicted(p_old, p, d, j, kl_old):
+def _predicted(p_old, p, d, j, kl_old, dkl):
     """Where the pulled arm's grid index will land: a second-order step from the old point ``q = j * GRID``.
 
     ``KL(p, q)`` is extrapolated from ``KL(p_old, q)`` by its Taylor expansion in the mean
     (``d/dp KL = log(p (1 - q) / (q (1 - p)))``, ``d2/dp2 KL = 1 / (p (1 - p))``), then one Halley step in
-    ``q`` solves ``KL(p, q) = d``. Only a starting point: :func:`~pmcbandit.policies.kl_ucb.grid_index`
-    brackets the answer whatever it is given.
+    ``q`` solves ``KL(p, q) = d``. ``dkl`` is ``d/dp KL`` at the old point when the caller kept it (the
+    difference of the logarithms of :func:`_kl_logs`), NaN to compute it here. Only a starting point:
+    :func:`~pmcbandit.policies.kl_ucb.grid_index` brackets the answer whatever it is given.
     """
     q = j * GRID
     dp = p - p_old
-    g = kl_old + np.log(p_old * (1.0 - q) / (q * (1.0 - p_old))) * dp + dp * dp / (2.0 * p_old * (1.0 - p_old))
-    slope = (q - p) / (q * (1.0 - q))
-    curve = p / (q * q) + (1.0 - p) / ((1.0 - q) * (1.0 - q))
+    if dkl != dkl:
+        dkl = np.log(p_old * (1.0 - q) / (q * (1.0 - p_old)))
+    g = kl_old + dkl * dp + dp * dp / (2.0 * p_old * (1.0 - p_old))
+    # Halley's step q - f / (h' - f h'' / (2 h')) as q - f h' / (h'^2 - f h'' / 2), with h' = (q - p) r and
+    # h'' = (p (1 - q)^2 + (1 - p) q^2) r^2, r = 1 / (q (1 - q)): two divisions.
+    r = 1.0 / (q * (1.0 - q))
+    slope = (q - p) * r
+    curve = (p * (1.0 - q) * (1.0 - q) + (1.0 - p) * q * q) * r * r
     f = g - d
-    denom = slope - 0.5 * f * curve / slope if slope > 0.0 else 0.0
+    denom = slope * slope - 0.5 * f * curve if slope > 0.0 else 0.0
     if not denom > 0.0:
         return j
-    target = min(max(q - f / denom, 0.0), 1.0)
+    target = min(max(q - f * slope / denom, 0.0), 1.0)
     return int(np.ceil(target * _N_GRID))
 
 
@@ -110,7 +121,7 @@ def _kl_ucb_values(pulls, loss_sum, scale, t, c, grid_j, grid_kl, seen_mean, see
             if j < 0:
                 j = int(np.ceil(min(mean + np.sqrt(0.5 * d), 1.0) / GRID))
             elif 0.0 < mean < 1.0 and 0.0 < seen_mean[i] < 1.0 and j < _N_GRID:
-                j = _predicted(seen_mean[i], mean, d, j, grid_kl[i])
+                j = _predicted(seen_mean[i], mean, d, j, grid_kl[i], np.nan)
             j, kl = grid_index(mean, d, j, -1)
         grid_j[i] = j
         grid_kl[i] = kl
@@ -289,25 +300,94 @@ def run_block(kind, index, params, kl_c, fixed_arm, per_decision, n_arms,
     return ck_next
 
 
+# Relative slack of :func:`_grid_search`'s bound on the computed KL one grid point below: thousands of times
+# the rounding error of the computed values (a few units of 2^-53), far below the KL's rise over a grid step.
+_CERTIFY_SLACK = 1e-12
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def _kl_ucb_arm(c, mean, n, f, grid_j, grid_kl, seen_mean, seen_n):
-    """Arm ``c``'s KL-UCB grid index (as :func:`_kl_ucb_values`, for one arm) at ``f = f(t)``."""
+def _kl_logs(p, q):
+    """``(kl_bernoulli(p, q), log(p / q), log((1 - p) / (1 - q)))`` for ``0 < p < 1`` and ``q`` a grid point in
+    ``[GRID, 1 - GRID]`` (not clipped there): :func:`~pmcbandit.policies.kl_ucb.kl_bernoulli`'s value, operation
+    for operation, with its two logarithms.
+    """
+    l1 = np.log(p / q)
+    l2 = np.log((1.0 - p) / (1.0 - q))
+    out = 0.0
+    out += p * l1
+    out += (1.0 - p) * l2
+    return out, l1, l2
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _grid_search(p, d, start, known_below):
+    """``grid_index(p, d, start, known_below)``, and ``d/dp KL(p, q)`` at the answer ``q`` (NaN if not at hand).
+
+    :func:`~pmcbandit.policies.kl_ucb.grid_index` starts by testing ``start`` and the grid point below it (when
+    that is above its lower bracket ``lo``) and returns ``start`` when they straddle the root. Here ``KL`` at
+    ``start`` is computed as it does (:func:`_kl_logs`); when it is above ``d``, the point below is shown to be at
+    or below ``d`` without computing it where a bound allows: ``q -> KL(p, q)`` has derivative ``h' = -p/q +
+    (1-p)/(1-q)`` and second derivative ``h'' = p/q^2 + (1-p)/(1-q)^2``, decreasing then increasing, so
+    ``KL(p, q - GRID) <= KL(p, q) - h'(q) GRID + max h'' GRID^2 / 2``, with ``max h''`` over the step at most
+    ``p/(q-GRID)^2 + (1-p)/(1-q)^2``; twice that term and a slack (:data:`_CERTIFY_SLACK`) cover the rounding of
+    every computed value. Otherwise, or when the point below is above ``d``, ``grid_index`` decides (told that
+    ``start`` is below the answer when its KL is not above ``d``). The answer is ``grid_index``'s.
+    """
+    lo = max(int(np.floor(p * _N_GRID)), known_below, 0)
+    if 0.0 < p < 1.0 and lo < start < _N_GRID:
+        q = start * GRID
+        g, l1, l2 = _kl_logs(p, q)
+        if g > d:
+            if start - 1 > lo:
+                a = p / q
+                b = (1.0 - p) / (1.0 - q)
+                below = q - GRID
+                w = 1.0 / (below * (1.0 - q))
+                curve = (p * (1.0 - q) * (1.0 - q) * w + b * below) * w  # p / below^2 + b / (1 - q)
+                slack = _CERTIFY_SLACK * (1.0 + abs(p * l1) + abs((1.0 - p) * l2) + (a + b) * GRID)
+                if not g - (b - a) * GRID + curve * GRID * GRID + slack <= d:
+                    j, kl = grid_index(p, d, start, known_below)
+                    return j, kl, np.nan
+            return start, g, l1 - l2
+        j, kl = grid_index(p, d, start + 1, start)
+        return j, kl, np.nan
+    j, kl = grid_index(p, d, start, known_below)
+    return j, kl, np.nan
+
+
+# Relative margin of an arm's kept ``f`` threshold (:func:`_kl_ucb_arm`): far above the rounding of
+# ``KL * n * (1 - margin)`` and of ``f / n`` (a few units of 2^-53).
+_STANDS_MARGIN = 1e-14
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _kl_ucb_arm(c, mean, n, f, loss, sc, kl_n, kl_state):
+    """Arm ``c``'s KL-UCB grid index (as :func:`_kl_ucb_values`, for one arm) at ``f = f(t)``.
+
+    Kept per arm (``kl_n``: grid point, count; ``kl_state``: KL there, mean, ``d/dp KL`` there for the next
+    prediction (:func:`_predicted`; NaN: not at hand), the loss sum ``loss`` and scale ``sc`` the mean came
+    from, and ``KL * n * (1 - 1e-14)``: while ``f`` is below it, ``f / n`` as computed is below the KL).
+    """
     d = f / n
-    j = grid_j[c]
-    if j >= 0 and mean == seen_mean[c] and n == seen_n[c]:
-        if grid_kl[c] > d:
+    j = kl_n[0, c]
+    if j >= 0 and mean == kl_state[1, c] and n == kl_n[1, c]:
+        if kl_state[0, c] > d:
             return j * GRID
-        j, kl = grid_index(mean, d, j + 1, j)
+        j, kl, dp = _grid_search(mean, d, j + 1, j)
     else:
         if j < 0:
             j = int(np.ceil(min(mean + np.sqrt(0.5 * d), 1.0) / GRID))
-        elif 0.0 < mean < 1.0 and 0.0 < seen_mean[c] < 1.0 and j < _N_GRID:
-            j = _predicted(seen_mean[c], mean, d, j, grid_kl[c])
-        j, kl = grid_index(mean, d, j, -1)
-    grid_j[c] = j
-    grid_kl[c] = kl
-    seen_mean[c] = mean
-    seen_n[c] = n
+        elif 0.0 < mean < 1.0 and 0.0 < kl_state[1, c] < 1.0 and j < _N_GRID:
+            j = _predicted(kl_state[1, c], mean, d, j, kl_state[0, c], kl_state[2, c])
+        j, kl, dp = _grid_search(mean, d, j, -1)
+    kl_n[0, c] = j
+    kl_n[1, c] = n
+    kl_state[0, c] = kl
+    kl_state[1, c] = mean
+    kl_state[2, c] = dp
+    kl_state[3, c] = loss
+    kl_state[4, c] = sc
+    kl_state[5, c] = kl * n * (1.0 - _STANDS_MARGIN)
     return j * GRID
 
 
@@ -357,16 +437,17 @@ def _kl_ucb_upper(p, d, j, kl):
 
 
 @numba.njit(cache=True, nogil=True)
-def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, grid_j, grid_kl, seen_mean, seen_n, scratch, upper,
-                   pending, u):
+def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, kl_n, kl_state, scratch, upper, pending, u):
     """KL-UCB's decision for the replication whose arms are ``o .. o + n_arms - 1``, at ``f = f(t)``.
 
     The decision of :func:`~pmcbandit.policies.base.argmax_random` on the arms' indices (mapped to the loss
-    scale under per-arm ranges), as the live policy makes it. An arm whose mean and count are unchanged
-    but whose kept point no longer stands (``KL <= f/n``) only moves up; its search is skipped when an
-    upper bound (:func:`_kl_ucb_upper`) puts it strictly below another arm's known index or lower bound
-    (its kept point plus one grid point): it cannot be the maximum nor tie with it, so its value does not
-    enter the argmax. Its kept point stays a valid start for a later search.
+    scale under per-arm ranges), as the live policy makes it. An arm whose count, loss sum and scale are
+    those its kept point was computed from has the same mean (the same arithmetic on the same values), and
+    its point stands without a division while ``f`` is below its kept threshold (:func:`_kl_ucb_arm`). An arm
+    whose mean and count are unchanged but whose kept point no longer stands (``KL <= f/n``) only moves up;
+    its search is skipped when an upper bound (:func:`_kl_ucb_upper`) puts it strictly below another arm's
+    known index or lower bound (its kept point plus one grid point): it cannot be the maximum nor tie with
+    it, so its value does not enter the argmax. Its kept point stays a valid start for a later search.
     """
     widest = 0.0
     if per_arm:
@@ -382,22 +463,33 @@ def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, grid_j, grid_kl, seen_me
             scratch[i] = np.inf
             floor = np.inf
             continue
-        inv = 1.0 / scale[c] if scale[c] > 0.0 else 0.0
-        mean = 1.0 - stats[1, c] / n * inv
         w = 1.0
         if per_arm:
             w = scale[c] if scale[c] > 0.0 else widest
-        j = grid_j[c]
+        j = kl_n[0, c]
+        loss = stats[1, c]
+        sc = scale[c]
+        if j >= 0 and n == kl_n[1, c] and loss == kl_state[3, c] and sc == kl_state[4, c]:
+            mean = kl_state[1, c]
+            if f < kl_state[5, c]:
+                q = j * GRID
+                value = (w * (q - 1.0)) if per_arm else q
+                scratch[i] = value
+                floor = max(floor, value)
+                continue
+        else:
+            inv = 1.0 / sc if sc > 0.0 else 0.0
+            mean = 1.0 - loss / n * inv
         d = f / n
-        if j >= 0 and mean == seen_mean[c] and n == seen_n[c] and not grid_kl[c] > d and w > 0.0:
+        if j >= 0 and mean == kl_state[1, c] and n == kl_n[1, c] and not kl_state[0, c] > d and w > 0.0:
             lower = min(j + 1, _N_GRID) * GRID
-            upper[i] = (w * (_kl_ucb_upper(mean, d, j, grid_kl[c]) - 1.0)) if per_arm else \
-                _kl_ucb_upper(mean, d, j, grid_kl[c])
+            upper[i] = (w * (_kl_ucb_upper(mean, d, j, kl_state[0, c]) - 1.0)) if per_arm else \
+                _kl_ucb_upper(mean, d, j, kl_state[0, c])
             pending[i] = True
             any_pending = True
             value = (w * (lower - 1.0)) if per_arm else lower
         else:
-            q = _kl_ucb_arm(c, mean, n, f, grid_j, grid_kl, seen_mean, seen_n)
+            q = _kl_ucb_arm(c, mean, n, f, loss, sc, kl_n, kl_state)
             value = (w * (q - 1.0)) if per_arm else q
             scratch[i] = value
         floor = max(floor, value)
@@ -410,7 +502,7 @@ def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, grid_j, grid_kl, seen_me
                 continue
             c = o + i
             n = np.int64(stats[0, c])
-            q = _kl_ucb_arm(c, seen_mean[c], n, f, grid_j, grid_kl, seen_mean, seen_n)
+            q = _kl_ucb_arm(c, kl_state[1, c], n, f, stats[1, c], scale[c], kl_n, kl_state)
             if per_arm:
                 w = scale[c] if scale[c] > 0.0 else widest
                 scratch[i] = w * (q - 1.0)
@@ -419,61 +511,136 @@ def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, grid_j, grid_kl, seen_me
     return argmax_random(scratch, u)
 
 
-@numba.njit(cache=True, nogil=True)
-def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats, scale, centre,
-                     fixed_scale, per_arm, running, origin, moments, policy_u, beta_counts, constants,
-                     kl_state, kl_n, gamma_table, family, arm_params, draws, matrix, pos, checkpoints, ck_next,
-                     pulls_at, estimate_at):
-    """:func:`run_block` for KL-UCB, Thompson sampling, round robin and a fixed arm, one replication at a time.
+@intrinsic
+def _umul128(typingctx, a, b):
+    """``(hi, lo)``: the 128-bit product of two uint64 (one machine multiply)."""
+    sig = types.UniTuple(types.uint64, 2)(types.uint64, types.uint64)
 
-    The same decisions as :func:`run_block` (the same per-arm arithmetic, replication by replication),
-    with every replication's randomness in its own row: ``policy_u`` (B, M * rounds), decision ``i``
-    of replication ``r`` reading ``policy_u[r, i*M .. i*M + M - 1]``, and ``draws`` (B, rounds).
-    Each replication then runs its rounds on its own few cache lines. ``f_t[i]`` is KL-UCB's
-    exploration ``f(t_start + i + 1)`` (shared by the replications). State kept between chunks:
-    ``constants`` (4, B*K), Thompson's Gamma constants (:func:`~pmcbandit.policies.thompson.refresh_constants`,
-    valid on entry), with ``gamma_table`` (2, L) holding them for the whole counts ``0 .. L - 1``
-    (:func:`gamma_table`); KL-UCB's ``kl_n`` (2, B*K) of int64, each arm's grid point (``-1``: none yet) and the
-    count it was computed at, and ``kl_state`` (2, B*K), its KL there and the mean (:func:`_kl_ucb_values`).
+    def codegen(context, builder, signature, args):
+        wide = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        hi = builder.trunc(builder.lshr(p, ir.Constant(wide, 64)), ir.IntType(64))
+        lo = builder.trunc(p, ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, (hi, lo))
 
-    Returns the updated ``ck_next``, or ``-1 - r`` if replication ``r`` ran out of pre-drawn values.
+    return sig, codegen
+
+
+# numpy's PCG64: the 128-bit LCG multiplier (O'Neill 2014, ``PCG_DEFAULT_MULTIPLIER_128``), high and low words.
+_PCG_MUL_HI = np.uint64(2549297995355413924)
+_PCG_MUL_LO = np.uint64(4865540595714422341)
+_INV_2_53 = 1.0 / 9007199254740992.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pcg64_random(hi, lo, inc_hi, inc_lo):
+    """``(u, hi', lo')``: ``Generator.random()`` of a ``PCG64`` stream whose 128-bit state is ``(hi, lo)`` and
+    increment ``(inc_hi, inc_lo)``: the LCG step, the XSL-RR output of the new state (O'Neill 2014), its top 53
+    bits as a double in [0, 1) (numpy's ``pcg64_next64`` and ``next_double``). The same double, and the same
+    state after it, as the Generator.
+    """
+    h, lo_new = _umul128(lo, _PCG_MUL_LO)
+    h = h + lo * _PCG_MUL_HI + hi * _PCG_MUL_LO
+    lo_next = lo_new + inc_lo
+    carry = np.uint64(1) if lo_next < lo_new else np.uint64(0)
+    hi_next = h + inc_hi + carry
+    v = hi_next ^ lo_next
+    rot = hi_next >> np.uint64(58)
+    out = (v >> rot) | (v << ((np.uint64(64) - rot) & np.uint64(63)))
+    return np.int64(out >> np.uint64(11)) * _INV_2_53, hi_next, lo_next
+
+
+# Margin of :func:`_gamma_draw`'s second squeeze, per unit of ``1 + d + x^2``: far above the rounding of the
+# log test's two sides (a few units of 2^-53 times ``d`` and ``x^2``), far below the squeezed-off mass.
+_SQUEEZE_MARGIN = 1e-10
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _gamma_draw(d, c, s):
+    """:func:`~pmcbandit.policies.variates.gamma_from_constants`: the same Gamma variate and stream counter, with
+    a second squeeze before the logarithms.
+
+    Marsaglia & Tsang accept ``(x, u)`` when ``u < 1 - 0.0331 x^4`` or ``log u < x^2 / 2 + d (1 - v + log v)``,
+    ``v = (1 + w)^3``, ``w = c x``, ``c = 1 / sqrt(9 d)``. The right-hand side is ``d psi(w)`` with
+    ``psi(w) = 3 sum_{k >= 4} (-1)^(k+1) w^k / k``, at least ``-(3/4) w^4 / (1 - |w|) >= -1.5 w^4`` for
+    ``|w| <= 1/2``; so ``u < 1 - 1.5 d c^4 x^4`` (there) implies ``log u <= -1.5 d w^4 <= d psi(w)``. With a
+    margin (:data:`_SQUEEZE_MARGIN`) for the rounding of the computed sides, it implies the computed log test:
+    it accepts only pairs the log test accepts, which it then need not evaluate (for the large shapes of a
+    long run, the first squeeze sends about one pair in ten to the logarithms; this one about one in 10^5).
+    """
+    k4 = 1.5 * d * (c * c) * (c * c)
+    while True:
+        x, s = std_normal(s)
+        w = c * x
+        v = 1.0 + w
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u, s = _uniform(s)
+        x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2:
+            return d * v, s
+        if -0.5 <= w <= 0.5 and u < 1.0 - k4 * x2 * x2 - _SQUEEZE_MARGIN * (1.0 + d + x2):
+            return d * v, s
+        if np.log(u) < 0.5 * x2 + d * (1.0 - v + np.log(v)):
+            return d * v, s
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _thompson_replications(per_decision, n_arms, t_start, t_stop, stats, scale, centre, fixed_scale, per_arm,
+                           running, origin, moments, inline, arm_inline, rng_state, policy_u, beta_counts,
+                           constants, gamma_table, family, arm_params, draws, matrix, pos, checkpoints, ck_next,
+                           pulls_at, estimate_at):
+    """:func:`run_replications` for Thompson sampling (its arguments, less the other policies').
+
+    Each round: :func:`~pmcbandit.policies.thompson.cached_select_into`'s draws and decision (inlined, the
+    Gamma constants read from ``constants``), the observation, then Alg. 2's coin, which refreshes the
+    changed count's constants from ``gamma_table``: the live policy's arithmetic, value for value.
     """
     n_rep = centre.shape[0]
-    scratch = np.empty(n_arms)
-    upper = np.empty(n_arms)
-    pending = np.zeros(n_arms, dtype=np.bool_)
+    theta = np.empty(n_arms)
     successes = beta_counts[0]
     failures = beta_counts[1]
-    grid_kl = kl_state[0]
-    seen_mean = kl_state[1]
-    grid_j = kl_n[0]
-    seen_n = kl_n[1]
     ck_end = ck_next
+    last = per_decision - 1
     for r in range(n_rep):
         ck = ck_next
+        o = r * n_arms
+        p_hi, p_lo, p_inc_hi, p_inc_lo = rng_state[r, 0], rng_state[r, 1], rng_state[r, 2], rng_state[r, 3]
+        a_hi, a_lo, a_inc_hi, a_inc_lo = rng_state[r, 4], rng_state[r, 5], rng_state[r, 6], rng_state[r, 7]
         for t in range(t_start + 1, t_stop + 1):
             row = t - t_start - 1
-            o = r * n_arms
-            base = row * per_decision
-            if kind == KL_UCB:
-                k = _kl_ucb_decide(o, n_arms, f_t[row], per_arm, stats, scale, grid_j, grid_kl, seen_mean, seen_n,
-                                   scratch, upper, pending, policy_u[r, base])
-            elif kind == THOMPSON:
-                k = cached_select_into(constants, scale, o, n_arms, per_arm, policy_u[r, base],
-                                       policy_u[r, base + 1], scratch)
-            elif kind == ROUND_ROBIN:
-                k = 0
-                for i in range(1, n_arms):
-                    if stats[0, o + i] < stats[0, o + k]:
-                        k = i
+            if inline:
+                u0, p_hi, p_lo = _pcg64_random(p_hi, p_lo, p_inc_hi, p_inc_lo)
+                u1, p_hi, p_lo = _pcg64_random(p_hi, p_lo, p_inc_hi, p_inc_lo)
+                u_coin, p_hi, p_lo = _pcg64_random(p_hi, p_lo, p_inc_hi, p_inc_lo)
             else:
-                k = fixed_arm
+                base = row * per_decision
+                u0 = policy_u[r, base]
+                u1 = policy_u[r, base + 1]
+                u_coin = policy_u[r, base + last]
+            s = counter_key(u0, u1)
+            for i in range(n_arms):
+                j = o + i
+                ga, s = _gamma_draw(constants[0, j], constants[1, j], s)
+                gb, s = _gamma_draw(constants[2, j], constants[3, j], s)
+                theta[i] = ga / (ga + gb)
+            if per_arm:
+                widest = 0.0
+                for i in range(n_arms):
+                    widest = max(widest, scale[o + i])
+                for i in range(n_arms):
+                    w = scale[o + i]
+                    theta[i] = (w if w > 0.0 else widest) * (theta[i] - 1.0)
+            k = argmax_random(theta, u0)
             if family == MATRIX:
                 j = pos[r, k]
                 if j >= matrix.shape[2]:
                     return -1 - r  # out of pre-drawn values: the caller raises
                 pos[r, k] = j + 1
                 u = matrix[r, k, j]
+            elif arm_inline:
+                u, a_hi, a_lo = _pcg64_random(a_hi, a_lo, a_inc_hi, a_inc_lo)
             else:
                 u = draws[r, row]
             x = observation(family, arm_params[k, 0], arm_params[k, 1], arm_params[k, 2], u)
@@ -488,15 +655,14 @@ def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t
                 else:
                     for i in range(o, o + n_arms):
                         scale[i] = loss
-            if kind == THOMPSON:
-                # Alg. 2's coin on the normalised reward, under the scale that includes this loss.
-                reward01 = 1.0 - loss / scale[c] if scale[c] > 0.0 else 1.0
-                if policy_u[r, base + per_decision - 1] < reward01:
-                    successes[c] += 1
-                    constants[0, c], constants[1, c] = _gamma_constants_of(successes[c], gamma_table)
-                else:
-                    failures[c] += 1
-                    constants[2, c], constants[3, c] = _gamma_constants_of(failures[c], gamma_table)
+            # Alg. 2's coin on the normalised reward, under the scale that includes this loss.
+            reward01 = 1.0 - loss / scale[c] if scale[c] > 0.0 else 1.0
+            if u_coin < reward01:
+                successes[c] += 1
+                constants[0, c], constants[1, c] = _gamma_constants_of(successes[c], gamma_table)
+            else:
+                failures[c] += 1
+                constants[2, c], constants[3, c] = _gamma_constants_of(failures[c], gamma_table)
             stats[0, c] += 1.0
             stats[1, c] += loss
             stats[2, c] += loss * loss
@@ -507,11 +673,10 @@ def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t
                     origin[r] = x
                 accumulate(moments[:, o:o + n_arms], k, x - origin[r])
                 if recentre_due(t):
-                    _recentre(r, o, n_arms, t, kind == THOMPSON, per_arm, stats, scale, centre, origin,
-                              moments, beta_counts, scratch)
-                    if kind == THOMPSON:
-                        for i in range(o, o + n_arms):
-                            refresh_constants(successes, failures, i, constants)
+                    _recentre(r, o, n_arms, t, True, per_arm, stats, scale, centre, origin,
+                              moments, beta_counts, theta)
+                    for i in range(o, o + n_arms):
+                        refresh_constants(successes, failures, i, constants)
             if ck < checkpoints.shape[0] and t == checkpoints[ck]:
                 total = 0.0
                 for i in range(n_arms):
@@ -519,6 +684,108 @@ def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t
                     total += stats[3, o + i]
                 estimate_at[r, ck] = total / t
                 ck += 1
+        rng_state[r, 0], rng_state[r, 1], rng_state[r, 4], rng_state[r, 5] = p_hi, p_lo, a_hi, a_lo
+        ck_end = ck
+    return ck_end
+
+
+@numba.njit(cache=True, nogil=True)
+def run_replications(kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats, scale, centre,
+                     fixed_scale, per_arm, running, origin, moments, inline, arm_inline, rng_state, policy_u,
+                     beta_counts, constants, kl_state, kl_n, gamma_table, family, arm_params, draws, matrix, pos,
+                     checkpoints, ck_next, pulls_at, estimate_at):
+    """:func:`run_block` for KL-UCB, Thompson sampling, round robin and a fixed arm, one replication at a time.
+
+    The same decisions as :func:`run_block` (the same per-arm arithmetic, replication by replication),
+    each replication running its rounds on its own few cache lines. Randomness: with ``inline`` the
+    policy's uniforms are drawn here, in the order the loop takes them, from the replication's policy
+    stream, a numpy ``PCG64`` whose state is ``rng_state[r, 0:4]`` (high and low words of the state, then
+    of the increment; :func:`_pcg64_random`), and with ``arm_inline`` also the arm draws (uniforms) from its
+    arm stream, ``rng_state[r, 4:8]``; the states are advanced in place. Otherwise they are pre-drawn in
+    rows: ``policy_u`` (B, M * rounds), decision ``i`` of replication ``r`` reading
+    ``policy_u[r, i*M .. i*M + M - 1]``, and ``draws`` (B, rounds). ``f_t[i]`` is KL-UCB's exploration
+    ``f(t_start + i + 1)`` (shared by the replications). State kept between chunks:
+    ``constants`` (4, B*K), Thompson's Gamma constants (:func:`~pmcbandit.policies.thompson.refresh_constants`,
+    valid on entry), with ``gamma_table`` (2, L) holding them for the whole counts ``0 .. L - 1``
+    (:func:`gamma_table`); KL-UCB's ``kl_n`` (2, B*K) of int64, each arm's grid point (``-1``: none yet) and the
+    count it was computed at, and ``kl_state`` (6, B*K), its KL there, the mean and what else
+    :func:`_kl_ucb_arm` keeps.
+
+    Returns the updated ``ck_next``, or ``-1 - r`` if replication ``r`` ran out of pre-drawn values.
+    """
+    if kind == THOMPSON:
+        return _thompson_replications(per_decision, n_arms, t_start, t_stop, stats, scale, centre, fixed_scale,
+                                      per_arm, running, origin, moments, inline, arm_inline, rng_state, policy_u,
+                                      beta_counts, constants, gamma_table, family, arm_params, draws, matrix, pos,
+                                      checkpoints, ck_next, pulls_at, estimate_at)
+    n_rep = centre.shape[0]
+    scratch = np.empty(n_arms)
+    upper = np.empty(n_arms)
+    pending = np.zeros(n_arms, dtype=np.bool_)
+    ck_end = ck_next
+    for r in range(n_rep):
+        ck = ck_next
+        o = r * n_arms
+        p_hi, p_lo, p_inc_hi, p_inc_lo = rng_state[r, 0], rng_state[r, 1], rng_state[r, 2], rng_state[r, 3]
+        a_hi, a_lo, a_inc_hi, a_inc_lo = rng_state[r, 4], rng_state[r, 5], rng_state[r, 6], rng_state[r, 7]
+        for t in range(t_start + 1, t_stop + 1):
+            row = t - t_start - 1
+            if kind == KL_UCB:
+                if inline:
+                    u_tie, p_hi, p_lo = _pcg64_random(p_hi, p_lo, p_inc_hi, p_inc_lo)
+                else:
+                    u_tie = policy_u[r, row * per_decision]
+                k = _kl_ucb_decide(o, n_arms, f_t[row], per_arm, stats, scale, kl_n, kl_state, scratch, upper,
+                                   pending, u_tie)
+            elif kind == ROUND_ROBIN:
+                k = 0
+                for i in range(1, n_arms):
+                    if stats[0, o + i] < stats[0, o + k]:
+                        k = i
+            else:
+                k = fixed_arm
+            if family == MATRIX:
+                j = pos[r, k]
+                if j >= matrix.shape[2]:
+                    return -1 - r  # out of pre-drawn values: the caller raises
+                pos[r, k] = j + 1
+                u = matrix[r, k, j]
+            elif arm_inline:
+                u, a_hi, a_lo = _pcg64_random(a_hi, a_lo, a_inc_hi, a_inc_lo)
+            else:
+                u = draws[r, row]
+            x = observation(family, arm_params[k, 0], arm_params[k, 1], arm_params[k, 2], u)
+            if centre[r] != centre[r]:
+                centre[r] = x
+            d = x - centre[r]
+            loss = d * d
+            c = o + k
+            if loss > scale[c] and not fixed_scale:
+                if per_arm:
+                    scale[c] = loss
+                else:
+                    for i in range(o, o + n_arms):
+                        scale[i] = loss
+            stats[0, c] += 1.0
+            stats[1, c] += loss
+            stats[2, c] += loss * loss
+            stats[3, c] += x
+            stats[4, c] += x * x
+            if running:
+                if origin[r] != origin[r]:
+                    origin[r] = x
+                accumulate(moments[:, o:o + n_arms], k, x - origin[r])
+                if recentre_due(t):
+                    _recentre(r, o, n_arms, t, False, per_arm, stats, scale, centre, origin,
+                              moments, beta_counts, scratch)
+            if ck < checkpoints.shape[0] and t == checkpoints[ck]:
+                total = 0.0
+                for i in range(n_arms):
+                    pulls_at[r, ck, i] = np.int64(stats[0, o + i])
+                    total += stats[3, o + i]
+                estimate_at[r, ck] = total / t
+                ck += 1
+        rng_state[r, 0], rng_state[r, 1], rng_state[r, 4], rng_state[r, 5] = p_hi, p_lo, a_hi, a_lo
         ck_end = ck
     return ck_end
 
@@ -542,9 +809,9 @@ def _first_failure(codes, starts):
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def run_replications_parallel(parts, kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats, scale,
-                              centre, fixed_scale, per_arm, running, origin, moments, policy_u, beta_counts,
-                              constants, kl_state, kl_n, gamma_table, family, arm_params, draws, matrix, pos,
-                              checkpoints, ck_next, pulls_at, estimate_at):
+                              centre, fixed_scale, per_arm, running, origin, moments, inline, arm_inline, rng_state,
+                              policy_u, beta_counts, constants, kl_state, kl_n, gamma_table, family, arm_params,
+                              draws, matrix, pos, checkpoints, ck_next, pulls_at, estimate_at):
     """:func:`run_replications` on numba threads: ``prange`` over ``parts`` contiguous parts of the block.
 
     Each part runs :func:`run_replications` on its replications' columns and rows (a replication's state and
@@ -560,9 +827,10 @@ def run_replications_parallel(parts, kind, fixed_arm, per_decision, n_arms, t_st
         starts[p] = lo
         codes[p] = run_replications(
             kind, fixed_arm, per_decision, n_arms, t_start, t_stop, f_t, stats[:, a:b], scale[a:b], centre[lo:hi],
-            fixed_scale, per_arm, running, origin[lo:hi], moments[:, a:b], policy_u[lo:hi], beta_counts[:, a:b],
-            constants[:, a:b], kl_state[:, a:b], kl_n[:, a:b], gamma_table, family, arm_params, draws[lo:hi],
-            matrix[lo:hi], pos[lo:hi], checkpoints, ck_next, pulls_at[lo:hi], estimate_at[lo:hi],
+            fixed_scale, per_arm, running, origin[lo:hi], moments[:, a:b], inline, arm_inline, rng_state[lo:hi],
+            policy_u[lo:hi], beta_counts[:, a:b], constants[:, a:b], kl_state[:, a:b], kl_n[:, a:b], gamma_table,
+            family, arm_params, draws[lo:hi], matrix[lo:hi], pos[lo:hi], checkpoints, ck_next, pulls_at[lo:hi],
+            estimate_at[lo:hi],
         )
     return _first_failure(codes, starts)
 
