@@ -57,9 +57,12 @@ __all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResul
            "MIN_AIS_STEPS"]
 
 DEFAULT_AIS_STEPS = (400, 2000, 8000)
-#: Least time left to the pulls (after the set-up so far) for the default pool to run the HMC pilot, for its HMC AIS
-#: arm and its pilot-t arms.
+#: Least time left to the pulls (after the set-up so far) for the default pool to add its HMC AIS arm (whose pilot
+#: also serves the pilot-t arms).
 HMC_MIN_RUN_SECONDS = 30.0
+#: Least time left to the pulls (after the set-up so far) for a timed default pool to run the HMC pilot for its
+#: pilot-t arms alone (no HMC AIS arm), where no Laplace arm passes the k-hat check at set-up.
+PILOT_MIN_RUN_SECONDS = 15.0
 #: Share of the time left to the pulls the HMC pilot may take (after the gradient's compilation) before it is given up.
 PILOT_MAX_SHARE = 0.5
 #: Least share of a wall-time budget left to the pulls when building the default pool took longer.
@@ -225,7 +228,7 @@ def evidence_arms(
         misses, and the arm can pass the Pareto k-hat check where the Laplace arms fail; the
         proposal is fixed by the pilot before any pull, so the weights stay unbiased. ``None``
         (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
-        least :data:`HMC_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
+        least :data:`PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
         model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
         only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
         (seed :data:`SETUP_CHECK_SEED`; or none was built), as the pilot's gradient compilation
@@ -285,7 +288,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     timed = budget_seconds is not None
     auto_hmc = density.dim >= 20 and (not timed or budget_seconds >= HMC_MIN_RUN_SECONDS)
     want_hmc = bool((auto_hmc if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
-    auto_pilot = laplace and (budget_seconds >= HMC_MIN_RUN_SECONDS if timed else density.dim >= 20)
+    auto_pilot = laplace and (budget_seconds >= PILOT_MIN_RUN_SECONDS if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
     if want_pilot_arms and pilot_is is None and not want_hmc and _laplace_passes(laplace_arms):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the

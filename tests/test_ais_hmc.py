@@ -224,8 +224,8 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
     assert any(n.startswith("pilot-t arms left out: a Laplace arm's set-up draws passed") for n in notes)
     forced = ev.evidence_arms(model, hmc_arm=False, pilot_is=True, **kw)
     assert [a.name for a in forced] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
-    # Timed: only with HMC_MIN_RUN_SECONDS left; the pilot is given up past PILOT_MAX_SHARE of it.
-    short = ev.evidence_arms(model, budget_seconds=ev.HMC_MIN_RUN_SECONDS / 2, **kw)
+    # Timed: only with PILOT_MIN_RUN_SECONDS left; the pilot is given up past PILOT_MAX_SHARE of it.
+    short = ev.evidence_arms(model, budget_seconds=ev.PILOT_MIN_RUN_SECONDS / 2, pilot_is=None, **kw)
     assert [a.name for a in short] == ["ais-20", "laplace-t", "laplace-t20"]
     monkeypatch.setattr(ev, "PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
