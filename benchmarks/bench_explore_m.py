@@ -28,8 +28,8 @@ delta = 0.15. Each trial has its own reward and decision streams.
 6. **Throughput** at n = 50: simulated samples per CPU second of each algorithm (goal >= 5 M).
 7. **Kernels side by side** (``--throughput``, one process, one thread): ADAPT pi1-pi4 and OCBA-m (n0 = 20)
    on instance A in the package's simulator and in the frozen copy of the previous kernels
-   (``benchmarks/_reference_simulate/explore.py``: every decision re-sums all arms' levels, re-scans for
-   pi1's and pi2's candidates and re-divides OCBA-m's allotments), interleaved, best of three, on the same
+   (``benchmarks/_reference_explore.py``: the cutoff recomputed after every pull, pi2's candidates re-scanned
+   over all arms after every pull, square roots by library call), interleaved, best of three, on the same
    streams: the runs must be identical (samples, choices and counts per arm), which the table states; beside
    them ``parallel=True`` on ``--threads`` numba threads (default: every core), samples per wall second.
 
@@ -217,7 +217,7 @@ def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
     """
     import numba
 
-    from benchmarks._reference_simulate.explore import simulate_stopping as previous
+    from benchmarks._reference_explore import simulate_stopping as previous
     from pmcbandit.identification.simulate import simulate_stopping
 
     inst = INSTANCES["A"]
@@ -268,11 +268,14 @@ def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
         lines.append(row)
     lines += [
         "",
-        "New: the running sums and products of the levels are kept per arm and recomputed from the pulled arm "
-        "on (all arms only when the cutoff moves), pi3/pi4 draw by bisection on them, pi1's and pi2's candidates "
-        "and OCBA-m's allotments are kept by `observe`, the per-decision kernels are inlined into the simulator "
-        "loop, and bound terms a rule does not use are not computed. Same operations in the same order: the "
-        "runs are identical.",
+        "Previous: `benchmarks/_reference_explore.py` (running sums and products of the levels kept from the "
+        "pulled arm on, all levels recomputed when the cutoff moves, pi1's candidates and OCBA-m's allotments "
+        "kept by `observe`). New: the cutoff is kept when a pull moves the ranking only on one side of ranks "
+        "(m), (m+1) (the same inputs, the same number); pi2's candidates are kept from each arm's bound and the "
+        "extremes over High and Low (rescanned only when the pulled arm held one and left it; otherwise one "
+        "insertion or removal); square roots are the processor's instruction instead of a library call (both "
+        "correctly rounded); the uniform rewards' sqrt(3) is a constant. 'identical runs': samples, stops, "
+        "choices, counts per arm and guarantees of the two are equal.",
     ]
     if threads:
         lines += [

@@ -10,9 +10,9 @@ in the current round, status, the arms ranked by empirical mean and each arm's r
 candidates in increasing order, OCBA-m's arms on the cutoff),
 ``reals[row, arm]`` (sums, sums of squares, round sums, means, the per-arm
 :math:`\delta^c_{(i)}`, per-arm terms of the bounds that change only when the arm is pulled, OCBA-m's
-allotments, and the running sums of the sampling weights and running products of
-:math:`1 - \delta^c_{(i)}` in arm order)
-and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, ...).
+allotments, the running sums of the sampling weights and running products of
+:math:`1 - \delta^c_{(i)}` in arm order, and pi_2's bound per arm)
+and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, pi_2's extremes, ...).
 :func:`observe` keeps every derived quantity current, recomputing a running sum or product only from
 the first arm whose term changed: each entry is the number a pass over all arms in arm order gives (the
 same operations in the same order), so decisions do not depend on what was kept. Its settings are
@@ -74,6 +74,9 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core.extending import intrinsic
 
 __all__ = [
     "DIRECT",
@@ -109,14 +112,29 @@ SPEC_SIZE = 11
 # rows of ints / reals
 I_N, I_RN, I_STATUS, I_ORDER, I_RANK, I_CAND, I_ON = range(7)
 N_INT_ROWS = 7
-R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR, R_SUM, R_KEEP, R_ALLOT = range(13)
-N_REAL_ROWS = 13
+R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR, R_SUM, R_KEEP, R_ALLOT, R_BND = range(14)
+N_REAL_ROWS = 14
 # scalars
-SC_T, SC_ROUND, SC_PICKED, SC_DONE, SC_READY, SC_CUT, SC_DHAT, SC_W, SC_LEFT, SC_OUT, SC_WITHIN, SC_CAND, SC_ON = \
-    range(13)
-N_SCALARS = 13
+SC_T, SC_ROUND, SC_PICKED, SC_DONE, SC_READY, SC_CUT, SC_DHAT, SC_W, SC_LEFT, SC_OUT, SC_WITHIN, SC_CAND, SC_ON, \
+    SC_LH, SC_HL = range(15)
+N_SCALARS = 15
 
 _LOG3 = math.log(3.0)
+
+
+@intrinsic
+def _sqrt(typingctx, x):
+    """The square root as the processor's instruction (``llvm.sqrt``), where numba's ``math.sqrt`` calls a
+    library function: IEEE 754 rounds both correctly, so they are the same number.
+    """
+    if not isinstance(x, (types.Float, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.sqrt", [ir.DoubleType()])
+        return builder.call(fn, [context.cast(builder, args[0], signature.args[0], types.float64)])
+
+    return types.float64(x), codegen
 
 
 def new_state(spec: np.ndarray, schedule: np.ndarray, n_arms: int):
@@ -358,10 +376,16 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
     old_rank = ints[I_RANK, arm]
     _reposition(ints, reals, arm)
     m = int(spec[SP_M])
-    c = _cutoff(ints, reals, m, spec[SP_EPS])
+    new_rank = ints[I_RANK, arm]
+    if max(old_rank, new_rank) < m - 1 or min(old_rank, new_rank) > m:
+        # The move shifted only ranks on one side of (m), (m+1), whose arms and statistics are as they were when
+        # the cutoff was last computed: it is the same number.
+        c = scal[SC_CUT]
+    else:
+        c = _cutoff(ints, reals, m, spec[SP_EPS])
     tight = rule == OCBA_M or policy == 4
     first = arm
-    if c != scal[SC_CUT] or (old_rank < m) != (ints[I_RANK, arm] < m):
+    if c != scal[SC_CUT] or (old_rank < m) != (new_rank < m):
         scal[SC_CUT] = c
         for i in range(ints.shape[1]):
             reals[R_DC, i] = _level(spec, ints, reals, i, c, tight)
@@ -375,7 +399,7 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
             _allot(ints, reals, scal, arm, c)
     _aggregate(reals, scal, first, _weight_row(rule, policy))
     if rule == ADAPT and policy == 2:
-        _collisions(spec, ints, reals, scal)
+        _collisions_after(spec, ints, reals, scal, arm, (old_rank < m) != (new_rank < m))
 
 
 @numba.njit(cache=True, inline="always")
@@ -393,10 +417,10 @@ def _refresh(spec, ints, reals, i):
     policy = int(spec[SP_POLICY])
     reals[R_HK, i] = 2.0 * n / (width * width)
     if rule == OCBA_M or (rule == ADAPT and policy == 4):  # only the tight bounds use EB's terms
-        reals[R_EBB, i] = math.sqrt(2.0 * spread / n / n)  # EB's variance has divisor n
+        reals[R_EBB, i] = _sqrt(2.0 * spread / n / n)  # EB's variance has divisor n
         reals[R_EBA, i] = 12.0 * width / n
     if rule == RACING or (rule == ADAPT and policy == 2):  # only these use the radius
-        reals[R_RAD, i] = spec[SP_RADIUS] / math.sqrt(n)
+        reals[R_RAD, i] = spec[SP_RADIUS] / _sqrt(float(n))
     reals[R_VAR, i] = spread / (n - 1.0) if n > 1 else 0.0  # divisor n - 1 (the cutoff, OCBA-m)
 
 
@@ -415,7 +439,7 @@ def _level(spec, ints, reals, i, c, tight):
     e = reals[R_HK, i] * d * d
     if tight:
         b = reals[R_EBB, i]
-        x = 2.0 * d / (b + math.sqrt(b * b + reals[R_EBA, i] * d))
+        x = 2.0 * d / (b + _sqrt(b * b + reals[R_EBA, i] * d))
         e = max(e, x * x - _LOG3)
     return math.exp(-e) if e > 0.0 else 1.0
 
@@ -487,9 +511,104 @@ def _drop_candidate(ints, scal, arm):
 @numba.njit(cache=True)
 def _collisions(spec, ints, reals, scal):
     """pi_2's candidates (arms whose bounds at :math:`\\delta/n` collide) into ``I_CAND``, their number into
-    ``SC_CAND``: kept by :func:`observe` for :func:`select` and :func:`stopped`.
+    ``SC_CAND``: kept by :func:`observe` for :func:`select` and :func:`stopped`. Also keeps what
+    :func:`_collisions_after` updates: each arm's bound that takes part (``R_BND``: :math:`LB + \\epsilon` of a
+    High arm, :math:`UB` of a Low arm), their minimum over High (``SC_LH``) and maximum over Low (``SC_HL``).
     """
-    scal[SC_CAND] = _uniform_candidates(spec, ints, reals, 2, ints[I_CAND])
+    n_arms = ints.shape[1]
+    m = int(spec[SP_M])
+    eps = spec[SP_EPS]
+    lowest_high = np.inf
+    highest_low = -np.inf
+    for i in range(n_arms):  # the values and order of operations of _uniform_candidates
+        if ints[I_RANK, i] < m:
+            v = reals[R_MEAN, i] - reals[R_RAD, i] + eps
+            reals[R_BND, i] = v
+            lowest_high = min(lowest_high, v)
+        else:
+            v = reals[R_MEAN, i] + reals[R_RAD, i]
+            reals[R_BND, i] = v
+            highest_low = max(highest_low, v)
+    scal[SC_LH] = lowest_high
+    scal[SC_HL] = highest_low
+    _candidate_list(ints, reals, scal, m)
+
+
+@numba.njit(cache=True, inline="always")
+def _candidate_list(ints, reals, scal, m):
+    """pi_2's candidates from the kept bounds and extremes (``R_BND``, ``SC_LH``, ``SC_HL``), in increasing order."""
+    count = 0
+    lowest_high = scal[SC_LH]
+    highest_low = scal[SC_HL]
+    cand = ints[I_CAND]
+    for i in range(ints.shape[1]):
+        v = reals[R_BND, i]
+        if (v < highest_low) if ints[I_RANK, i] < m else (v > lowest_high):
+            cand[count] = i
+            count += 1
+    scal[SC_CAND] = count
+
+
+@numba.njit(cache=True, inline="always")
+def _collisions_after(spec, ints, reals, scal, arm, crossed):
+    """:func:`_collisions` after a pull of ``arm`` (its mean and radius changed; ``crossed``: it moved between
+    High and Low, and so did another arm). Minima, maxima and comparisons are exact whatever the order, so the
+    result is :func:`_uniform_candidates`'s: without a crossing only ``arm``'s bound changed, the extremes are
+    rescanned only when ``arm`` attained one and moved away from it, and when neither extreme changed only
+    ``arm``'s membership can change (an insertion or removal in the increasing list).
+    """
+    if crossed:
+        _collisions(spec, ints, reals, scal)
+        return
+    m = int(spec[SP_M])
+    eps = spec[SP_EPS]
+    n_arms = ints.shape[1]
+    old = reals[R_BND, arm]
+    lowest_high = scal[SC_LH]
+    highest_low = scal[SC_HL]
+    high = ints[I_RANK, arm] < m
+    if high:
+        v = reals[R_MEAN, arm] - reals[R_RAD, arm] + eps
+        reals[R_BND, arm] = v
+        if v <= lowest_high:
+            lowest_high = v
+        elif old == lowest_high:  # arm was (one of) the lowest and rose: rescan High
+            lowest_high = np.inf
+            for i in range(n_arms):
+                if ints[I_RANK, i] < m:
+                    lowest_high = min(lowest_high, reals[R_BND, i])
+    else:
+        v = reals[R_MEAN, arm] + reals[R_RAD, arm]
+        reals[R_BND, arm] = v
+        if v >= highest_low:
+            highest_low = v
+        elif old == highest_low:  # arm was (one of) the highest and fell: rescan Low
+            highest_low = -np.inf
+            for i in range(n_arms):
+                if ints[I_RANK, i] >= m:
+                    highest_low = max(highest_low, reals[R_BND, i])
+    if lowest_high != scal[SC_LH] or highest_low != scal[SC_HL]:
+        scal[SC_LH] = lowest_high
+        scal[SC_HL] = highest_low
+        _candidate_list(ints, reals, scal, m)
+        return
+    # the extremes are as they were: only arm's membership may have changed
+    member = (v < highest_low) if high else (v > lowest_high)
+    count = int(scal[SC_CAND])
+    cand = ints[I_CAND]
+    j = 0
+    while j < count and cand[j] < arm:
+        j += 1
+    present = j < count and cand[j] == arm
+    if member and not present:
+        for k in range(count, j, -1):
+            cand[k] = cand[k - 1]
+        cand[j] = arm
+        scal[SC_CAND] = count + 1
+    elif present and not member:
+        for k in range(j, count - 1):
+            cand[k] = cand[k + 1]
+        scal[SC_CAND] = count - 1
 
 
 @numba.njit(cache=True, inline="always")
@@ -525,8 +644,8 @@ def _cutoff(ints, reals, m, eps):
     """:math:`\\hat c` (module docstring); the midpoint when both standard errors are zero."""
     high = ints[I_ORDER, m - 1]
     low = ints[I_ORDER, m]
-    se_high = math.sqrt(reals[R_VAR, high] / ints[I_N, high])  # R_VAR: cached by _refresh
-    se_low = math.sqrt(reals[R_VAR, low] / ints[I_N, low])
+    se_high = _sqrt(reals[R_VAR, high] / ints[I_N, high])  # R_VAR: cached by _refresh
+    se_low = _sqrt(reals[R_VAR, low] / ints[I_N, low])
     lo = reals[R_MEAN, low]
     hi = reals[R_MEAN, high] + eps
     if se_high + se_low > 0.0:

@@ -31,6 +31,7 @@ radius tables), with the same values whatever ``numba.set_num_threads`` says.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import NamedTuple
 
@@ -51,6 +52,7 @@ from pmcbandit.identification.kernels import (
 __all__ = ["StoppingTimes", "Trace", "simulate_stopping", "simulate_trace", "FAMILIES", "replay"]
 
 FAMILIES = ("gaussian", "bernoulli", "uniform")
+_SQRT3 = math.sqrt(3.0)  # np.sqrt(3.0) inside a kernel is a library call per reward
 
 
 class StoppingTimes(NamedTuple):
@@ -92,7 +94,7 @@ def _reward(family, mean, scale, state):
         return mean + scale * z
     if family == 1:
         return 1.0 if uniform(state) < mean else 0.0
-    return mean + scale * np.sqrt(3.0) * (2.0 * uniform(state) - 1.0)
+    return mean + scale * _SQRT3 * (2.0 * uniform(state) - 1.0)
 
 
 @numba.njit(cache=True)

@@ -1,0 +1,101 @@
+"""The EXPLORE-m kernels' shortcuts give the numbers of the plain computation: the processor's square root equals
+``math.sqrt``, the cutoff kept when a pull leaves the arms at ranks (m), (m+1) alone equals a fresh one, pi_2's
+candidates kept by insertion and removal equal a scan over all arms, and the simulator's runs equal the frozen
+previous kernels' (``benchmarks/_reference_explore.py``) pull for pull."""
+
+import math
+
+import numba
+import numpy as np
+import pytest
+
+from pmcbandit.identification import adapt, ocba_m
+from pmcbandit.identification import explore_kernels as ek
+from pmcbandit.identification.simulate import simulate_stopping
+
+
+@numba.njit(cache=True)
+def _both_roots(x, out):
+    for i in range(x.shape[0]):
+        out[0, i] = ek._sqrt(x[i])
+        out[1, i] = math.sqrt(x[i])
+
+
+def test_instruction_square_root_equals_math_sqrt_exactly():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([
+        rng.random(20_000), rng.exponential(size=20_000) * 1e-310, rng.exponential(size=20_000) * 1e300,
+        rng.integers(0, 10**6, 20_000).astype(np.float64), [0.0, 5e-324, np.inf, np.finfo(float).max],
+    ])
+    out = np.empty((2, x.size))
+    _both_roots(x, out)
+    np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[0], np.sqrt(x))
+
+
+@pytest.mark.parametrize("algo", [
+    adapt(k=3, delta=0.2, epsilon=0.2, reward_range=2.0, policy=2),
+    adapt(k=4, delta=0.2, epsilon=0.0, reward_range=2.0, policy=2),
+    adapt(k=3, delta=0.2, epsilon=0.1, reward_range=2.0, policy=3),
+    adapt(k=3, delta=0.2, epsilon=0.0, reward_range=2.0, policy=4),
+    ocba_m(k=3, delta=0.2, epsilon=0.1, reward_range=2.0, n0=3),
+], ids=["pi2", "pi2_eps0", "pi3", "pi4", "ocba_m"])
+def test_kept_cutoff_and_candidates_equal_fresh_ones_after_every_pull(algo):
+    """Random and policy pulls on close means with coarse rewards (ties, frequent crossings of rank m): after each
+    pull the kept cutoff is the one computed afresh, and pi_2's bounds, extremes and candidates are a full scan's."""
+    rng = np.random.default_rng(5)
+    n = 10
+    spec = algo.kernel(n).spec
+    m = int(spec[ek.SP_M])
+    ints, reals, scal = ek.new_state(spec, np.zeros(1), n)
+    means = np.linspace(-0.2, 0.2, n)
+    out, work = np.empty(n, dtype=np.int64), np.empty(n)
+    scratch = np.empty(n, dtype=np.int64)
+    checked = skipped = inserted = 0
+    for _ in range(3000):
+        if scal[ek.SC_READY] > 0 and rng.random() < 0.5:
+            count = ek.select(spec, np.zeros(1), ints, reals, scal, rng.random(), out, work)
+            if count == 0:
+                break
+            arm = int(out[0])
+        else:
+            arm = int(rng.integers(n))
+        x = round(float(means[arm] + rng.uniform(-1.0, 1.0)), 1)
+        before_rank, before_count = int(ints[ek.I_RANK, arm]), int(scal[ek.SC_CAND])
+        ek.observe(spec, np.zeros(1), ints, reals, scal, arm, x)
+        if scal[ek.SC_READY] == 0:
+            continue
+        after_rank = int(ints[ek.I_RANK, arm])
+        skipped += max(before_rank, after_rank) < m - 1 or min(before_rank, after_rank) > m
+        fresh = ek._cutoff(ints, reals, m, spec[ek.SP_EPS])
+        assert scal[ek.SC_CUT] == fresh or (math.isnan(fresh) and math.isnan(scal[ek.SC_CUT]))
+        if spec[ek.SP_RULE] == ek.ADAPT and spec[ek.SP_POLICY] == 2:
+            count = ek._uniform_candidates(spec, ints, reals, 2, scratch)
+            assert scal[ek.SC_CAND] == count
+            np.testing.assert_array_equal(ints[ek.I_CAND, :count], scratch[:count])
+            high = ints[ek.I_RANK] < m
+            bnd = np.where(high, reals[ek.R_MEAN] - reals[ek.R_RAD] + spec[ek.SP_EPS],
+                           reals[ek.R_MEAN] + reals[ek.R_RAD])
+            np.testing.assert_array_equal(reals[ek.R_BND], bnd)
+            assert scal[ek.SC_LH] == bnd[high].min() and scal[ek.SC_HL] == bnd[~high].max()
+            inserted += count != before_count
+        checked += 1
+    assert checked > 500 and skipped > 50
+    if spec[ek.SP_RULE] == ek.ADAPT and spec[ek.SP_POLICY] == 2:
+        assert inserted > 0  # the list changed by single insertions or removals
+
+
+@pytest.mark.parametrize("name,kw", [("adapt", {"policy": p}) for p in (1, 2, 3, 4)] + [("ocba_m", {"n0": 5})],
+                         ids=["pi1", "pi2", "pi3", "pi4", "ocba_m"])
+def test_simulator_runs_equal_the_frozen_previous_kernels(name, kw):
+    reference = pytest.importorskip("benchmarks._reference_explore")
+    from pmcbandit.identification import get_identifier
+
+    settings = dict(k=4, delta=0.2, reward_range=math.sqrt(12.0), epsilon=0.1)
+    algo = get_identifier(name, **settings, **kw)
+    means = np.random.default_rng(2010).uniform(0.0, 1.0, 12)
+    runs = [fn(algo, means, reps=4, family="uniform", scale=1.0, random_seed=9, max_samples=40_000)
+            for fn in (simulate_stopping, reference.simulate_stopping)]
+    for new, old in zip(*runs):
+        np.testing.assert_array_equal(new, old)
+    assert runs[0].samples.sum() > 4 * 12 * 5
