@@ -436,6 +436,62 @@ def _kl_ucb_upper(p, d, j, kl):
     return min(np.ceil(target * _N_GRID) + 2.0, float(_N_GRID)) * GRID
 
 
+# Relative slack of :func:`_kl_ucb_exceeds`'s bound on the KL at the tested grid point: thousands of times the
+# rounding error of the computed values (a few units of 2^-53 of the magnitudes summed), far below the bound's own
+# second-order terms.
+_EXCEEDS_SLACK = 1e-12
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _kl_ucb_exceeds(p, d, j, kl, p_old, dkl, top, w, per_arm):
+    """Whether the grid index of an arm of mean ``p`` at ``d = f(t)/n`` (its value ``q`` or ``w (q - 1)``
+    under per-arm ranges, ``w > 0``) is strictly above ``top``, shown without a logarithm; ``False`` when not shown.
+
+    The arm's kept point ``q_j = j * GRID`` has the computed ``KL(p_old, q_j) = kl`` and ``d/dp KL = dkl``
+    there (:func:`_grid_search`), ``p_old < q_j < 1``. ``KL`` is convex in ``p`` with ``d2/dp2 KL = 1/(p (1 -
+    p))``, so ``KL(p, q_j) <= kl + dkl (p - p_old) + (p - p_old)^2 / (2 min p (1 - p))`` (the minimum over the
+    two ends: ``p (1 - p)`` is concave). ``q -> KL(p, q)`` is convex and zero at ``p``, so at a grid point
+    ``q_1`` in ``(p, q_j]`` it is at most the chord's value ``KL(p, q_j) (q_1 - p) / (q_j - p)`` and at most
+    ``KL(p, q_j) - h'(q_1) (q_j - q_1)`` (the tangent at ``q_1``, ``h' = (q - p) / (q (1 - q))``). When the
+    smaller bound plus a slack (:data:`_EXCEEDS_SLACK`, covering the rounding of every computed value and of
+    the live policy's ``KL``) is at most ``d``, every grid point in ``(p, q_1]`` has a computed ``KL`` at most
+    ``d``, so :func:`~pmcbandit.policies.kl_ucb.grid_index`'s answer is above ``q_1``. ``q_1`` is the grid point
+    below the first one whose value exceeds ``top`` (values grow with the grid point, rounding included).
+    """
+    if top == -np.inf:
+        return True
+    if not top < np.inf:
+        return False
+    if per_arm:
+        g = int(np.floor((top / w + 1.0) * _N_GRID)) + 1
+        if g < 1:
+            g = 1
+        if g <= _N_GRID and not w * (g * GRID - 1.0) > top:
+            g += 1
+        if g > _N_GRID or not w * (g * GRID - 1.0) > top:
+            return False
+    else:
+        if not top < 1.0:
+            return False
+        g = int(np.floor(top * _N_GRID)) + 1
+    q1 = (g - 1) * GRID
+    if q1 <= p:
+        return True
+    if g - 1 > j:
+        return False
+    q = j * GRID
+    dp = p - p_old
+    m = min(p_old * (1.0 - p_old), p * (1.0 - p))
+    corr = dp * dp / (2.0 * m)
+    lin = dkl * dp
+    k_up = kl + lin + corr
+    x = q1 - p
+    tan = x * (q - q1) / (q1 * (1.0 - q1))
+    bound = min(k_up - tan, k_up * x / (q - p))
+    slack = _EXCEEDS_SLACK * (3.0 + abs(kl) + abs(lin) + corr + tan)
+    return bound + slack <= d
+
+
 @numba.njit(cache=True, nogil=True)
 def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, kl_n, kl_state, scratch, upper, pending, u):
     """KL-UCB's decision for the replication whose arms are ``o .. o + n_arms - 1``, at ``f = f(t)``.
@@ -448,6 +504,10 @@ def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, kl_n, kl_state, scratch,
     its search is skipped when an upper bound (:func:`_kl_ucb_upper`) puts it strictly below another arm's
     known index or lower bound (its kept point plus one grid point): it cannot be the maximum nor tie with
     it, so its value does not enter the argmax. Its kept point stays a valid start for a later search.
+    The first arm whose count, loss sum or scale changed (the one pulled last) is searched last, and not at all
+    when :func:`_kl_ucb_exceeds` shows its index strictly above every other arm's value or upper bound: it is
+    then the only maximum, which ``argmax_random`` returns whatever its uniform. Its kept point, KL and
+    ``d/dp KL`` stay those of its last search, the expansion point of the next bound and prediction.
     """
     widest = 0.0
     if per_arm:
@@ -455,6 +515,9 @@ def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, kl_n, kl_state, scratch,
             widest = max(widest, scale[o + i])
     floor = -np.inf
     any_pending = False
+    deferred = -1
+    d_mean = 0.0
+    d_def = 0.0
     for i in range(n_arms):
         c = o + i
         pending[i] = False
@@ -488,10 +551,33 @@ def _kl_ucb_decide(o, n_arms, f, per_arm, stats, scale, kl_n, kl_state, scratch,
             pending[i] = True
             any_pending = True
             value = (w * (lower - 1.0)) if per_arm else lower
+        elif (deferred < 0 and 0 <= j < _N_GRID and w > 0.0 and 0.0 < mean < 1.0 and 0.0 < kl_state[1, c] < 1.0
+              and kl_state[2, c] == kl_state[2, c]):
+            deferred = i  # searched below unless its index is shown to be above every other arm's
+            d_mean = mean
+            d_def = d
+            continue
         else:
             q = _kl_ucb_arm(c, mean, n, f, loss, sc, kl_n, kl_state)
             value = (w * (q - 1.0)) if per_arm else q
             scratch[i] = value
+        floor = max(floor, value)
+    if deferred >= 0:
+        top = -np.inf
+        for i in range(n_arms):
+            if i != deferred:
+                top = max(top, upper[i] if pending[i] else scratch[i])
+        c = o + deferred
+        n = np.int64(stats[0, c])
+        w = 1.0
+        if per_arm:
+            w = scale[c] if scale[c] > 0.0 else widest
+        if _kl_ucb_exceeds(d_mean, d_def, kl_n[0, c], kl_state[0, c], kl_state[1, c], kl_state[2, c], top, w,
+                           per_arm):
+            return deferred  # the only maximum: argmax_random's answer whatever its uniform
+        q = _kl_ucb_arm(c, d_mean, n, f, stats[1, c], scale[c], kl_n, kl_state)
+        value = (w * (q - 1.0)) if per_arm else q
+        scratch[deferred] = value
         floor = max(floor, value)
     if any_pending:
         for i in range(n_arms):
