@@ -222,7 +222,8 @@ def evidence_arms(
         Add one importance-sampling arm per ``laplace_proposals`` tuple whose t is centred at the
         posterior mean and scaled by the posterior covariance of the HMC pilot's draws
         (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`: moment-matched importance
-        sampling), named ``"pilot-t"`` for df = 5 and ``"pilot-t{df}"`` otherwise. Where the
+        sampling), named ``"pilot-t"`` for df = 5 and ``"pilot-t{df}"`` otherwise (none when
+        ``laplace=False``: the proposals are the Laplace arms'). Where the
         posterior is skewed or its mode sits away from its mass (a hierarchy's group scale, a
         probability near 0 or 1), the moments describe the spread that the curvature at the mode
         misses, and the arm can pass the Pareto k-hat check where the Laplace arms fail; the
