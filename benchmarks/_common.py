@@ -31,3 +31,24 @@ def write_section(name: str, markdown: str) -> Path:
     path = RESULTS / f"{name}.md"
     path.write_text(markdown.rstrip() + "\n")
     return path
+
+
+def run_fresh(module: str, args: list[str], failed: dict, compiledir: str | None = None) -> dict:
+    """``python -m module *args`` in a fresh single-threaded process (BLAS, OpenMP and numba held to one thread),
+    its last stdout line read as JSON; ``failed`` with the end of its stderr under ``"status"`` when it printed
+    none. ``compiledir``: a PyTensor compile cache of its own, so processes side by side do not wait on one
+    another's compile lock.
+    """
+    import json
+    import os
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    if compiledir is not None:
+        env["PYTENSOR_FLAGS"] = ",".join(f for f in (env.get("PYTENSOR_FLAGS", ""), f"compiledir={compiledir}") if f)
+    out = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env)
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return dict(failed, status=f"failed: {out.stderr.strip()[-300:]}")
+

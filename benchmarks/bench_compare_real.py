@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 import warnings
@@ -179,16 +178,15 @@ def _live_process(name: str, seed: int, slot: int) -> dict:
     import os
     import tempfile
 
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
-    cache = os.path.join(tempfile.gettempdir(), f"pmcbandit-bench-compiledir-{slot}")
-    env["PYTENSOR_FLAGS"] = ",".join(f for f in (env.get("PYTENSOR_FLAGS", ""), f"compiledir={cache}") if f)
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_compare_real", "--live-worker", f"{name}:{seed}"],
-                         capture_output=True, text=True, env=env)
-    try:
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return dict(model=name, seed=seed, wall=float("nan"), stopped_by=f"failed: {out.stderr.strip()[-300:]}",
-                    selected=[], tied=[], excluded=[], pulls=0, cost=float("nan"))
+    from benchmarks._common import run_fresh
+
+    out = run_fresh("benchmarks.bench_compare_real", ["--live-worker", f"{name}:{seed}"],
+                    dict(model=name, seed=seed, wall=float("nan"), selected=[], tied=[], excluded=[], pulls=0,
+                         cost=float("nan")),
+                    os.path.join(tempfile.gettempdir(), f"pmcbandit-bench-compiledir-{slot}"))
+    if "status" in out and "stopped_by" not in out:
+        out["stopped_by"] = out.pop("status")  # a failed run, reported where a run says why it stopped
+    return out
 
 
 def _live_runs(jobs, store, workers: int, reuse: bool) -> list[dict]:

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from benchmarks._common import machine, utc_now, write_section
+from benchmarks._common import machine, run_fresh, utc_now, write_section
 
 BUDGETS = {"hierarchical_normal_100": 30.0, "gamma_poisson20": 20.0}
 
@@ -62,14 +60,9 @@ def run(name: str, seed: int) -> dict:
 
 
 def _fresh(name: str, seed: int) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_pool_hierarchies", "--worker", f"{name}:{seed}"],
-                         capture_output=True, text=True, env=env)
-    try:
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return dict(model=name, seed=seed, log_z=float("nan"), se=float("nan"), z=float("nan"),
-                    status=f"failed: {out.stderr.strip()[-200:]}", wall=float("nan"), topics=[], pulls={})
+    return run_fresh("benchmarks.bench_pool_hierarchies", ["--worker", f"{name}:{seed}"],
+                     dict(model=name, seed=seed, log_z=float("nan"), se=float("nan"), z=float("nan"),
+                          wall=float("nan"), topics=[], pulls={}))
 
 
 def main(argv=None) -> str:
