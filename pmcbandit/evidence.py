@@ -206,8 +206,13 @@ def evidence_arms(
         keeps the model as written.
     hmc_arm : bool, optional
         Add one AIS arm with HMC transitions (5 leapfrog steps per temperature; the middle count of
-        the AIS step counts, capped like the others so a pull is predicted to take at most
-        0.8 x ``MAX_DECISION_SHARE / 2`` of ``budget_seconds``) beside the ``transition`` arms.
+        ``ais_steps``, capped by the HMC step's own predicted duration so a pull is predicted to take
+        at most 0.8 x ``MAX_DECISION_SHARE / 2`` of ``budget_seconds``) beside the ``transition`` arms.
+        Under a time budget, when an HMC arm sized for the independent check (see ``budget_seconds``)
+        gets more annealing steps than the ``transition`` arm sized for it, and at least
+        :data:`MIN_AIS_STEPS`, the HMC arm with the fewest steps is sized for the check the same way
+        (a second HMC arm, or the one shrunk when the two counts are less than 1.5x apart), with a
+        note, and no warning that the check cannot run is issued.
         ``None`` (default): added when the model has at least 20 unconstrained dimensions,
         ``transition`` is not ``"hmc"``, and the run is not timed or has at least
         :data:`HMC_MIN_RUN_SECONDS` (what the budget leaves after the set-up so far): its gradient
@@ -307,13 +312,15 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
+    asked = steps
     # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
     need = CHECK_PULLS
     check_budget = None
+    check_cap = None
     if budget_seconds is not None and steps:
         caps = [decision_share * budget_seconds / 2] * len(steps)
         if check_share > 0:
-            caps[0] = min(caps[0], check_share * budget_seconds / need)
+            caps[0] = check_cap = min(caps[0], check_share * budget_seconds / need)
         probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
         # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1); the
         # check arm's CHECK_FILL: the costs a run records add up to less than its wall budget (the
@@ -335,13 +342,34 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     arms: list[Arm] = [
         AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
     ]
+    check_step = probe.step_seconds if check_budget is not None else math.nan
     if hmc_probe is not None:
-        n_hmc = steps[len(steps) // 2] if steps else 0
+        # The middle count asked for, capped by the HMC step's own cost (not by the other arms' caps).
+        n_hmc = asked[len(asked) // 2] if asked else 0
         if budget_seconds is not None:
             n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
-        if n_hmc >= MIN_AIS_STEPS:
-            arms.append(AISArm(density, n_steps=n_hmc, n_chains=n_chains, transition="hmc", cost=cost,
-                               hmc_pilot=pilot))
+        hmc_steps = [n_hmc]
+        if check_cap is not None:
+            # An HMC arm sized like the check arm, where it gets more steps in the check's share than the
+            # slice check arm (its steps cost a few gradient evaluations whatever the dimension): fewer steps
+            # make an arm whose estimates are more skewed, which the consistency test, comparing it before it
+            # has the weights of a k-hat, would read as a disagreement.
+            n_check = int(CHECK_FILL * check_cap / hmc_probe.step_seconds)
+            slice_check = int(CHECK_FILL * check_cap / probe.step_seconds)
+            if n_check >= MIN_AIS_STEPS and n_check > slice_check:
+                hmc_steps = _distinct_steps([min(n_check, n_hmc) if n_hmc >= MIN_AIS_STEPS else n_check, n_hmc])
+                check_budget = None
+                notes.append(
+                    f"AIS arm with HMC transitions of {hmc_steps[0]} steps sized for the independent check (one "
+                    f"annealing step takes {hmc_probe.step_seconds:.3g} s with HMC on this model, "
+                    f"{probe.step_seconds:.3g} s with {transition} moves): {need} pulls fit in the cross-check "
+                    f"share {check_share:g}"
+                )
+            elif check_budget is not None and hmc_probe.step_seconds < check_step:
+                check_step = hmc_probe.step_seconds
+                check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
+        arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot)
+                 for n in _distinct_steps(hmc_steps)]
     arms += laplace_arms
     if want_pilot_arms and pilot is not None:
         arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
@@ -366,7 +394,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     if check_budget is not None and len(families | {"annealing"}) >= 2:
         alerts.append(WarningText(
             f"no independent check within a {budget_seconds:g} s budget: an AIS arm of {MIN_AIS_STEPS} annealing "
-            f"steps ({probe.step_seconds:.3g} s each on this model) reaches the {need} pulls the consistency test "
+            f"steps ({check_step:.3g} s each on this model) reaches the {need} pulls the consistency test "
             f"needs within the cross-check share {check_share:g} only in a budget of at least "
             f"{math.ceil(check_budget):d} s: run with budget >= {math.ceil(check_budget + spent):d} s (estimated from "
             f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",

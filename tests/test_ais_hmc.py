@@ -255,3 +255,39 @@ def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
     heavy = Fixed(np.log(rng.pareto(0.8, 1000) + 1.0))  # Pareto tail index 1/0.8: k-hat about 1.25
     assert _laplace_passes([light]) and _laplace_passes([heavy, light])
     assert not _laplace_passes([heavy]) and not _laplace_passes([])
+
+
+@pytest.mark.parametrize(
+    "slice_step, hmc_step, names, alert",
+    [
+        # HMC check arm: 0.6 x 0.2 s / 0.002 s = 60 steps, where the slice arms cannot reach the check
+        (0.01, 0.002, ["ais-240", "ais-hmc-60", "ais-hmc-1200", "prior-is"], None),
+        (0.01, 0.009, ["ais-240", "ais-hmc-266", "prior-is"], "(0.009 s each on this model)"),  # 13 < 20 steps
+        # and where its 60 steps are more than the slice check arm's 30
+        (0.004, 0.002, ["ais-30", "ais-600", "ais-hmc-60", "ais-hmc-1200", "prior-is"], None),
+        (0.004, 0.005, ["ais-30", "ais-600", "ais-hmc-480", "prior-is"], False),  # 24 HMC steps < 30: none
+    ],
+)
+def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch, slice_step, hmc_step, names,
+                                                                     alert):
+    import pmcbandit.evidence as ev
+    from pmcbandit.arms.evidence import ais
+
+    step = {"slice": slice_step, "hmc": hmc_step}
+    monkeypatch.setattr(ais.AISArm, "_probe_step_seconds", lambda self, kind: step[self.transition])
+    # 60 s: check cap min(0.1 x 60 / 2, 0.1 x 60 / 30) = 0.2 s, so 0.6 x 0.2 / 0.01 = 12 slice steps < 20; the
+    # HMC arm: 2000 steps asked, capped at 0.8 x 3 s / step, not by the slice arms' caps.
+    arms, notes, alerts = ev._pool(
+        _normal_model()[0], ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=False,
+        laplace_proposals=(), prior=True, smc=False, batch_size=100, cost="cpu_seconds", budget_seconds=60.0,
+        non_centre=False, hmc_arm=True, pilot_is=False)  # prior IS: a second family, for the check to compare
+    assert [a.name for a in arms] == names
+    sized = [n for n in notes if "sized for the independent check" in n]
+    if alert is None:
+        assert alerts == [] and len(sized) == 1 and sized[0].startswith("AIS arm with HMC transitions of 60 steps")
+    elif alert is False:
+        assert alerts == [] and not sized
+    else:
+        (text,) = alerts
+        assert alert in str(text) and text.topic == "independent_check" and not sized
+        assert "at least 90 s" in str(text)  # 30 pulls x 20 steps x 0.009 s / (0.6 x 0.1)
