@@ -288,3 +288,30 @@ def test_batched_terms_match_the_point_function(evidence_models, monkeypatch):
 def test_eval_seconds_is_measured(evidence_models):
     density, _ = evidence_models("linear_regression")
     assert np.isfinite(density.eval_seconds) and density.eval_seconds > 0.0
+
+
+@pytest.mark.parametrize("numba_dim", [1, 10**9])  # the NUMBA gradient loop, and the PyTensor function's calls
+def test_hessian_of_a_correlated_gaussian_is_exact_by_either_gradient(monkeypatch, numba_dim):
+    """Central differences of an exact gradient: a quadratic log density has a constant Hessian, which they
+    recover to rounding, whichever compiled gradient (NUMBA from NUMBA_HESSIAN_DIM dimensions, else PyTensor's)."""
+    import pymc as pm
+
+    import pmcbandit.arms.evidence.model_density as md
+
+    monkeypatch.setattr(md, "NUMBA_HESSIAN_DIM", numba_dim)
+    d = 24
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(d, d))
+    cov = a @ a.T / d + np.eye(d)
+    with pm.Model() as model:
+        x = pm.MvNormal("x", mu=np.zeros(d), cov=cov)
+        pm.Normal("y", mu=x, sigma=2.0, observed=rng.normal(size=d))
+    density = ModelDensity(model)
+    _, hessian = density._laplace_functions()
+    assert (density._grad_fn is not None) == (numba_dim == 1)  # the NUMBA gradient compiled only for that path
+    exact = np.linalg.inv(cov) + np.eye(d) / 4.0
+    for beta in (1.0, 0.3):
+        h = -hessian(rng.normal(size=d), beta)
+        expected = np.linalg.inv(cov) + beta * np.eye(d) / 4.0
+        assert np.allclose(h, expected, rtol=0.0, atol=1e-6 * np.abs(exact).max())
+    assert np.array_equal(h, h.T)

@@ -53,6 +53,11 @@ from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, rebuild_de
 __all__ = ["ModelDensity", "check_model"]
 
 _CHECK_DRAWS = 64
+#: Dimension from which the mode search's Hessians take their gradients from the NUMBA gradient
+#: (:attr:`ModelDensity.grad_jit_fn`, all ``2 * dim`` of them in one compiled loop) instead of ``2 * dim``
+#: calls of the compiled PyTensor function, whose per-call overhead then dominates. The same
+#: dimension from which the default evidence pool adds an HMC arm, whose pilot compiles that gradient anyway.
+NUMBA_HESSIAN_DIM = 20
 
 
 def check_model(model, owner: str = "ModelDensity"):
@@ -465,7 +470,10 @@ class ModelDensity:
         (Nocedal & Wright 2006, Sec. 8.1), far below what a Laplace proposal or a condition-number
         check can see. A symbolic Hessian would be exact, but its graph (a Jacobian of the gradient)
         compiles for longer than most runs last on models of a few hundred observations, while
-        ``2 * dim`` gradient evaluations per Hessian are cheap.
+        ``2 * dim`` gradient evaluations per Hessian are cheap. From :data:`NUMBA_HESSIAN_DIM`
+        dimensions on they are one loop over the NUMBA gradient (:attr:`grad_jit_fn`, compiled
+        here if it was not; the PyTensor function's call overhead, ``2 * dim`` times per Hessian,
+        would dominate); a model whose gradient numba cannot compile keeps the PyTensor one.
         """
         if self._laplace_fn is None:
             import pytensor
@@ -477,20 +485,35 @@ class ModelDensity:
             grad = pytensor.grad(target, self._x)
             value_and_grad = compile_pymc([self._x, b], [target, grad])
 
+            rows = self._numba_grad_rows() if self.dim >= NUMBA_HESSIAN_DIM else None
+
             def hessian(x, beta):
                 x = np.asarray(x, dtype=np.float64)
                 step = np.cbrt(np.finfo(np.float64).eps) * np.maximum(1.0, np.abs(x))
-                out = np.empty((x.size, x.size))
-                for i in range(x.size):
-                    up, down = x.copy(), x.copy()
-                    up[i] += step[i]
-                    down[i] -= step[i]
-                    out[:, i] = (np.asarray(value_and_grad(up, beta)[1]) - np.asarray(value_and_grad(down, beta)[1]))
-                    out[:, i] /= up[i] - down[i]
+                up, down = x + np.diag(step), x - np.diag(step)  # row i: x moved along coordinate i
+                if rows is not None:
+                    g_up, g_down = rows(up, float(beta)), rows(down, float(beta))
+                else:
+                    g_up = np.array([value_and_grad(u, beta)[1] for u in up], dtype=np.float64)
+                    g_down = np.array([value_and_grad(v, beta)[1] for v in down], dtype=np.float64)
+                out = (g_up - g_down).T / (np.diag(up) - np.diag(down))
                 return 0.5 * (out + out.T)
 
             self._laplace_fn = (value_and_grad, hessian)
         return self._laplace_fn
+
+    def _numba_grad_rows(self):
+        """``(X, beta) -> gradients at the rows of X`` through :attr:`grad_jit_fn`, or ``None`` when numba cannot
+        compile the model's gradient.
+        """
+        from pmcbandit.arms.evidence._kernels import grad_rows
+
+        try:
+            fn = self.grad_jit_fn
+            grad_rows(fn, np.zeros((1, self.dim)), 1.0)  # compiles the loop for this dispatcher
+        except Exception:  # noqa: BLE001 (an Op numba cannot compile: the PyTensor gradient serves)
+            return None
+        return lambda x, beta: grad_rows(fn, np.ascontiguousarray(x), beta)
 
     @property
     def grad_jit_fn(self):
