@@ -283,6 +283,17 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     notes: list[str] = []
     # compiled once, shared by every AIS, Laplace-t and prior-IS arm (and by later calls on the same model)
     density = density_for(model, non_centre, notes)
+    # Where the HMC pilot will run (the hmc_arm rule, on the time left so far), its NUMBA gradient is compiled
+    # first, so the mode search's Hessians use it too (ModelDensity._laplace_functions).
+    left = budget_seconds
+    if budget_seconds is not None and started is not None:
+        left = budget_seconds - (time.perf_counter() - started)
+    pilot_likely = transition == "hmc" or (hmc_arm is not False and density.dim >= 20)
+    if laplace and pilot_likely and (left is None or left >= HMC_MIN_RUN_SECONDS):
+        try:
+            density.grad_jit_fn
+        except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
+            pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
     laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
     total = budget_seconds

@@ -308,6 +308,7 @@ def test_hessian_of_a_correlated_gaussian_is_exact_by_either_gradient(monkeypatc
         pm.Normal("y", mu=x, sigma=2.0, observed=rng.normal(size=d))
     density = ModelDensity(model)
     _, hessian = density._laplace_functions()
+    hessian(np.zeros(d), 1.0)
     assert (density._grad_fn is not None) == (numba_dim == 1)  # the NUMBA gradient compiled only for that path
     exact = np.linalg.inv(cov) + np.eye(d) / 4.0
     for beta in (1.0, 0.3):

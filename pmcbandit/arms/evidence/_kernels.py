@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["chain_seeds", "eval_rows", "grad_rows", "next_u64", "uniform", "std_normal"]
+__all__ = ["chain_seeds", "eval_rows", "next_u64", "uniform", "std_normal"]
 
 _TWO_M53 = 2.0**-53
 
@@ -71,16 +71,3 @@ def eval_rows(jit_fn, x):
         out[i, 1] = ll.item()
     return out
 
-
-@numba.njit(parallel=False)
-def grad_rows(grad_jit_fn, x, beta):
-    """``out[i] = grad logprior(x[i]) + beta * grad loglik(x[i])`` for every row of ``x``, through the
-    model's NUMBA dispatcher ``grad_jit_fn(x) -> (logprior, loglik, grad logprior, grad loglik)``.
-    """
-    n, d = x.shape
-    out = np.empty((n, d))
-    for i in range(n):
-        _, _, g_lp, g_ll = grad_jit_fn(x[i])
-        for j in range(d):
-            out[i, j] = g_lp[j] + beta * g_ll[j]
-    return out

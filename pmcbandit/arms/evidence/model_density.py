@@ -53,11 +53,12 @@ from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, rebuild_de
 __all__ = ["ModelDensity", "check_model"]
 
 _CHECK_DRAWS = 64
-#: Dimension from which the mode search's Hessians take their gradients from the NUMBA gradient
-#: (:attr:`ModelDensity.grad_jit_fn`, all ``2 * dim`` of them in one compiled loop) instead of ``2 * dim``
-#: calls of the compiled PyTensor function, whose per-call overhead then dominates. The same
-#: dimension from which the default evidence pool adds an HMC arm, whose pilot compiles that gradient anyway.
-NUMBA_HESSIAN_DIM = 20
+#: Dimension from which the mode search's Hessians take their ``2 * dim`` gradients from the NUMBA
+#: gradient (:attr:`ModelDensity.grad_jit_fn`, compiled for it) instead of the compiled PyTensor
+#: function, whose per-call overhead then outweighs the NUMBA gradient's compilation
+#: (``benchmarks/results/bench_mode_search.md``). Below it the NUMBA gradient serves once it is compiled
+#: for something else (the evidence pool compiles it first where its HMC pilot will run).
+NUMBA_HESSIAN_DIM = 100
 
 
 def check_model(model, owner: str = "ModelDensity"):
@@ -470,10 +471,11 @@ class ModelDensity:
         (Nocedal & Wright 2006, Sec. 8.1), far below what a Laplace proposal or a condition-number
         check can see. A symbolic Hessian would be exact, but its graph (a Jacobian of the gradient)
         compiles for longer than most runs last on models of a few hundred observations, while
-        ``2 * dim`` gradient evaluations per Hessian are cheap. From :data:`NUMBA_HESSIAN_DIM`
-        dimensions on they are one loop over the NUMBA gradient (:attr:`grad_jit_fn`, compiled
-        here if it was not; the PyTensor function's call overhead, ``2 * dim`` times per Hessian,
-        would dominate); a model whose gradient numba cannot compile keeps the PyTensor one.
+        ``2 * dim`` gradient evaluations per Hessian are cheap. They are calls of the NUMBA
+        gradient (:attr:`grad_jit_fn`, a smaller overhead per call) when it is already compiled, or
+        from :data:`NUMBA_HESSIAN_DIM` dimensions on (compiled then: the PyTensor function's call
+        overhead, ``2 * dim`` times per Hessian, would cost more); a model whose gradient numba
+        cannot compile keeps the PyTensor one.
         """
         if self._laplace_fn is None:
             import pytensor
@@ -485,12 +487,15 @@ class ModelDensity:
             grad = pytensor.grad(target, self._x)
             value_and_grad = compile_pymc([self._x, b], [target, grad])
 
-            rows = self._numba_grad_rows() if self.dim >= NUMBA_HESSIAN_DIM else None
+            numba_rows = []  # the NUMBA loop, once chosen
 
             def hessian(x, beta):
                 x = np.asarray(x, dtype=np.float64)
                 step = np.cbrt(np.finfo(np.float64).eps) * np.maximum(1.0, np.abs(x))
                 up, down = x + np.diag(step), x - np.diag(step)  # row i: x moved along coordinate i
+                if not numba_rows and (self._grad_fn is not None or self.dim >= NUMBA_HESSIAN_DIM):
+                    numba_rows.append(self._numba_grad_rows())
+                rows = numba_rows[0] if numba_rows else None
                 if rows is not None:
                     g_up, g_down = rows(up, float(beta)), rows(down, float(beta))
                 else:
@@ -506,14 +511,19 @@ class ModelDensity:
         """``(X, beta) -> gradients at the rows of X`` through :attr:`grad_jit_fn`, or ``None`` when numba cannot
         compile the model's gradient.
         """
-        from pmcbandit.arms.evidence._kernels import grad_rows
-
         try:
             fn = self.grad_jit_fn
-            grad_rows(fn, np.zeros((1, self.dim)), 1.0)  # compiles the loop for this dispatcher
         except Exception:  # noqa: BLE001 (an Op numba cannot compile: the PyTensor gradient serves)
             return None
-        return lambda x, beta: grad_rows(fn, np.ascontiguousarray(x), beta)
+
+        def rows(x, beta):
+            out = np.empty(x.shape)
+            for i, row in enumerate(x):
+                _, _, g_lp, g_ll = fn(np.ascontiguousarray(row))
+                out[i] = g_lp + beta * g_ll
+            return out
+
+        return rows
 
     @property
     def grad_jit_fn(self):
