@@ -274,7 +274,9 @@ def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
         "(m), (m+1) (the same inputs, the same number); pi2's candidates are kept from each arm's bound and the "
         "extremes over High and Low (rescanned only when the pulled arm held one and left it; otherwise one "
         "insertion or removal); square roots are the processor's instruction instead of a library call (both "
-        "correctly rounded); the uniform rewards' sqrt(3) is a constant. 'identical runs': samples, stops, "
+        "correctly rounded); the uniform rewards' sqrt(3) is a constant; a moved cutoff recomputes every level in "
+        "two branch-free passes (exponents, four at a time, then the exponentials); no row views in the hot "
+        "path; OCBA-m's shortfall scan by selects. 'identical runs': samples, stops, "
         "choices, counts per arm and guarantees of the two are equal.",
     ]
     if threads:

@@ -137,6 +137,22 @@ def _sqrt(typingctx, x):
     return types.float64(x), codegen
 
 
+@intrinsic
+def _div(typingctx, a, b):
+    """``a / b`` of two floats as the processor's division (``fdiv``), where numba's ``/`` first tests ``b`` for zero
+    (a branch that keeps a loop from running on vectors): IEEE 754 rounds both correctly, the same number; a zero
+    ``b`` gives an infinity or NaN instead of an exception.
+    """
+    if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.fdiv(context.cast(builder, args[0], signature.args[0], types.float64),
+                            context.cast(builder, args[1], signature.args[1], types.float64))
+
+    return types.float64(a, b), codegen
+
+
 def new_state(spec: np.ndarray, schedule: np.ndarray, n_arms: int):
     """``(ints, reals, scal)`` of a machine before its first pull."""
     ints = np.zeros((N_INT_ROWS, n_arms), dtype=np.int64)
@@ -179,7 +195,7 @@ def wants_uniform(spec, scal):
     return (rule == ADAPT or rule == OCBA_M) and scal[SC_READY] > 0 and scal[SC_DONE] == 0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def select(spec, schedule, ints, reals, scal, u, out, work):
     """Write the next decision's arms (one pull each) to ``out``; return how many (module docstring).
     ``work`` is a float scratch array of one per arm; the state is not changed.
@@ -208,8 +224,31 @@ def select(spec, schedule, ints, reals, scal, u, out, work):
             return 0
         out[0] = ints[I_CAND, min(int(u * eligible), eligible - 1)]
         return 1
-    out[0] = _proportional_prefix(reals[R_SUM], reals[R_DC], scal[SC_W], u)
+    out[0] = _draw_levels(reals, scal[SC_W], u)
     return 1
+
+
+@numba.njit(cache=True, inline="always")
+def _draw_levels(reals, total, u):
+    """:func:`_proportional_prefix` on the running sums ``R_SUM`` of the levels ``R_DC``, indexing the rows in place
+    (a row taken as an array is a reference counted on every call).
+    """
+    target = u * total
+    n = reals.shape[1]
+    if not target < reals[R_SUM, n - 1]:  # round-off (or no positive weight): the last positive one
+        for i in range(n - 1, -1, -1):
+            if reals[R_DC, i] > 0.0:
+                return i
+        return -1
+    lo = 0
+    hi = n - 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if reals[R_SUM, mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @numba.njit(cache=True)
@@ -326,11 +365,12 @@ def _ocba_pick(ints, reals, scal, u, work):
     # previous one and the bisection never stops at it (the linear scan's arm, from the same numbers).
     short = 0.0
     last = -1
-    for i in range(n_arms):
+    for i in range(n_arms):  # selects, not branches (whether an arm is short is a coin flip): the same sums
         v = scale * reals[R_ALLOT, i] - ints[I_N, i]
-        if v > 0.0:
-            short += v
-            last = i
+        positive = v > 0.0
+        added = short + v
+        short = added if positive else short
+        last = i if positive else last
         work[i] = short
     target = u * short
     if not target < short:
@@ -386,12 +426,7 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
     tight = rule == OCBA_M or policy == 4
     first = arm
     if c != scal[SC_CUT] or (old_rank < m) != (new_rank < m):
-        scal[SC_CUT] = c
-        for i in range(ints.shape[1]):
-            reals[R_DC, i] = _level(spec, ints, reals, i, c, tight)
-        if rule == OCBA_M:
-            for i in range(ints.shape[1]):
-                _allot(ints, reals, scal, i, c)
+        _recut(spec, ints, reals, scal, c, tight)
         first = 0
     else:
         reals[R_DC, arm] = _level(spec, ints, reals, arm, c, tight)
@@ -400,6 +435,18 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
     _aggregate(reals, scal, first, _weight_row(rule, policy))
     if rule == ADAPT and policy == 2:
         _collisions_after(spec, ints, reals, scal, arm, (old_rank < m) != (new_rank < m))
+
+
+@numba.njit(cache=True)
+def _recut(spec, ints, reals, scal, c, tight):
+    """The cutoff moved to ``c`` (or an arm crossed rank m): every level and OCBA-m's allotments afresh. Called, not
+    inlined into :func:`observe`: it runs on a fraction of the pulls, and the caller's loop stays smaller.
+    """
+    scal[SC_CUT] = c
+    _levels_all(spec, ints, reals, c, tight)
+    if int(spec[SP_RULE]) == OCBA_M:
+        for i in range(ints.shape[1]):
+            _allot(ints, reals, scal, i, c)
 
 
 @numba.njit(cache=True, inline="always")
@@ -442,6 +489,39 @@ def _level(spec, ints, reals, i, c, tight):
         x = 2.0 * d / (b + _sqrt(b * b + reals[R_EBA, i] * d))
         e = max(e, x * x - _LOG3)
     return math.exp(-e) if e > 0.0 else 1.0
+
+
+@numba.njit(cache=True, inline="always")
+def _levels_all(spec, ints, reals, c, tight):
+    """Every arm's :func:`_level` at the cutoff ``c``, the same numbers, in two passes: the exponents (the same
+    operations in a loop without branches, one loop per bound, so that the arms' square roots and divisions run
+    side by side on vectors), then the exponentials.
+    """
+    n_arms = ints.shape[1]
+    m = spec[SP_M]
+    eps = spec[SP_EPS]
+    if tight:  # two loops, so that neither computes what the other rule needs
+        for i in range(n_arms):
+            mu = reals[R_MEAN, i]
+            up = mu + eps - c
+            down = c - mu
+            d = up if ints[I_RANK, i] < m else down
+            e = reals[R_HK, i] * d * d
+            b = reals[R_EBB, i]
+            x = _div(2.0 * d, b + _sqrt(b * b + reals[R_EBA, i] * d))  # d <= 0 may divide by zero: discarded below
+            e = max(e, x * x - _LOG3)
+            reals[R_DC, i] = e if d > 0.0 else -1.0  # d <= 0 (or NaN): the level is 1, as for e <= 0
+    else:
+        for i in range(n_arms):
+            mu = reals[R_MEAN, i]
+            up = mu + eps - c
+            down = c - mu
+            d = up if ints[I_RANK, i] < m else down
+            e = reals[R_HK, i] * d * d
+            reals[R_DC, i] = e if d > 0.0 else -1.0
+    for i in range(n_arms):
+        e = reals[R_DC, i]
+        reals[R_DC, i] = math.exp(-e) if e > 0.0 else 1.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -540,11 +620,10 @@ def _candidate_list(ints, reals, scal, m):
     count = 0
     lowest_high = scal[SC_LH]
     highest_low = scal[SC_HL]
-    cand = ints[I_CAND]
     for i in range(ints.shape[1]):
         v = reals[R_BND, i]
         if (v < highest_low) if ints[I_RANK, i] < m else (v > lowest_high):
-            cand[count] = i
+            ints[I_CAND, count] = i
             count += 1
     scal[SC_CAND] = count
 
@@ -595,19 +674,18 @@ def _collisions_after(spec, ints, reals, scal, arm, crossed):
     # the extremes are as they were: only arm's membership may have changed
     member = (v < highest_low) if high else (v > lowest_high)
     count = int(scal[SC_CAND])
-    cand = ints[I_CAND]
     j = 0
-    while j < count and cand[j] < arm:
+    while j < count and ints[I_CAND, j] < arm:
         j += 1
-    present = j < count and cand[j] == arm
+    present = j < count and ints[I_CAND, j] == arm
     if member and not present:
         for k in range(count, j, -1):
-            cand[k] = cand[k - 1]
-        cand[j] = arm
+            ints[I_CAND, k] = ints[I_CAND, k - 1]
+        ints[I_CAND, j] = arm
         scal[SC_CAND] = count + 1
     elif present and not member:
         for k in range(j, count - 1):
-            cand[k] = cand[k + 1]
+            ints[I_CAND, k] = ints[I_CAND, k + 1]
         scal[SC_CAND] = count - 1
 
 
@@ -622,21 +700,20 @@ def _ahead(reals, a, b):
 @numba.njit(cache=True, inline="always")
 def _reposition(ints, reals, arm):
     """Move ``arm`` to its place in the ranking after its mean changed (adjacent swaps)."""
-    order = ints[I_ORDER]
-    rank = ints[I_RANK]
-    r = rank[arm]
-    while r > 0 and _ahead(reals, arm, order[r - 1]):
-        other = order[r - 1]
-        order[r] = other
-        rank[other] = r
+    r = ints[I_RANK, arm]
+    while r > 0 and _ahead(reals, arm, ints[I_ORDER, r - 1]):
+        other = ints[I_ORDER, r - 1]
+        ints[I_ORDER, r] = other
+        ints[I_RANK, other] = r
         r -= 1
-    while r < order.shape[0] - 1 and _ahead(reals, order[r + 1], arm):
-        other = order[r + 1]
-        order[r] = other
-        rank[other] = r
+    last = ints.shape[1] - 1
+    while r < last and _ahead(reals, ints[I_ORDER, r + 1], arm):
+        other = ints[I_ORDER, r + 1]
+        ints[I_ORDER, r] = other
+        ints[I_RANK, other] = r
         r += 1
-    order[r] = arm
-    rank[arm] = r
+    ints[I_ORDER, r] = arm
+    ints[I_RANK, arm] = r
 
 
 @numba.njit(cache=True, inline="always")
