@@ -91,6 +91,7 @@ EXTRA = (
     "pmcbandit.arms.evidence.LaplaceISArm",
     "pmcbandit.arms.evidence.PriorISArm",
     "pmcbandit.arms.evidence.SMCArm",
+    "pmcbandit.arms.evidence.TemperedSMCArm",
     "pmcbandit.arms.samplers.MCMCArm",
     "pmcbandit.arms.samplers.SMCSamplerArm",
     "pmcbandit.runtime.budget.Budget",

@@ -6,6 +6,7 @@ from pmcbandit.arms.evidence.laplace_is import LaplaceISArm
 from pmcbandit.arms.evidence.modes import ModeSearch, NoInteriorModeError, find_modes
 from pmcbandit.arms.evidence.prior_is import PriorISArm
 from pmcbandit.arms.evidence.smc import SMCArm
+from pmcbandit.arms.evidence.tempered_smc import TemperedSMCArm
 
 __all__ = ["AISArm", "LaplaceISArm", "ModeSearch", "ModelDensity", "NoInteriorModeError", "PriorISArm", "SMCArm",
-           "annealing_schedule", "check_model", "find_modes"]
+           "TemperedSMCArm", "annealing_schedule", "check_model", "find_modes"]
