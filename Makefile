@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 PYTEST_WORKERS ?= 2
 
-.PHONY: install blas demo test test-slow test-all lint notebooks bench docs clean
+.PHONY: install blas demo test test-slow test-all lint notebooks bench docs clean clean-numba
 
 # PyTensor links its C backend against a system BLAS; a pip install finds none and
 # warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
@@ -59,5 +59,11 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 docs: $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-clean:
+clean: clean-numba
 	rm -rf $(VENV) demo-output .pytest_cache docs/_build docs/api/generated
+
+# numba's on-disk cache of compiled kernels (beside each module, in __pycache__) is checked against the
+# caller's own source file only: a kernel that inlines one from another module keeps the old code after
+# that module changes.
+clean-numba:
+	find pmcbandit -name '*.nbi' -delete -o -name '*.nbc' -delete
