@@ -210,7 +210,8 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
         kept from one temperature to the next, and the seed of the pilot's randomness.
     deadline : float, optional
         A :func:`time.perf_counter` reading: the pilot stops with :class:`PilotTimeout` at the
-        first temperature (or posterior move) that ends after it. ``None``: no limit.
+        first temperature (or posterior move) that ends after it, moved later by the time the
+        compilation of the move kernel for the model takes at the start. ``None``: no limit.
 
     Returns
     -------
@@ -229,6 +230,12 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
     beta, log_eps, log_z = 0.0, float(np.log(0.5)), 0.0
     betas, steps, masses, accepts = [], [], [], []
     acc = np.empty((n_chains, 1))
+    # The move kernel is compiled for this model's gradient on its first call (no chains: nothing moves);
+    # a fixed cost of any pilot, so the deadline moves by it.
+    started = time.perf_counter()
+    hmc_moves(fn, x[:0], z[:0], beta, 0.5, inv_mass, n_leapfrog, persistence, 1, seeds[:0], acc[:0])
+    if deadline is not None:
+        deadline += time.perf_counter() - started
     while True:
         mu, h_bar, log_eps_bar, recent = log_eps, 0.0, log_eps, []
         for t in range(1, n_moves + 1):
