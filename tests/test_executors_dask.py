@@ -185,6 +185,44 @@ def test_a_worker_whose_nanny_the_cluster_closed_is_started_again_before_the_run
     assert fake.running == {"tcp://a": 0, "tcp://c": 1} and executor._ended == {}
 
 
+@pytest.mark.parametrize("nanny_state", ["closed", "stuck"])
+def test_a_nanny_whose_fresh_worker_failed_to_start_is_replaced_before_the_run_returns(monkeypatch, nanny_state):
+    import types
+
+    import pmcbandit.runtime.executors.dask_cluster as dc
+
+    monkeypatch.setattr(dc, "STUCK_NANNY_SECONDS", 0.0)
+    state = types.SimpleNamespace
+
+    class Nanny:  # its worker failed to start: closed itself, or up without a worker
+        status = state(name="closed" if nanny_state == "closed" else "running")
+        process = None if nanny_state == "stuck" else state(status=state(name="failed"))
+        closed = False
+
+        def close(self):
+            Nanny.closed = True
+
+    class Cluster:  # a SpecCluster that still lists the nanny of worker 1
+        worker_spec, workers = {0: {}, 1: {}}, {0: object(), 1: Nanny()}
+
+        def scale(self, n):
+            assert 1 not in self.workers  # only a name missing from the list is started again
+            self.workers[1] = object()
+            fake.running["tcp://c"] = 1
+
+        def sync(self, fn):
+            return fn()
+
+    fake = _Scheduler(Cluster())
+    executor = dc.DaskExecutor(fake, timeout=1.0)
+    executor._ended = {"tcp://b": 1}
+    del fake.running["tcp://b"]
+    start = time.monotonic()
+    executor.shutdown()
+    assert fake.running == {"tcp://a": 0, "tcp://c": 1} and executor._ended == {}
+    assert time.monotonic() - start < 10.0 and Nanny.closed == (nanny_state == "stuck")
+
+
 @pytest.mark.slow  # the process-pool tests prove the spec shipping by default; this one on Dask
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
 def test_evidence_arm_ships_its_model(client):

@@ -32,8 +32,12 @@ A ``SpecCluster`` (``LocalCluster`` included) closes the nanny of a worker lost 
 ``distributed.deploy.lost-worker-timeout``, so a nanny whose fresh worker took longer to start
 (importing the package and installing the arms on a loaded machine) is gone for good; when the
 client holds that cluster object, the run asks it to start the worker again (``cluster.scale`` to
-its own size), as soon as it sees the nanny closed. A worker still missing at the end of the wait is reported with a
-``SettingsWarning``: the cluster serves later runs with fewer slots until it is restored.
+its own size), as soon as it sees the nanny closed. So it does for a nanny whose fresh worker failed to
+start (it registered before the scheduler had removed the ended worker of its name): such a nanny closes
+itself, or stays up without a worker (then after :data:`STUCK_NANNY_SECONDS`), and the run takes it out of
+the cluster's list so the cluster starts the worker again from its spec. A worker still missing at the end
+of the wait is reported with a ``SettingsWarning``: the cluster serves later runs with fewer slots until it
+is restored.
 
 Pulls still in flight when a run ends are cancelled; one already running finishes on its worker
 and its result is dropped.
@@ -51,9 +55,12 @@ from pmcbandit.exceptions import SettingsWarning
 from pmcbandit.runtime.executors.local import Outcome, caller_stacklevel
 from pmcbandit.runtime.executors.worker import arm_payload
 
-__all__ = ["DaskExecutor", "ArmsPlugin", "REPLACEMENT_TIMEOUT"]
+__all__ = ["DaskExecutor", "ArmsPlugin", "REPLACEMENT_TIMEOUT", "STUCK_NANNY_SECONDS"]
 
 REPLACEMENT_TIMEOUT = 120.0
+#: Seconds a nanny may stay up without a running worker (its restart failed) before the run has the cluster
+#: replace it; a nanny restarting its worker has one within this time.
+STUCK_NANNY_SECONDS = 5.0
 """Seconds a run waits, before it returns, for a worker of the same name to run again in place of
 each worker it ended (see "Timeouts" in the module docstring)."""
 
@@ -147,6 +154,7 @@ class DaskExecutor:
         self._futures: dict = {}  # future -> [tickets, submitted at, processing since, worker address]
         self._ended: dict = {}  # address of a worker ended after a timed-out pull -> its name
         self._respecified: set = set()  # names of those the client's cluster was asked to start again
+        self._stuck_since: dict = {}  # name -> when its nanny was first seen without a running worker
         self._finished: queue.SimpleQueue = queue.SimpleQueue()  # filled by the futures' done callbacks
 
     def bind(self, arms, streams) -> None:
@@ -354,6 +362,25 @@ class DaskExecutor:
         spec, started = getattr(cluster, "worker_spec", None), getattr(cluster, "workers", None)
         if not isinstance(spec, dict) or not isinstance(started, dict):
             return
+        for name in names & set(started):
+            # A nanny whose fresh worker failed to start (registering before the scheduler had removed the
+            # ended worker of its name: "name taken") closes itself, or stays up without a worker, and does
+            # not try again. The cluster starts the worker again from its spec once the nanny is out of its list.
+            nanny = started[name]
+            state = getattr(getattr(nanny, "status", None), "name", None)
+            process = getattr(nanny, "process", False)
+            stuck = state == "running" and (process is None or _status(process) in ("failed", "stopped"))
+            if state in ("closed", "failed") or (stuck and self._stuck_for(name) >= STUCK_NANNY_SECONDS):
+                started.pop(name, None)
+                self._respecified.discard(name)
+                self._stuck_since.pop(name, None)
+                if stuck:
+                    try:
+                        cluster.sync(nanny.close)
+                    except Exception:  # a nanny that cannot close: the cluster starts another in its place
+                        pass
+            elif not stuck:
+                self._stuck_since.pop(name, None)
         closed = {name for name in names if name in spec and name not in started} - self._respecified
         if closed:
             self._respecified |= closed
@@ -362,5 +389,15 @@ class DaskExecutor:
             except Exception:  # not a cluster that can: left to the wait and its warning
                 pass
 
+    def _stuck_for(self, name) -> float:
+        """Seconds since the nanny of ``name`` was first seen up without a running worker."""
+        now = time.monotonic()
+        return now - self._stuck_since.setdefault(name, now)
+
     def __repr__(self) -> str:
         return f"DaskExecutor(workers={self.workers}, capacity={self.capacity}, pulls_per_task={self.pulls_per_task})"
+
+
+def _status(process) -> str | None:
+    """The name of a nanny's worker process status (``"running"``, ``"failed"``, ...), None when unknown."""
+    return getattr(getattr(process, "status", None), "name", None)
