@@ -283,28 +283,24 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     notes: list[str] = []
     # compiled once, shared by every AIS, Laplace-t and prior-IS arm (and by later calls on the same model)
     density = density_for(model, non_centre, notes)
-    # Where the HMC pilot will run (the hmc_arm rule, on the time left so far), its NUMBA gradient is compiled
+    total = budget_seconds
+    # Where HMC transitions will run (the hmc_arm rule, on the time left so far), their NUMBA gradient is compiled
     # first, so the mode search's Hessians use it too (ModelDensity._laplace_functions).
-    left = budget_seconds
-    if budget_seconds is not None and started is not None:
-        left = budget_seconds - (time.perf_counter() - started)
-    pilot_likely = transition == "hmc" or (hmc_arm is not False and density.dim >= 20)
-    if laplace and pilot_likely and (left is None or left >= HMC_MIN_RUN_SECONDS):
+    left = total if total is None or started is None else seconds_after_setup(total, time.perf_counter() - started)
+    if laplace and (transition == "hmc" or _wants_hmc(density, hmc_arm, transition, ais_steps, left)):
         try:
             density.grad_jit_fn
         except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
     laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
-    total = budget_seconds
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
     # The HMC pilot serves the HMC AIS arm and the pilot-t arms (the rules of evidence_arms' hmc_arm and pilot_is);
     # it runs before the AIS arms are sized, so they are sized for the time it leaves.
     timed = budget_seconds is not None
-    auto_hmc = density.dim >= 20 and (not timed or budget_seconds >= HMC_MIN_RUN_SECONDS)
-    want_hmc = bool((auto_hmc if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
+    want_hmc = _wants_hmc(density, hmc_arm, transition, ais_steps, budget_seconds)
     auto_pilot = laplace and (budget_seconds >= PILOT_MIN_RUN_SECONDS if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
     if want_pilot_arms and pilot_is is None and not want_hmc and _laplace_passes(laplace_arms):
@@ -359,7 +355,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         n_hmc = asked[len(asked) // 2] if asked else 0
         if budget_seconds is not None:
             n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
-        hmc_steps = [n_hmc]
+        hmc_steps = _distinct_steps([n_hmc])
         if check_cap is not None:
             # An HMC arm sized like the check arm, where it gets more steps in the check's share than the
             # slice check arm (its steps cost a few gradient evaluations whatever the dimension): fewer steps
@@ -380,7 +376,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                 check_step = hmc_probe.step_seconds
                 check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot)
-                 for n in _distinct_steps(hmc_steps)]
+                 for n in hmc_steps]
     arms += laplace_arms
     if want_pilot_arms and pilot is not None:
         arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
@@ -411,6 +407,14 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
             f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",
             NoGuaranteeWarning, "independent_check"))
     return arms, notes, alerts
+
+
+def _wants_hmc(density, hmc_arm, transition, ais_steps, seconds_left) -> bool:
+    """The ``hmc_arm`` rule of :func:`evidence_arms` on ``seconds_left`` to the pulls after the set-up so far (``None``:
+    an untimed run).
+    """
+    auto = density.dim >= 20 and (seconds_left is None or seconds_left >= HMC_MIN_RUN_SECONDS)
+    return bool((auto if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
 
 
 #: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`_laplace_passes`): a fixed function of the model.

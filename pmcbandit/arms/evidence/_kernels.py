@@ -70,4 +70,3 @@ def eval_rows(jit_fn, x):
         out[i, 0] = lp.item()
         out[i, 1] = ll.item()
     return out
-

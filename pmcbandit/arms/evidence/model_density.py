@@ -235,6 +235,7 @@ class ModelDensity:
         self._x, self._graphs = x, outputs
         self._laplace_fn = None
         self._grad_fn = None
+        self._grad_failed = False  # numba could not compile the gradient (the mode search tries once)
         # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
         self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
         self.point_fn.trust_input = True
@@ -487,43 +488,36 @@ class ModelDensity:
             grad = pytensor.grad(target, self._x)
             value_and_grad = compile_pymc([self._x, b], [target, grad])
 
-            numba_rows = []  # the NUMBA loop, once chosen
-
             def hessian(x, beta):
                 x = np.asarray(x, dtype=np.float64)
                 step = np.cbrt(np.finfo(np.float64).eps) * np.maximum(1.0, np.abs(x))
                 up, down = x + np.diag(step), x - np.diag(step)  # row i: x moved along coordinate i
-                if not numba_rows and (self._grad_fn is not None or self.dim >= NUMBA_HESSIAN_DIM):
-                    numba_rows.append(self._numba_grad_rows())
-                rows = numba_rows[0] if numba_rows else None
-                if rows is not None:
-                    g_up, g_down = rows(up, float(beta)), rows(down, float(beta))
-                else:
-                    g_up = np.array([value_and_grad(u, beta)[1] for u in up], dtype=np.float64)
-                    g_down = np.array([value_and_grad(v, beta)[1] for v in down], dtype=np.float64)
+                grad = self._hessian_gradient(value_and_grad)
+                g_up = np.array([grad(u, beta) for u in up], dtype=np.float64)
+                g_down = np.array([grad(v, beta) for v in down], dtype=np.float64)
                 out = (g_up - g_down).T / (np.diag(up) - np.diag(down))
                 return 0.5 * (out + out.T)
 
             self._laplace_fn = (value_and_grad, hessian)
         return self._laplace_fn
 
-    def _numba_grad_rows(self):
-        """``(X, beta) -> gradients at the rows of X`` through :attr:`grad_jit_fn`, or ``None`` when numba cannot
-        compile the model's gradient.
+    def _hessian_gradient(self, value_and_grad):
+        """``(x, beta) -> gradient`` for the Hessian's differences: through :attr:`grad_jit_fn` when it is compiled
+        (compiled here from :data:`NUMBA_HESSIAN_DIM` dimensions, tried once), else ``value_and_grad``'s.
         """
-        try:
-            fn = self.grad_jit_fn
-        except Exception:  # noqa: BLE001 (an Op numba cannot compile: the PyTensor gradient serves)
-            return None
+        if self._grad_fn is None and self.dim >= NUMBA_HESSIAN_DIM and not self._grad_failed:
+            try:
+                self.grad_jit_fn
+            except Exception:  # noqa: BLE001 (an Op numba cannot compile: the PyTensor gradient serves)
+                self._grad_failed = True
+        if self._grad_fn is None:
+            return lambda u, beta: value_and_grad(u, beta)[1]
 
-        def rows(x, beta):
-            out = np.empty(x.shape)
-            for i, row in enumerate(x):
-                _, _, g_lp, g_ll = fn(np.ascontiguousarray(row))
-                out[i] = g_lp + beta * g_ll
-            return out
+        def grad(u, beta):
+            _, _, g_lp, g_ll = self.value_and_grad_terms(u)
+            return g_lp + beta * g_ll
 
-        return rows
+        return grad
 
     @property
     def grad_jit_fn(self):

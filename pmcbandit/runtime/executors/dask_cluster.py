@@ -367,11 +367,12 @@ class DaskExecutor:
             # ended worker of its name: "name taken") closes itself, or stays up without a worker, and does
             # not try again. The cluster starts the worker again from its spec once the nanny is out of its list.
             nanny = started[name]
-            state = getattr(getattr(nanny, "status", None), "name", None)
             process = getattr(nanny, "process", False)
-            stuck = state == "running" and (process is None or _status(process) in ("failed", "stopped"))
-            if state in ("closed", "failed") or (stuck and self._stuck_for(name) >= STUCK_NANNY_SECONDS):
-                started.pop(name, None)
+            stuck = _status(nanny) == "running" and (process is None or _status(process) in ("failed", "stopped"))
+            if not stuck:
+                self._stuck_since.pop(name, None)
+            if _status(nanny) in ("closed", "failed") or (stuck and self._stuck_for(name) >= STUCK_NANNY_SECONDS):
+                started.pop(name)
                 self._respecified.discard(name)
                 self._stuck_since.pop(name, None)
                 if stuck:
@@ -379,8 +380,6 @@ class DaskExecutor:
                         cluster.sync(nanny.close)
                     except Exception:  # a nanny that cannot close: the cluster starts another in its place
                         pass
-            elif not stuck:
-                self._stuck_since.pop(name, None)
         closed = {name for name in names if name in spec and name not in started} - self._respecified
         if closed:
             self._respecified |= closed
@@ -398,6 +397,8 @@ class DaskExecutor:
         return f"DaskExecutor(workers={self.workers}, capacity={self.capacity}, pulls_per_task={self.pulls_per_task})"
 
 
-def _status(process) -> str | None:
-    """The name of a nanny's worker process status (``"running"``, ``"failed"``, ...), None when unknown."""
-    return getattr(getattr(process, "status", None), "name", None)
+def _status(obj) -> str | None:
+    """The name of the Dask status of a nanny or its worker process (``"running"``, ``"failed"``, ...), None when
+    unknown.
+    """
+    return getattr(getattr(obj, "status", None), "name", None)
