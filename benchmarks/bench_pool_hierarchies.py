@@ -21,12 +21,15 @@ import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
 from benchmarks._common import machine, run_fresh, utc_now, write_section
 
 BUDGETS = {"hierarchical_normal_100": 30.0, "gamma_poisson20": 20.0}
+#: Budget of the untimed warm-up run of each model.
+WARM_SECONDS = 5.0
 
 
 def _model(name: str):
@@ -41,8 +44,8 @@ def _model(name: str):
     return suite.model, suite.log_z
 
 
-def run(name: str, seed: int) -> dict:
-    """One default-pool run (in this process)."""
+def run(name: str, seed: int, budget: float | None = None) -> dict:
+    """One default-pool run (in this process); ``budget`` replaces the model's (a warm-up run)."""
     import warnings
 
     import pmcbandit as pb
@@ -51,7 +54,8 @@ def run(name: str, seed: int) -> dict:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = pb.estimate_evidence(model, budget=BUDGETS[name], random_seed=seed, progressbar=False)
+        res = pb.estimate_evidence(model, budget=BUDGETS[name] if budget is None else budget, random_seed=seed,
+                                   progressbar=False)
     table = res.arm_table()
     return dict(model=name, seed=seed, log_z=res.log_z, se=res.log_z_se, z=(res.log_z - log_z) / res.log_z_se,
                 status=res.interval_status, wall=time.perf_counter() - start,
@@ -59,8 +63,9 @@ def run(name: str, seed: int) -> dict:
                 pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])})
 
 
-def _fresh(name: str, seed: int) -> dict:
-    return run_fresh("benchmarks.bench_pool_hierarchies", ["--worker", f"{name}:{seed}"],
+def _fresh(name: str, seed: int, budget: float | None = None) -> dict:
+    job = f"{name}:{seed}" if budget is None else f"{name}:{seed}:{budget}"
+    return run_fresh("benchmarks.bench_pool_hierarchies", ["--worker", job],
                      dict(model=name, seed=seed, log_z=float("nan"), se=float("nan"), z=float("nan"),
                           wall=float("nan"), topics=[], pulls={}))
 
@@ -69,20 +74,28 @@ def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=4)
     parser.add_argument("--workers", type=int, default=1, help="runs side by side, one process each")
+    parser.add_argument("--no-warm", dest="warm", action="store_false",
+                        help="skip the short run of each model that fills the compile caches before the timed runs")
+    parser.add_argument("--json", type=Path, default=None, help="also write every run to this file")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        name, seed = args.worker.split(":")
-        print(json.dumps(run(name, int(seed))))
+        name, seed, *budget = args.worker.split(":")
+        print(json.dumps(run(name, int(seed), float(budget[0]) if budget else None)))
         return ""
     command = "python -m benchmarks.bench_pool_hierarchies " + " ".join(sys.argv[1:] if argv is None else argv)
     jobs = [(name, seed) for seed in range(args.seeds) for name in BUDGETS]
     with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
+        if args.warm:  # PyTensor's and numba's caches filled once, so no timed run waits on a compile lock
+            list(pool.map(lambda name: _fresh(name, 0, WARM_SECONDS), BUDGETS))
         runs = list(pool.map(lambda job: _fresh(*job), jobs))
+    if args.json is not None:
+        args.json.write_text(json.dumps(runs, indent=1))
     lines = ["## The default evidence pool on two hierarchical models (`bench_pool_hierarchies`)", "",
              f"- machine: {machine()}; {args.workers} run(s) side by side, each a fresh single-threaded process",
              f"- date: {utc_now()}; command: `{command}`",
-             "- `estimate_evidence(model, budget=T)`, set-up inside the budget; z against the exact log Z", "",
+             "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
+             "untimed short run of each model first, unless `--no-warm`); z against the exact log Z", "",
              "| model | budget | runs | mean se | largest se | largest abs z | statuses | warnings (runs) |",
              "|---|---:|---:|---:|---:|---:|---|---|"]
     for name, budget in BUDGETS.items():

@@ -110,6 +110,28 @@ def test_under_a_time_budget_the_check_arm_must_reach_its_pulls_within_the_share
         assert (plan.arm, plan.reason) == (expected, CROSS_CHECK)
 
 
+def test_the_check_arm_prefers_one_whose_pulls_fit_the_share_with_room_to_spare():
+    arms = [_Arm("is", family="importance", expected=0.01), _Arm("ais-long", family="annealing", expected=0.17),
+            _Arm("ais-short", family="annealing", expected=0.04)]
+    loss = np.array([0.1, 1.0, 2.0])  # the long arm has the better delta*V
+    # 60 s: 30 long pulls (5.1 s) fit in the share (6 s) but not twice over; 30 short ones (1.2 s) do
+    for horizon, expected in ((60.0, 2), (120.0, 1)):
+        g = _guards(arms, horizon=horizon, per_decision=1)
+        for arm in range(3):
+            g.dispatched(arm)
+        g.observe(0, 0.01, 10.0)
+        plan = g.plan(_none_blocked(3), horizon, loss)
+        assert (plan.arm, plan.reason) == (expected, CROSS_CHECK)
+    # neither has room to spare: the one that fits once, though the other has the better delta*V
+    arms[2].expected_seconds = 0.25
+    loss = np.array([0.1, 2.0, 1.0])
+    g = _guards(arms, horizon=60.0, per_decision=1)
+    for arm in range(3):
+        g.dispatched(arm)
+    g.observe(0, 0.01, 10.0)
+    assert g.plan(_none_blocked(3), 60.0, loss).arm == 1
+
+
 def test_no_cross_check_with_one_family_or_for_a_pinned_policy():
     one = [_Arm("a", family="x"), _Arm("b", family="x"), _Arm("c")]
     g = _guards(one, count_pulls=True)

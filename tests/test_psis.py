@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from arviz.stats.stats import _gpdfit
 
-from pmcbandit.stats.psis import WeightTails, khat_threshold, min_sample_size, pareto_khat, tail_length
+from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, WeightTails, khat_threshold, min_sample_size, pareto_khat,
+                                   tail_length)
 from tests.tolerance import assert_within_se
 
 MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."
@@ -230,3 +231,36 @@ def test_faulty_batch_leaves_state_unchanged():
     after = wt.to_npz_dict()
     for key, value in before.items():
         np.testing.assert_array_equal(after[key], value)
+
+
+def test_hopeless_needs_the_capped_threshold_or_a_khat_of_one():
+    rng = np.random.default_rng(11)
+    wt = WeightTails(3)
+    wt.add(0, 0.9 * rng.standard_exponential(KHAT_CAP_COUNT))  # k = 0.9 on enough draws
+    wt.add(1, 0.9 * rng.standard_exponential(KHAT_CAP_COUNT - 1))  # the same, one draw short
+    wt.add(2, 3.0 * rng.standard_exponential(500))  # k = 3: no finite mean, whatever the count
+    assert wt.khat(0) > KHAT_CAP and wt.hopeless(0)
+    assert wt.khat(1) > KHAT_CAP and wt.unreliable(1) and not wt.hopeless(1)
+    assert wt.khat(2) >= 1.0 and wt.hopeless(2)
+    assert not WeightTails(1).hopeless(0)  # no k-hat yet
+
+
+def _pareto_run_flags(rng, k, n=1000, batch=100):
+    """Whether a run's weights (Pareto of shape k, fed in batches) were ever above the threshold, and ever hopeless."""
+    wt = WeightTails(1)
+    above = hopeless = False
+    for _ in range(n // batch):
+        wt.add(0, -k * np.log(rng.random(batch)))
+        above |= wt.unreliable(0)
+        hopeless |= wt.hopeless(0)
+    return above, hopeless
+
+
+def test_a_good_proposal_is_often_above_the_threshold_on_the_way_but_never_hopeless():
+    """True k = 0.3: reliable from 10^(1/0.7) ~ 27 draws on. Refitted as the weights grow, its k-hat crosses the
+    sample-size threshold in some of 40 runs (a rule that flagged at the first crossing would lose it there), and is
+    hopeless in none."""
+    rng = np.random.default_rng(5)
+    flags = np.array([_pareto_run_flags(rng, 0.3) for _ in range(40)])
+    assert flags[:, 0].sum() >= 4
+    assert flags[:, 1].sum() == 0

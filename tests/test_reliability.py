@@ -243,3 +243,45 @@ def test_an_undersampled_arm_warns_only_with_a_tenth_of_the_weight_or_more(seed,
     assert res.reliability.undersampled.tolist() == [False, True]
     assert (res.combined.weights[1] >= 0.1) == warned
     assert any("too spread" in m and "spread (20 weights" in m for m in messages) == warned
+
+
+class _RecordingArm(_WeightArm):
+    """A :class:`_WeightArm` that keeps every batch it returned."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.batches = []
+
+    def draw(self, rng):
+        log_w, info, cost = super().draw(rng)
+        self.batches.append(log_w)
+        return log_w, info, cost
+
+
+def _first_fit_above_threshold(seed):
+    """Whether the Pareto(0.45) arm's first 100 weights of a run with ``seed`` fit a k-hat above 0.5."""
+    arms = [_WeightArm("light", "lognormal", size=100), _RecordingArm("moderate", 0.45, size=100)]
+    res, _ = _run(arms, random_seed=seed, budget=pb.Pulls(40), policy="uniform")
+    return pareto_khat(arms[1].batches[0]) > 0.5, res
+
+
+def test_an_arm_short_of_draws_stays_in_play_and_passes_on_more():
+    """True k = 0.45: reliable from S = 10^(1/0.55) ~ 66 weights on, yet its first k-hat from 100 weights exceeds the
+    threshold 0.5 about a third of the time. Such an arm is short of draws, not hopeless: it is chosen again and
+    passes on more weights (a run that blocked it at its first fit would end with it flagged)."""
+    seed = next(s for s in range(40) if _first_fit_above_threshold(s)[0])
+    _, res = _first_fit_above_threshold(seed)
+    arm = res.history.column("arm")
+    assert np.count_nonzero(arm == 1) == 20  # uniform: every other pull, none withheld
+    rel = res.reliability
+    assert not rel.unreliable[1] and rel.khat[1] <= rel.threshold[1] and rel.n_weights[1] == 2000
+    assert res.combined.weights[1] > 0.0
+
+
+def test_an_arm_above_its_threshold_gets_no_weight_in_an_interim_combination():
+    """While an arm short of draws is above its threshold the interim reliability flags it (a TargetSE budget's
+    combination leaves it out), though it stays in play."""
+    seed = next(s for s in range(40) if _first_fit_above_threshold(s)[0])
+    arms = [_WeightArm("light", "lognormal", size=100), _WeightArm("moderate", 0.45, size=100)]
+    res, _ = _run(arms, random_seed=seed, budget=pb.Pulls(2), policy="uniform")
+    assert res.reliability.unreliable.tolist() == [False, True]

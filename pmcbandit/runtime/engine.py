@@ -30,11 +30,17 @@ first: they may force a decision (every arm's first one under a time budget; the
 share on a second estimator family) or narrow the policy's choice (arms whose decision would
 take too large a share of the budget, or more than is left). For arms whose values are
 importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
-(:class:`pmcbandit.stats.psis.WeightTails`); an arm whose Pareto :math:`\hat k` exceeds the
-sample-size-dependent threshold is *unreliable* from the next decision on: like a quarantined
-arm it is no longer chosen, and the combination gives it no weight
-(:mod:`pmcbandit.result`). ``unreliable_since`` records the decision count at which each arm
-was flagged, so a checkpoint replays the restriction where the original run applied it.
+(:class:`pmcbandit.stats.psis.WeightTails`). An arm whose Pareto :math:`\hat k` exceeds the
+sample-size-dependent threshold gets no weight in the combination (:mod:`pmcbandit.result`) while
+it does; it stays in play while it is only short of draws, and once it is hopeless (:math:`\hat k > 0.7`
+on 2155 weights or more, or :math:`\hat k \ge 1`: :mod:`pmcbandit.stats.psis`) it is
+*unreliable* from the next decision on: like a quarantined arm it is no longer chosen. At the end
+every arm above its threshold is flagged. A learner with a stop rule (``learner.stops``:
+identification, ``compare_samplers``) takes an arm out at its first :math:`\hat k` above the
+threshold instead: its stop rule reads the arms in play, and a variance estimate above the
+threshold must not decide a ranking, while an allocation run decides an arm's weight only at the
+end, on all its draws. ``unreliable_since`` records the decision count at which
+each arm was flagged, so a checkpoint replays the restriction where the original run applied it.
 
 Centre. With a running centre (:mod:`pmcbandit.policies.centring`) the reward rule keeps per-arm power
 sums of the observations; after the 2nd, 4th, 8th, ... reward the policy's ``recentre`` gets
@@ -276,28 +282,36 @@ class Engine:
 
         ``final``: refit every k-hat on all the weights (during the run a fit is refreshed only
         once an arm's weights grew by 10 %, :class:`~pmcbandit.stats.psis.WeightTails`), and flag an
-        arm whose final k-hat exceeds its threshold.
+        arm whose final k-hat exceeds its threshold. During the run the flags also mark the arms
+        above their threshold that are still in play (short of draws), so an interim combination
+        leaves them out as the final one would.
         """
         k = self.n_arms
         khat = np.full(k, np.nan)
         threshold = np.full(k, np.nan)
         counts = np.zeros(k, dtype=np.int64)
         spread = np.full(k, np.nan)
+        flagged = self.unreliable_since >= 0
         if self.tails is not None:
             for arm in np.flatnonzero(self.weighted):
                 khat[arm] = self.tails.khat(arm, refresh=final)
-                if final and self.unreliable_since[arm] < 0 and self.tails.unreliable(arm):
+                above = self.tails.unreliable(arm)
+                if final and self.unreliable_since[arm] < 0 and above:
                     self.unreliable_since[arm] = self.selected
+                flagged[arm] |= above
                 threshold[arm] = self.tails.threshold(arm)
                 counts[arm] = self.tails.counts[arm]
                 if khat[arm] != khat[arm]:
                     spread[arm] = self.tails.log_weight_variance(arm)
-        return ArmReliability(khat, threshold, counts, self.unreliable_since >= 0, spread)
+        return ArmReliability(khat, threshold, counts, flagged, spread)
 
     def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
-        """Accumulate an arm's log weights; flag it unreliable once its k-hat exceeds the threshold."""
+        """Accumulate an arm's log weights; take it out of play once it is hopeless, or above its threshold under a
+        learner that stops (module docstring).
+        """
         self.tails.add(arm, log_weights)
-        if self.unreliable_since[arm] < 0 and self.tails.unreliable(arm):
+        retire = self.tails.unreliable(arm) if self.learner.stops else self.tails.hopeless(arm)
+        if self.unreliable_since[arm] < 0 and retire:
             self.unreliable_since[arm] = self.selected
 
     def absorb(self, row: Row) -> None:

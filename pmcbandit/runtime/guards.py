@@ -37,8 +37,10 @@ For every budget, when the arms still in play declare at least two
    (the family with the most spending): the smallest mean loss, i.e. estimated
    :math:`\delta_k V_k` under the paired reward (untried arms by predicted duration), among the
    arms rules 1–2 allow and, under a time budget, whose :data:`CHECK_PULLS` pulls are predicted
-   to fit in the share (the quickest arm if none is that quick): a check arm must reach the
-   observations a consistency test needs within the share. While the spending on the check arm is below
+   to fit in the share :data:`CHECK_MARGIN` times over (else in the share once; else the quickest
+   arm): a check arm must reach the observations a consistency test needs within the share, and
+   the prediction, made from the first pulls, and the share, of the spending rather than of the
+   horizon, both err on the short side. While the spending on the check arm is below
    :data:`CROSS_CHECK_SHARE`
    of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
    so the check accumulates the observations a consistency test needs
@@ -72,8 +74,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_PULLS", "POLICY", "INITIAL",
-           "CROSS_CHECK"]
+__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_PULLS", "CHECK_MARGIN", "POLICY",
+           "INITIAL", "CROSS_CHECK"]
 
 #: Largest predicted duration of one decision, as a share of a time budget's horizon.
 MAX_DECISION_SHARE = 0.1
@@ -83,6 +85,8 @@ CROSS_CHECK_SHARE = 0.1
 #: variance estimate of :data:`pmcbandit.result.MIN_CONSISTENCY_DOF` = 29 dof (30 pulls), with or
 #: without a Pareto k-hat (:mod:`pmcbandit.result`, step 2).
 CHECK_PULLS = 30
+#: How many times over rule 4 prefers a check arm's :data:`CHECK_PULLS` pulls to fit in the share.
+CHECK_MARGIN = 2.0
 
 # Codes of the history's ``reason`` column (pmcbandit.runtime.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
@@ -214,8 +218,11 @@ class Guards:
             return None
         if self.horizon is not None:
             per_pull = predicted / self.per_decision
-            quick = candidates & (per_pull * CHECK_PULLS <= self.cross_check_share * self.horizon)
-            candidates = quick if quick.any() else _only(candidates, _quickest(candidates, predicted))
+            room = self.cross_check_share * self.horizon
+            roomy = candidates & (per_pull * CHECK_PULLS * CHECK_MARGIN <= room)
+            quick = candidates & (per_pull * CHECK_PULLS <= room)
+            candidates = (roomy if roomy.any() else quick if quick.any()
+                          else _only(candidates, _quickest(candidates, predicted)))
             order = predicted
         else:
             order = np.zeros(self.n_arms)  # pool order (module docstring, *Determinism*)

@@ -21,16 +21,18 @@ Pareto smoothing; :math:`k_{\max}(100) = 0.5`, the cap 0.7 is reached at
 given :math:`k` (PSIS Sec. 3.2.3). While :math:`S <` ``min_weights`` (100 by default)
 :math:`\hat k` is NaN and the arm counts as reliable: see :class:`WeightTails`.
 
-The estimate
-------------
-:func:`pareto_khat` reproduces ``arviz.psislw(log_weights, reff=1.0)[1]``: with the
-:math:`M = \lceil\min(S/5,\, 3\sqrt S)\rceil` largest weights as the tail and the
-:math:`(M+1)`-th largest as the cutoff :math:`u`, it fits a generalized Pareto distribution to
-the exceedances :math:`w - u` of the weights strictly above :math:`u` by the empirical-Bayes
-estimator of Zhang & Stephens ("A new and efficient estimation method for the generalized Pareto
-distribution", Technometrics 51, 2009, Sec. 3, with :math:`m = 30 + \lfloor\sqrt n\rfloor` grid
-points), then shrinks it towards 1/2 with the weakly informative prior of ArviZ and ``loo``,
-:math:`\hat k \leftarrow (n\hat k + 10 \cdot 0.5)/(n + 10)` for :math:`n` tail points.
+An unreliable arm is **short of draws** while :math:`S <` :data:`KHAT_CAP_COUNT` (2155, where the
+threshold reaches its cap 0.7) and :math:`\hat k < 1`: the run keeps it in play, gives it no weight
+while :math:`\hat k` is above the threshold of its own :math:`S`, and judges it again on more draws.
+It is **hopeless** (:meth:`WeightTails.hopeless`) once :math:`\hat k > 0.7` with at least
+:data:`KHAT_CAP_COUNT` draws, or :math:`\hat k \ge 1` with any number: PSIS advises against
+estimates with :math:`k > 0.7` at any practical sample size (Sec. 3.2.3: :math:`10^{1/(1-k)}` draws
+needed, infinitely many for :math:`k \ge 1`), and the run takes it out of play for good.
+
+Why not flag for good at the first fit above the threshold: :math:`\hat k` from a few hundred weights
+is noisy, and the run refits it every time the count grows by 10 %, so over a run such a rule takes
+out most proposals whose true :math:`k` is near 1/2, and many well below it, that would pass on
+their full sample (``tests/test_psis.py`` checks both rules on simulated Pareto weights).
 """
 
 from __future__ import annotations
@@ -45,13 +47,18 @@ import numpy as np
 from pmcbandit._validation import _msg, check_positive
 
 __all__ = [
-    "ArmReliability", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold", "min_sample_size", "pareto_khat",
+    "ArmReliability", "KHAT_CAP", "KHAT_CAP_COUNT", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold",
+    "min_sample_size", "pareto_khat",
     "tail_length",
 ]
 
 #: Fewest log weights of an unchecked arm for the spread rule of :attr:`ArmReliability.undersampled`
 #: (below, the sample variance of log weights has a relative error above 1/2).
 SPREAD_MIN_WEIGHTS = 10
+#: The cap of :func:`khat_threshold` (PSIS Sec. 3.2.3: no practical sample size makes a larger k reliable).
+KHAT_CAP = 0.7
+#: The smallest count at which :func:`khat_threshold` is at its cap, :math:`\lceil 10^{1/(1-0.7)}\rceil`.
+KHAT_CAP_COUNT = 2155
 #: Robust standard deviations below the median where :meth:`WeightTails.log_weight_variance`
 #: winsorizes the log weights.
 SPREAD_LOWER_MADS = 5.0
@@ -250,7 +257,7 @@ def khat_threshold(n_samples) -> float:
     check_positive(n_samples, "n_samples", "khat_threshold")
     if n_samples <= 1:
         raise ValueError(_msg("n_samples", "khat_threshold", "> 1", n_samples))
-    return min(1.0 - 1.0 / math.log10(n_samples), 0.7)
+    return min(1.0 - 1.0 / math.log10(n_samples), KHAT_CAP)
 
 
 def min_sample_size(k) -> float:
@@ -420,6 +427,16 @@ class WeightTails:
         k = self.khat(arm)
         return bool(k == k and k > self.threshold(arm))
 
+    def hopeless(self, arm: int) -> bool:
+        r"""Whether no practical number of draws makes the arm reliable: :math:`\hat k > 0.7` from
+        :data:`KHAT_CAP_COUNT` weights on, or :math:`\hat k \ge 1` (module docstring; False while
+        :math:`\hat k` is NaN).
+        """
+        k = self.khat(arm)
+        if k != k:
+            return False
+        return bool(k >= 1.0 or (k > KHAT_CAP and self._counts[arm] >= KHAT_CAP_COUNT))
+
     def to_npz_dict(self, prefix: str = "weight_tails_") -> dict[str, np.ndarray]:
         """Plain numpy arrays (keys ``prefix + name``) that :meth:`from_npz_dict` restores exactly."""
         if not isinstance(prefix, str):
@@ -457,7 +474,8 @@ class ArmReliability(NamedTuple):
 
     ``khat`` is NaN for arms whose values are not importance weights and while an arm has fewer
     weights than the diagnostic needs; ``threshold`` is :math:`\\min(1 - 1/\\log_{10} S, 0.7)`
-    for the arm's ``n_weights`` = S; ``unreliable`` marks arms flagged during the run;
+    for the arm's ``n_weights`` = S; ``unreliable`` marks arms whose k-hat is above it, or that were
+    taken out of play during the run (:meth:`WeightTails.hopeless`);
     ``log_w_var`` is the sample variance :math:`s^2` of an unchecked arm's log weights (NaN for
     other arms, ``None`` when not recorded), read by :attr:`undersampled`.
     """
