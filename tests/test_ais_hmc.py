@@ -116,8 +116,11 @@ def test_parallel_chains_match_serial_and_a_shared_pilot(normal):
     parallel = AISArm(density, n_steps=30, n_chains=6, transition="hmc", hmc_leapfrog=3, hmc_pilot=arm.pilot,
                       parallel=True)
     assert serial.pilot is arm.pilot
-    with pytest.raises(TypeError, match="The 'hmc_pilot' parameter of AISArm must be None or the HMCPilot"):
+    with pytest.raises(TypeError, match="The 'hmc_pilot' parameter of AISArm must be None or an HMCPilot"):
         AISArm(density, n_steps=30, transition="hmc", hmc_pilot=(0.0, 1.0))
+    other = arm.pilot._replace(inv_mass=arm.pilot.inv_mass[:, :1])
+    with pytest.raises(ValueError, match="The 'hmc_pilot' parameter of AISArm must be the HMCPilot of a density"):
+        AISArm(density, n_steps=30, transition="hmc", hmc_pilot=other)
     np.testing.assert_array_equal(serial.pull(np.random.default_rng(3)).values,
                                   parallel.pull(np.random.default_rng(3)).values)
 

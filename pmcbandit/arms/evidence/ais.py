@@ -22,7 +22,8 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
-__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS", "HMCPilot", "PilotTimeout", "tune_hmc"]
+__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS", "HMCPilot", "HMCSettings", "PilotTimeout",
+           "check_hmc_settings", "hmc_pilot_for", "tune_hmc"]
 
 SCHEDULES = ("power4", "linear")
 TRANSITIONS = ("slice", "imh", "hmc")
@@ -178,6 +179,43 @@ class PilotTimeout(RuntimeError):
 def _check_deadline(deadline: float | None, done: str) -> None:
     if deadline is not None and time.perf_counter() > deadline:
         raise PilotTimeout(f"the HMC pilot passed its time limit after {done}")
+
+
+class HMCSettings(NamedTuple):
+    """The ``hmc_*`` settings of an arm that moves by HMC (:class:`AISArm` with ``transition="hmc"``,
+    :class:`~pmcbandit.arms.evidence.tempered_smc.TemperedSMCArm`), checked by :func:`check_hmc_settings`.
+    """
+
+    leapfrog: int
+    target_accept: float
+    persistence: float
+
+
+def check_hmc_settings(leapfrog, target_accept, persistence, pilot, owner: str) -> HMCSettings:
+    """Check an HMC arm's ``hmc_*`` arguments before anything is compiled: ``hmc_leapfrog`` an int > 0,
+    ``hmc_target_accept`` in (0, 1), ``hmc_persistence`` in [0, 1), ``hmc_pilot`` None or an :class:`HMCPilot`
+    (its dimension is checked by :func:`hmc_pilot_for`, once the density is built).
+    """
+    leapfrog = int(check_positive(leapfrog, "hmc_leapfrog", owner, integer=True))
+    target_accept = check_open_unit(target_accept, "hmc_target_accept", owner)
+    rho = float(check_positive(persistence, "hmc_persistence", owner, allow_zero=True))
+    if not rho < 1.0:
+        raise ValueError(f"The 'hmc_persistence' parameter of {owner} must be in [0, 1). Got {persistence!r} instead.")
+    if pilot is not None and not isinstance(pilot, HMCPilot):
+        raise TypeError(f"The 'hmc_pilot' parameter of {owner} must be None or an HMCPilot. Got {pilot!r} instead.")
+    return HMCSettings(leapfrog, target_accept, rho)
+
+
+def hmc_pilot_for(density: ModelDensity, pilot: HMCPilot | None, settings: HMCSettings, owner: str) -> HMCPilot:
+    """``pilot`` when it was tuned on a density of ``density``'s dimension (else ValueError), or a new pilot run
+    (:func:`tune_hmc`) with ``settings``.
+    """
+    if pilot is None:
+        return tune_hmc(density, settings.leapfrog, settings.target_accept, settings.persistence)
+    if pilot.inv_mass.shape[1:] != (density.dim,):
+        raise ValueError(f"The 'hmc_pilot' parameter of {owner} must be the HMCPilot of a density of dimension "
+                         f"{density.dim}. Got one of dimension {pilot.inv_mass.shape[1:]} instead.")
+    return pilot
 
 
 def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persistence: float, *,
@@ -414,12 +452,8 @@ class AISArm(Arm):
         self.cost = check_choice(cost, COSTS, "cost", owner)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         self.max_stepout = int(check_positive(max_stepout, "max_stepout", owner, integer=True))
-        self.hmc_leapfrog = int(check_positive(hmc_leapfrog, "hmc_leapfrog", owner, integer=True))
-        self.hmc_target_accept = check_open_unit(hmc_target_accept, "hmc_target_accept", owner)
-        self.hmc_persistence = float(check_positive(hmc_persistence, "hmc_persistence", owner, allow_zero=True))
-        if not self.hmc_persistence < 1.0:
-            raise ValueError(f"The 'hmc_persistence' parameter of {owner} must be in [0, 1). Got {hmc_persistence!r} "
-                             "instead.")
+        hmc = check_hmc_settings(hmc_leapfrog, hmc_target_accept, hmc_persistence, hmc_pilot, owner)
+        self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence = hmc
         if not isinstance(parallel, bool):
             raise TypeError(f"The 'parallel' parameter of {owner} must be a bool. Got {parallel!r} instead.")
         self.parallel = parallel
@@ -443,12 +477,7 @@ class AISArm(Arm):
         if self.transition == "imh":
             self._proposal = self._fit_proposal()
         elif self.transition == "hmc":
-            ok = isinstance(hmc_pilot, HMCPilot) and hmc_pilot.inv_mass.shape[1:] == (self.density.dim,)
-            if hmc_pilot is not None and not ok:
-                raise TypeError(f"The 'hmc_pilot' parameter of {owner} must be None or the HMCPilot of an arm on a "
-                                f"density of dimension {self.density.dim}. Got {hmc_pilot!r} instead.")
-            self.pilot = hmc_pilot if hmc_pilot is not None else tune_hmc(
-                self.density, self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence)
+            self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, owner)
             self._proposal = self._hmc_params(self.betas)
         default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-{self.transition}-{self.n_steps}"
         self.name = default if name is None else str(name)

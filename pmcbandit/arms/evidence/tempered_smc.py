@@ -29,7 +29,7 @@ import time
 import numba
 import numpy as np
 
-from pmcbandit._validation import check_choice, check_open_unit, check_positive
+from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.ais import (
@@ -38,7 +38,8 @@ from pmcbandit.arms.evidence.ais import (
     HMC_PERSISTENCE,
     HMC_TARGET_ACCEPT,
     HMCPilot,
-    tune_hmc,
+    check_hmc_settings,
+    hmc_pilot_for,
 )
 from pmcbandit.arms.evidence.hmc_kernel import _eval, _hmc_move
 from pmcbandit.arms.evidence.model_density import ModelDensity
@@ -286,15 +287,8 @@ class TemperedSMCArm(Arm):
             raise ValueError(f"The 'ess_threshold' parameter of {owner} must be in [0, 1]. Got {ess_threshold!r} "
                              "instead.")
         self.ess_threshold = float(ess_threshold)
-        self.hmc_leapfrog = int(check_positive(hmc_leapfrog, "hmc_leapfrog", owner, integer=True))
-        self.hmc_target_accept = check_open_unit(hmc_target_accept, "hmc_target_accept", owner)
-        self.hmc_persistence = float(check_positive(hmc_persistence, "hmc_persistence", owner, allow_zero=True))
-        if not self.hmc_persistence < 1.0:
-            raise ValueError(f"The 'hmc_persistence' parameter of {owner} must be in [0, 1). Got {hmc_persistence!r} "
-                             "instead.")
-        if hmc_pilot is not None and not isinstance(hmc_pilot, HMCPilot):
-            raise TypeError(f"The 'hmc_pilot' parameter of {owner} must be None or an HMCPilot. Got {hmc_pilot!r} "
-                            "instead.")
+        hmc = check_hmc_settings(hmc_leapfrog, hmc_target_accept, hmc_persistence, hmc_pilot, owner)
+        self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence = hmc
         self.cost = check_choice(cost, COSTS, "cost", owner)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         if name is not None and (not isinstance(name, str) or not name):
@@ -302,11 +296,7 @@ class TemperedSMCArm(Arm):
         self.name = f"smc-hmc-{self.n_particles}x{self.n_moves}" if name is None else name
         # Cheap arguments are checked first: compiling the model takes seconds.
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
-        if hmc_pilot is not None and hmc_pilot.inv_mass.shape[1:] != (self.density.dim,):
-            raise ValueError(f"The 'hmc_pilot' parameter of {owner} must be the HMCPilot of a density of dimension "
-                             f"{self.density.dim}. Got one of dimension {hmc_pilot.inv_mass.shape[1:]} instead.")
-        self.pilot = hmc_pilot if hmc_pilot is not None else tune_hmc(
-            self.density, self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence)
+        self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, owner)
         self.betas, self.step_size, self.inv_mass = pilot_ladder(self.pilot, n_temperatures)
         self.n_steps = self.betas.size - 1
         self._warm_up()
