@@ -110,6 +110,23 @@ def test_under_a_time_budget_the_check_arm_must_reach_its_pulls_within_the_share
         assert (plan.arm, plan.reason) == (expected, CROSS_CHECK)
 
 
+def test_the_check_arm_keeps_the_share_when_mean_losses_take_turns():
+    arms = [_Arm("is-1", family="importance"), _Arm("ais-a", family="annealing"), _Arm("ais-b", family="annealing")]
+    g = _guards(arms, count_pulls=True)
+    for arm in range(3):
+        g.dispatched(arm)
+    for _ in range(40):
+        g.observe(0, 0.0, 1.0)
+    plan = g.plan(_none_blocked(3), None, np.array([0.1, 5.0, 2.0]))
+    assert (plan.arm, plan.reason) == (2, CROSS_CHECK)
+    g.dispatched(plan.arm, plan.reason)
+    g.observe(2, 0.0, 1.0)
+    plan = g.plan(_none_blocked(3), None, np.array([0.1, 1.0, 2.0]))  # ais-a now looks better
+    assert (plan.arm, plan.reason) == (2, CROSS_CHECK)
+    blocked = np.array([False, False, True])  # once out of play, the share moves on
+    assert g.plan(blocked, None, np.array([0.1, 1.0, 2.0])).arm == 1
+
+
 def test_the_check_arm_prefers_one_whose_pulls_fit_the_share_with_room_to_spare():
     arms = [_Arm("is", family="importance", expected=0.01), _Arm("ais-long", family="annealing", expected=0.17),
             _Arm("ais-short", family="annealing", expected=0.04)]
@@ -253,3 +270,19 @@ def test_a_seeded_pull_budget_run_is_the_same_when_pulls_take_longer():
     for col in ("arm", "reason", "obs"):
         np.testing.assert_array_equal(runs[0].history.column(col), runs[1].history.column(col))
     assert runs[0].estimate == runs[1].estimate
+
+
+def test_a_resumed_run_keeps_the_check_arm_of_the_interrupted_one(tmp_path):
+    """The check arm is read back from the recorded reasons: a run resumed from a checkpoint makes the same
+    decisions as the uninterrupted one."""
+    arms = [_Arm("is-1", sd=0.2, family="importance"), _Arm("ais-a", sd=1.0, family="annealing"),
+            _Arm("ais-b", sd=1.1, family="annealing")]
+    kw = dict(policy="ucb_v", budget=pb.Pulls(120), random_seed=4, progressbar=False)
+    full = pb.run(arms, **kw)
+    path = tmp_path / "run.npz"
+    first = pb.run(arms, checkpoint=path, callback=lambda p, h: p.pulls >= 50, **kw)
+    assert len(first.history) < 120
+    resumed = pb.run(arms, checkpoint=path, **kw)
+    assert (full.history.column("reason") == CROSS_CHECK).any()
+    np.testing.assert_array_equal(resumed.history.column("arm"), full.history.column("arm"))
+    np.testing.assert_array_equal(resumed.history.column("reason"), full.history.column("reason"))

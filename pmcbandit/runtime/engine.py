@@ -232,7 +232,7 @@ class Engine:
             tickets += [Ticket(d, arm, j) for j in range(first, first + pulls)]
             self.next_pull[arm] = first + pulls
             if self.guards is not None:
-                self.guards.dispatched(arm)
+                self.guards.dispatched(arm, plan.reason)
         self.pulls_dispatched += len(tickets)
         self.decisions[d] = _Decision(tuple(selection.arms), plan.reason, tickets)
         return tickets

@@ -40,7 +40,9 @@ For every budget, when the arms still in play declare at least two
    to fit in the share :data:`CHECK_MARGIN` times over (else in the share once; else the quickest
    arm): a check arm must reach the observations a consistency test needs within the share, and
    the prediction, made from the first pulls, and the share, of the spending rather than of the
-   horizon, both err on the short side. While the spending on the check arm is below
+   horizon, both err on the short side. The check arm keeps the share while it stays a candidate
+   (and, under a time budget, its pulls still fit in the share once): the share is not spread
+   over arms whose mean losses take turns at the minimum. While the spending on the check arm is below
    :data:`CROSS_CHECK_SHARE`
    of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
    so the check accumulates the observations a consistency test needs
@@ -148,10 +150,14 @@ class Guards:
         self.seconds_n = np.zeros(k, dtype=np.int64)
         self.spent = np.zeros(k)
         self.tried = np.zeros(k, dtype=bool)
+        self.check_arm = -1  # the arm of the last rule-4 decision (-1: none yet)
 
     # --- bookkeeping ----------------------------------------------------------------
-    def dispatched(self, arm: int) -> None:
+    def dispatched(self, arm: int, reason: int = POLICY) -> None:
+        """A decision on ``arm`` was dispatched, chosen by ``reason`` (a replayed checkpoint passes the recorded one)."""
         self.tried[arm] = True
+        if reason == CROSS_CHECK:
+            self.check_arm = arm
 
     def observe(self, arm: int, seconds: float, cost: float) -> None:
         """A pull of ``arm`` came back after ``seconds`` (wall) with ``cost`` (NaN if it failed)."""
@@ -216,18 +222,23 @@ class Guards:
         candidates = eligible & counted & (self.family != leader)
         if not candidates.any():
             return None
+        kept = self.check_arm if self.check_arm >= 0 and candidates[self.check_arm] else -1
         if self.horizon is not None:
             per_pull = predicted / self.per_decision
             room = self.cross_check_share * self.horizon
             roomy = candidates & (per_pull * CHECK_PULLS * CHECK_MARGIN <= room)
             quick = candidates & (per_pull * CHECK_PULLS <= room)
+            if kept >= 0 and not quick[kept]:
+                kept = -1
             candidates = (roomy if roomy.any() else quick if quick.any()
                           else _only(candidates, _quickest(candidates, predicted)))
             order = predicted
         else:
             order = np.zeros(self.n_arms)  # pool order (module docstring, *Determinism*)
         seen = candidates & np.isfinite(mean_loss)
-        if seen.any():
+        if kept >= 0:
+            arm = kept  # still a candidate (under a time budget: its pulls still fit in the share once)
+        elif seen.any():
             arm = int(np.argmin(np.where(seen, mean_loss, np.inf)))
         else:
             arm = _quickest(candidates, order)
