@@ -273,11 +273,16 @@ def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
         "kept by `observe`). New: the cutoff is kept when a pull moves the ranking only on one side of ranks "
         "(m), (m+1) (the same inputs, the same number); pi2's candidates are kept from each arm's bound and the "
         "extremes over High and Low (rescanned only when the pulled arm held one and left it; otherwise one "
-        "insertion or removal); square roots are the processor's instruction instead of a library call (both "
-        "correctly rounded); the uniform rewards' sqrt(3) is a constant; a moved cutoff recomputes every level in "
-        "two branch-free passes (exponents, four at a time, then the exponentials); no row views in the hot "
-        "path; OCBA-m's shortfall scan by selects. 'identical runs': samples, stops, "
-        "choices, counts per arm and guarantees of the two are equal.",
+        "insertion or removal at a place found by counting; a rebuild writes every arm and counts the members, "
+        "without branches); square roots are the processor's instruction instead of a library call (both "
+        "correctly rounded); the uniform rewards' sqrt(3) is a constant; a moved cutoff computes every exponent "
+        "in one branch-free pass (four arms at a time), then in one pass in arm order each exponential together "
+        "with the running product and sum (the same operations in the same order); pi3 and pi4 find the drawn "
+        "arm by counting the running sums at or below the target instead of a bisection; OCBA-m counts the arms "
+        "short of their allotment first (pull counts kept as floats) and takes a single short arm directly, "
+        "summing shortfalls only when two or more are short; the decisions are inlined into the simulator loop; "
+        "no row views in the hot path. 'identical runs': samples, stops, choices, counts per arm and guarantees "
+        "of the two are equal.",
     ]
     if threads:
         lines += [
@@ -307,9 +312,12 @@ def main(argv=None) -> int:
         section = side_by_side(args.side_trials, STOP_CAP, args.threads) + ["", f"- command: `{command}`"]
         path = RESULTS / "bench_explore_m.md"
         text = path.read_text() if path.exists() else ""
-        if SIDE_HEADING in text:
-            text = text[: text.index(SIDE_HEADING)]
-        write_section("bench_explore_m", text.rstrip() + "\n\n" + "\n".join(section))
+        rest = ""
+        if SIDE_HEADING in text:  # replace this section only; later ones (e.g. another machine's) stay
+            start = text.index(SIDE_HEADING)
+            end = text.find("\n### ", start + len(SIDE_HEADING))
+            text, rest = text[:start], ("" if end < 0 else text[end:])
+        write_section("bench_explore_m", text.rstrip() + "\n\n" + "\n".join(section) + rest)
         print("\n".join(section))
         return 0
     from pmcbandit.identification.schedules import direct_total, halving_total, incremental_total

@@ -11,7 +11,7 @@ candidates in increasing order, OCBA-m's arms on the cutoff),
 ``reals[row, arm]`` (sums, sums of squares, round sums, means, the per-arm
 :math:`\delta^c_{(i)}`, per-arm terms of the bounds that change only when the arm is pulled, OCBA-m's
 allotments, the running sums of the sampling weights and running products of
-:math:`1 - \delta^c_{(i)}` in arm order, and pi_2's bound per arm)
+:math:`1 - \delta^c_{(i)}` in arm order, pi_2's bound per arm and the pull counts as floats)
 and ``scal`` (scalars: observations, round, arms picked, cutoff, :math:`\delta^{\hat c}`, pi_2's extremes, ...).
 :func:`observe` keeps every derived quantity current, recomputing a running sum or product only from
 the first arm whose term changed: each entry is the number a pass over all arms in arm order gives (the
@@ -112,8 +112,9 @@ SPEC_SIZE = 11
 # rows of ints / reals
 I_N, I_RN, I_STATUS, I_ORDER, I_RANK, I_CAND, I_ON = range(7)
 N_INT_ROWS = 7
-R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR, R_SUM, R_KEEP, R_ALLOT, R_BND = range(14)
-N_REAL_ROWS = 14
+R_TOTAL, R_SQ, R_RTOTAL, R_MEAN, R_DC, R_HK, R_EBB, R_EBA, R_RAD, R_VAR, R_SUM, R_KEEP, R_ALLOT, R_BND, R_NF = \
+    range(15)
+N_REAL_ROWS = 15
 # scalars
 SC_T, SC_ROUND, SC_PICKED, SC_DONE, SC_READY, SC_CUT, SC_DHAT, SC_W, SC_LEFT, SC_OUT, SC_WITHIN, SC_CAND, SC_ON, \
     SC_LH, SC_HL = range(15)
@@ -151,6 +152,12 @@ def _div(typingctx, a, b):
                             context.cast(builder, args[1], signature.args[1], types.float64))
 
     return types.float64(a, b), codegen
+
+
+@numba.njit(cache=True, inline="always")
+def _exp(x):
+    """``exp`` of the levels."""
+    return math.exp(x)
 
 
 def new_state(spec: np.ndarray, schedule: np.ndarray, n_arms: int):
@@ -195,43 +202,52 @@ def wants_uniform(spec, scal):
     return (rule == ADAPT or rule == OCBA_M) and scal[SC_READY] > 0 and scal[SC_DONE] == 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def select(spec, schedule, ints, reals, scal, u, out, work):
     """Write the next decision's arms (one pull each) to ``out``; return how many (module docstring).
     ``work`` is a float scratch array of one per arm; the state is not changed.
+
+    ADAPT's and OCBA-m's one-arm decisions are inlined into the caller; the rounds of the others and the first
+    pulls are a call (:func:`_select_rounds`).
     """
     if scal[SC_DONE] > 0:
         return 0
     rule = int(spec[SP_RULE])
+    if (rule == ADAPT or rule == OCBA_M) and scal[SC_READY] > 0:
+        if rule == OCBA_M:
+            out[0] = _ocba_pick(ints, reals, scal, u, work)
+            return 1
+        if int(spec[SP_POLICY]) <= 2:  # the candidates, kept by observe in increasing order
+            eligible = int(scal[SC_CAND])
+            if eligible == 0:
+                return 0
+            out[0] = ints[I_CAND, min(int(u * eligible), eligible - 1)]
+            return 1
+        out[0] = _draw_levels(reals, scal[SC_W], u)
+        return 1
+    return _select_rounds(spec, schedule, ints, scal, out)
+
+
+@numba.njit(cache=True)
+def _select_rounds(spec, schedule, ints, scal, out):
+    """:func:`select` of DIRECT, INCREMENTAL, HALVING and RACING, and of ADAPT's and OCBA-m's first pulls."""
+    rule = int(spec[SP_RULE])
+    if rule == ADAPT or rule == OCBA_M:
+        return _short_of(ints, spec[SP_INIT], out)
     n_arms = ints.shape[1]
     count = 0
-    if rule == DIRECT or rule == INCREMENTAL or rule == HALVING or rule == RACING:
-        target = 1 if rule == RACING else schedule[int(scal[SC_ROUND])]
-        for i in range(n_arms):
-            if ints[I_STATUS, i] == ACTIVE and ints[I_RN, i] < target:
-                out[count] = i
-                count += 1
-        return count
-    if scal[SC_READY] == 0:
-        return _short_of(ints, spec[SP_INIT], out)
-    if rule == OCBA_M:
-        out[0] = _ocba_pick(ints, reals, scal, u, work)
-        return 1
-    policy = int(spec[SP_POLICY])
-    if policy <= 2:  # the candidates, kept by observe in increasing order
-        eligible = int(scal[SC_CAND])
-        if eligible == 0:
-            return 0
-        out[0] = ints[I_CAND, min(int(u * eligible), eligible - 1)]
-        return 1
-    out[0] = _draw_levels(reals, scal[SC_W], u)
-    return 1
+    target = 1 if rule == RACING else schedule[int(scal[SC_ROUND])]
+    for i in range(n_arms):
+        if ints[I_STATUS, i] == ACTIVE and ints[I_RN, i] < target:
+            out[count] = i
+            count += 1
+    return count
 
 
 @numba.njit(cache=True, inline="always")
 def _draw_levels(reals, total, u):
     """:func:`_proportional_prefix` on the running sums ``R_SUM`` of the levels ``R_DC``, indexing the rows in place
-    (a row taken as an array is a reference counted on every call).
+    (a row taken as an array is a reference counted on every call), the arm found by counting instead of bisection.
     """
     target = u * total
     n = reals.shape[1]
@@ -240,15 +256,12 @@ def _draw_levels(reals, total, u):
             if reals[R_DC, i] > 0.0:
                 return i
         return -1
-    lo = 0
-    hi = n - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if reals[R_SUM, mid] > target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    # The sums do not decrease, so the first above the target is at the number of sums at or below it: a count of
+    # independent comparisons (on vectors), where a bisection waits on each load in turn.
+    below = 0
+    for i in range(n):
+        below += 1 if reals[R_SUM, i] <= target else 0
+    return below
 
 
 @numba.njit(cache=True)
@@ -287,16 +300,19 @@ def _proportional_prefix(prefix, weights, total, u):
 
 @numba.njit(cache=True, inline="always")
 def _first_above(prefix, target):
-    """The first ``i`` with ``prefix[i] > target`` (non-decreasing ``prefix``, its last entry above ``target``)."""
-    lo = 0
-    hi = prefix.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if prefix[mid] > target:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    """The first ``i`` with ``prefix[i] > target`` (non-decreasing ``prefix``, its last entry above ``target``).
+
+    The answer lies in ``[base, base + length - 1]``; each step halves ``length`` by a select on one comparison,
+    so the number of steps depends only on the size, and the loop has no branch on the data (a bisection's
+    branches are coin flips, mispredicted half the time).
+    """
+    base = 0
+    length = prefix.shape[0]
+    while length > 1:
+        half = length >> 1
+        base = base + half if prefix[base + half - 1] <= target else base
+        length -= half
+    return base
 
 
 @numba.njit(cache=True)
@@ -361,15 +377,28 @@ def _ocba_pick(ints, reals, scal, u, work):
             work[i] = max(0.0, scale * reals[R_ALLOT, i] - ints[I_N, i])
             short += work[i]
         return _proportional(work, short, u)
+    # First only how many arms are short and the sum of their indices (no chain of additions: a pass on vectors).
+    # With none, the scan's sum is 0 and it returns -1; with one, its sum is that arm's shortfall v > 0 and it
+    # returns that arm for every u (u * v < v, or the last short arm on round-off): the common case, where an
+    # arm near the cutoff takes nearly the whole allotment.
+    count = 0
+    index_sum = 0
+    for i in range(n_arms):
+        positive = scale * reals[R_ALLOT, i] - reals[R_NF, i] > 0.0  # the count as a float: the same number
+        count += 1 if positive else 0
+        index_sum += i if positive else 0
+    if count == 0:
+        return -1
+    if count == 1:
+        return index_sum
     # The running sum of the shortfalls: an arm at or above its allotment adds nothing, so its sum is the
     # previous one and the bisection never stops at it (the linear scan's arm, from the same numbers).
     short = 0.0
     last = -1
     for i in range(n_arms):  # selects, not branches (whether an arm is short is a coin flip): the same sums
-        v = scale * reals[R_ALLOT, i] - ints[I_N, i]
+        v = scale * reals[R_ALLOT, i] - reals[R_NF, i]
         positive = v > 0.0
-        added = short + v
-        short = added if positive else short
+        short += v if positive else 0.0  # short >= +0, so short + 0.0 is short: one add per step of the chain
         last = i if positive else last
         work[i] = short
     target = u * short
@@ -386,6 +415,7 @@ def _ocba_pick(ints, reals, scal, u, work):
 def observe(spec, schedule, ints, reals, scal, arm, x):
     """Add reward ``x`` of ``arm`` and advance the machine (module docstring)."""
     ints[I_N, arm] += 1
+    reals[R_NF, arm] = ints[I_N, arm]
     reals[R_TOTAL, arm] += x
     reals[R_SQ, arm] += x * x
     reals[R_MEAN, arm] = reals[R_TOTAL, arm] / ints[I_N, arm]
@@ -424,29 +454,55 @@ def observe(spec, schedule, ints, reals, scal, arm, x):
     else:
         c = _cutoff(ints, reals, m, spec[SP_EPS])
     tight = rule == OCBA_M or policy == 4
-    first = arm
+    row = _weight_row(rule, policy)
     if c != scal[SC_CUT] or (old_rank < m) != (new_rank < m):
-        _recut(spec, ints, reals, scal, c, tight)
-        first = 0
+        _recut(spec, ints, reals, scal, c, tight, row)
     else:
         reals[R_DC, arm] = _level(spec, ints, reals, arm, c, tight)
         if rule == OCBA_M:
             _allot(ints, reals, scal, arm, c)
-    _aggregate(reals, scal, first, _weight_row(rule, policy))
+        _aggregate(reals, scal, arm, row)
     if rule == ADAPT and policy == 2:
         _collisions_after(spec, ints, reals, scal, arm, (old_rank < m) != (new_rank < m))
 
 
 @numba.njit(cache=True)
-def _recut(spec, ints, reals, scal, c, tight):
-    """The cutoff moved to ``c`` (or an arm crossed rank m): every level and OCBA-m's allotments afresh. Called, not
-    inlined into :func:`observe`: it runs on a fraction of the pulls, and the caller's loop stays smaller.
+def _recut(spec, ints, reals, scal, c, tight, row):
+    """The cutoff moved to ``c`` (or an arm crossed rank m): every level, OCBA-m's allotments and
+    :func:`_aggregate`'s sums and products afresh. Called, not inlined into :func:`observe`: it runs on a fraction
+    of the pulls, and the caller's loop stays smaller.
+
+    The exponents first (:func:`_exponents_all`), then one pass in arm order that takes each exponential and
+    carries the running product and sum: the operations of :func:`_levels_all` followed by
+    :func:`_aggregate` from arm 0, in the same order, so the same numbers; the product and the sum, whose every
+    step waits for the previous one, run beside the next arm's exponential.
     """
     scal[SC_CUT] = c
-    _levels_all(spec, ints, reals, c, tight)
+    _exponents_all(spec, ints, reals, c, tight)
+    n_arms = ints.shape[1]
     if int(spec[SP_RULE]) == OCBA_M:
-        for i in range(ints.shape[1]):
+        for i in range(n_arms):
             _allot(ints, reals, scal, i, c)
+    keep = 1.0
+    if row < 0:
+        for i in range(n_arms):
+            e = reals[R_DC, i]
+            level = _exp(-e) if e > 0.0 else 1.0
+            reals[R_DC, i] = level
+            keep *= 1.0 - level
+            reals[R_KEEP, i] = keep
+    else:
+        total = 0.0
+        for i in range(n_arms):
+            e = reals[R_DC, i]
+            level = _exp(-e) if e > 0.0 else 1.0
+            reals[R_DC, i] = level
+            keep *= 1.0 - level
+            total += reals[row, i]  # row R_DC: the level just written
+            reals[R_KEEP, i] = keep
+            reals[R_SUM, i] = total
+        scal[SC_W] = total
+    scal[SC_DHAT] = 1.0 - keep
 
 
 @numba.njit(cache=True, inline="always")
@@ -488,17 +544,17 @@ def _level(spec, ints, reals, i, c, tight):
         b = reals[R_EBB, i]
         x = 2.0 * d / (b + _sqrt(b * b + reals[R_EBA, i] * d))
         e = max(e, x * x - _LOG3)
-    return math.exp(-e) if e > 0.0 else 1.0
+    return _exp(-e) if e > 0.0 else 1.0
 
 
 @numba.njit(cache=True, inline="always")
-def _levels_all(spec, ints, reals, c, tight):
-    """Every arm's :func:`_level` at the cutoff ``c``, the same numbers, in two passes: the exponents (the same
-    operations in a loop without branches, one loop per bound, so that the arms' square roots and divisions run
-    side by side on vectors), then the exponentials.
+def _exponents_all(spec, ints, reals, c, tight):
+    """Every arm's exponent of :func:`_level` at the cutoff ``c`` into ``R_DC``, -1 where the level is 1 (``d <= 0``):
+    the same operations in a loop without branches, one loop per bound, so that the arms' square roots and divisions
+    run side by side on vectors (the rank compared as an integer, which vectors can do).
     """
     n_arms = ints.shape[1]
-    m = spec[SP_M]
+    m = int(spec[SP_M])
     eps = spec[SP_EPS]
     if tight:  # two loops, so that neither computes what the other rule needs
         for i in range(n_arms):
@@ -519,9 +575,17 @@ def _levels_all(spec, ints, reals, c, tight):
             d = up if ints[I_RANK, i] < m else down
             e = reals[R_HK, i] * d * d
             reals[R_DC, i] = e if d > 0.0 else -1.0
-    for i in range(n_arms):
+
+
+@numba.njit(cache=True, inline="always")
+def _levels_all(spec, ints, reals, c, tight):
+    """Every arm's :func:`_level` at the cutoff ``c``, the same numbers, in two passes: the exponents
+    (:func:`_exponents_all`), then the exponentials.
+    """
+    _exponents_all(spec, ints, reals, c, tight)
+    for i in range(ints.shape[1]):
         e = reals[R_DC, i]
-        reals[R_DC, i] = math.exp(-e) if e > 0.0 else 1.0
+        reals[R_DC, i] = _exp(-e) if e > 0.0 else 1.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -620,11 +684,13 @@ def _candidate_list(ints, reals, scal, m):
     count = 0
     lowest_high = scal[SC_LH]
     highest_low = scal[SC_HL]
-    for i in range(ints.shape[1]):
+    for i in range(ints.shape[1]):  # written unconditionally, kept by counting: no branch on the coin flip
         v = reals[R_BND, i]
-        if (v < highest_low) if ints[I_RANK, i] < m else (v > lowest_high):
-            ints[I_CAND, count] = i
-            count += 1
+        collides_low = v < highest_low
+        collides_high = v > lowest_high
+        member = collides_low if ints[I_RANK, i] < m else collides_high
+        ints[I_CAND, count] = i
+        count += 1 if member else 0
     scal[SC_CAND] = count
 
 
@@ -653,9 +719,9 @@ def _collisions_after(spec, ints, reals, scal, arm, crossed):
             lowest_high = v
         elif old == lowest_high:  # arm was (one of) the lowest and rose: rescan High
             lowest_high = np.inf
-            for i in range(n_arms):
-                if ints[I_RANK, i] < m:
-                    lowest_high = min(lowest_high, reals[R_BND, i])
+            for i in range(n_arms):  # selects, not branches on the rank
+                b = reals[R_BND, i]
+                lowest_high = b if ints[I_RANK, i] < m and b < lowest_high else lowest_high
     else:
         v = reals[R_MEAN, arm] + reals[R_RAD, arm]
         reals[R_BND, arm] = v
@@ -664,8 +730,8 @@ def _collisions_after(spec, ints, reals, scal, arm, crossed):
         elif old == highest_low:  # arm was (one of) the highest and fell: rescan Low
             highest_low = -np.inf
             for i in range(n_arms):
-                if ints[I_RANK, i] >= m:
-                    highest_low = max(highest_low, reals[R_BND, i])
+                b = reals[R_BND, i]
+                highest_low = b if ints[I_RANK, i] >= m and b > highest_low else highest_low
     if lowest_high != scal[SC_LH] or highest_low != scal[SC_HL]:
         scal[SC_LH] = lowest_high
         scal[SC_HL] = highest_low
@@ -674,9 +740,9 @@ def _collisions_after(spec, ints, reals, scal, arm, crossed):
     # the extremes are as they were: only arm's membership may have changed
     member = (v < highest_low) if high else (v > lowest_high)
     count = int(scal[SC_CAND])
-    j = 0
-    while j < count and ints[I_CAND, j] < arm:
-        j += 1
+    j = 0  # arm's place in the increasing list: the number of candidates below it (counted, no early exit)
+    for k in range(count):
+        j += 1 if ints[I_CAND, k] < arm else 0
     present = j < count and ints[I_CAND, j] == arm
     if member and not present:
         for k in range(count, j, -1):
