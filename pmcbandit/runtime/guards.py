@@ -154,7 +154,7 @@ class Guards:
 
     # --- bookkeeping ----------------------------------------------------------------
     def dispatched(self, arm: int, reason: int = POLICY) -> None:
-        """A decision on ``arm`` was dispatched, chosen by ``reason`` (a replayed checkpoint passes the recorded one)."""
+        """A decision on ``arm`` was dispatched, chosen by ``reason`` (a replay passes the recorded one)."""
         self.tried[arm] = True
         if reason == CROSS_CHECK:
             self.check_arm = arm

@@ -1,8 +1,7 @@
 """The EXPLORE-m kernels' shortcuts give the numbers of the plain computation: the processor's square root equals
-``math.sqrt``, the C library's exponential without its ``errno`` wrapper equals ``math.exp``, the cutoff kept when a
-pull leaves the arms at ranks (m), (m+1) alone equals a fresh one, pi_2's candidates kept by insertion and removal
-(and rebuilt without branches) equal a scan over all arms, and the simulator's runs equal the frozen previous
-kernels' (``benchmarks/_reference_explore.py``) pull for pull."""
+``math.sqrt``, the cutoff kept when a pull leaves the arms at ranks (m), (m+1) alone equals a fresh one, pi_2's
+candidates kept by insertion and removal (and rebuilt without branches) equal a scan over all arms, and the
+simulator's runs equal the frozen previous kernels' (``benchmarks/_reference_explore.py``) pull for pull."""
 
 import math
 
