@@ -246,8 +246,10 @@ def _select_rounds(spec, schedule, ints, scal, out):
 
 @numba.njit(cache=True, inline="always")
 def _draw_levels(reals, total, u):
-    """:func:`_proportional_prefix` on the running sums ``R_SUM`` of the levels ``R_DC``, indexing the rows in place
-    (a row taken as an array is a reference counted on every call), the arm found by counting instead of bisection.
+    """:func:`_proportional` on the levels ``R_DC`` from their running sums ``R_SUM`` (``total`` the last): the
+    first arm whose sum is above ``u * total`` is the arm the linear scan returns (its sums are the same numbers; a
+    zero level repeats the previous sum, so that arm is never the first). The rows are indexed in place (a row
+    taken as an array is a reference counted on every call).
     """
     target = u * total
     n = reals.shape[1]
@@ -280,22 +282,6 @@ def _proportional(weights, total, u):
             if target < acc:
                 return i
     return last
-
-
-@numba.njit(cache=True, inline="always")
-def _proportional_prefix(prefix, weights, total, u):
-    """:func:`_proportional` from the running sums ``prefix[i] = prefix[i-1] + weights[i]`` (``total`` the last),
-    by bisection: the first ``i`` with ``u * total < prefix[i]`` is the arm the linear scan returns (its sums
-    are the same numbers; a zero weight repeats the previous sum, so that arm is never the first).
-    """
-    target = u * total
-    n = prefix.shape[0]
-    if not target < prefix[n - 1]:  # round-off (or no positive weight): the last positive one
-        for i in range(n - 1, -1, -1):
-            if weights[i] > 0.0:
-                return i
-        return -1
-    return _first_above(prefix, target)
 
 
 @numba.njit(cache=True, inline="always")
@@ -473,7 +459,7 @@ def _recut(spec, ints, reals, scal, c, tight, row):
     of the pulls, and the caller's loop stays smaller.
 
     The exponents first (:func:`_exponents_all`), then one pass in arm order that takes each exponential and
-    carries the running product and sum: the operations of :func:`_levels_all` followed by
+    carries the running product and sum: the operations of every arm's :func:`_level` followed by
     :func:`_aggregate` from arm 0, in the same order, so the same numbers; the product and the sum, whose every
     step waits for the previous one, run beside the next arm's exponential.
     """
@@ -575,17 +561,6 @@ def _exponents_all(spec, ints, reals, c, tight):
             d = up if ints[I_RANK, i] < m else down
             e = reals[R_HK, i] * d * d
             reals[R_DC, i] = e if d > 0.0 else -1.0
-
-
-@numba.njit(cache=True, inline="always")
-def _levels_all(spec, ints, reals, c, tight):
-    """Every arm's :func:`_level` at the cutoff ``c``, the same numbers, in two passes: the exponents
-    (:func:`_exponents_all`), then the exponentials.
-    """
-    _exponents_all(spec, ints, reals, c, tight)
-    for i in range(ints.shape[1]):
-        e = reals[R_DC, i]
-        reals[R_DC, i] = _exp(-e) if e > 0.0 else 1.0
 
 
 @numba.njit(cache=True, inline="always")

@@ -29,7 +29,7 @@ def _linear_draw(weights, u):
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_bisection_on_the_running_sums_draws_the_linear_scans_arm(seed):
+def test_the_draw_on_the_running_sums_finds_the_linear_scans_arm(seed):
     rng = np.random.default_rng(seed)
     for size in (1, 2, 7, 50, 257):
         w = rng.exponential(size=size) * rng.choice([0.0, 1e-300, 1e-18, 1.0, 1e6], size=size)
@@ -39,10 +39,17 @@ def test_bisection_on_the_running_sums_draws_the_linear_scans_arm(seed):
         us = np.concatenate([us, prefix[prefix > 0] / prefix[-1]]) if prefix[-1] > 0 else us
         for u in us:
             u = min(float(u), np.nextafter(1.0, 0.0))
-            assert ek._proportional_prefix(prefix, w, prefix[-1], u) == _linear_draw(w, u)
+            assert ek._draw_levels(_level_rows(w, prefix), prefix[-1], u) == _linear_draw(w, u)
             assert ek._proportional(w, prefix[-1], u) == _linear_draw(w, u)
     zero = np.zeros(4)
-    assert ek._proportional_prefix(zero, zero, 0.0, 0.3) == _linear_draw(zero, 0.3) == -1
+    assert ek._draw_levels(_level_rows(zero, zero), 0.0, 0.3) == _linear_draw(zero, 0.3) == -1
+
+
+def _level_rows(levels, sums):
+    """A state's ``reals`` holding ``levels`` in row ``R_DC`` and their running ``sums`` in row ``R_SUM``."""
+    reals = np.zeros((ek.N_REAL_ROWS, levels.size))
+    reals[ek.R_DC], reals[ek.R_SUM] = levels, sums
+    return reals
 
 
 def _check_kept(spec, ints, reals, scal):

@@ -16,17 +16,26 @@ from pmcbandit.identification import explore_kernels as ek
 
 
 @numba.njit(cache=True)
+def _levels_all(spec, ints, reals, c, tight):
+    """Every arm's level at the cutoff ``c`` in two passes: the branch-free exponents, then the exponentials."""
+    ek._exponents_all(spec, ints, reals, c, tight)
+    for i in range(ints.shape[1]):
+        e = reals[ek.R_DC, i]
+        reals[ek.R_DC, i] = ek._exp(-e) if e > 0.0 else 1.0
+
+
+@numba.njit(cache=True)
 def _both_ways(spec, ints, reals, c, tight, out):
     for i in range(ints.shape[1]):
         out[i] = ek._level(spec, ints, reals, i, c, tight)
-    ek._levels_all(spec, ints, reals, c, tight)
+    _levels_all(spec, ints, reals, c, tight)
 
 
 @numba.njit(cache=True)
 def _plain_recut(spec, ints, reals, scal, c, tight, row):
     """What the fused pass replaces: every level, the allotments, then the running products and sums from arm 0."""
     scal[ek.SC_CUT] = c
-    ek._levels_all(spec, ints, reals, c, tight)
+    _levels_all(spec, ints, reals, c, tight)
     if int(spec[ek.SP_RULE]) == ek.OCBA_M:
         for i in range(ints.shape[1]):
             ek._allot(ints, reals, scal, i, c)
