@@ -103,11 +103,12 @@ def compare_samplers(
         tests each arm against it instead of against the others.
     epsilon : float
         Tolerance on the efficiency ratio, finite and >= 0. The run stops when every arm outside
-        the top ``k`` is either proven less efficient or proven within a factor ``1 + epsilon`` of
-        them both ways (a proven tie, ``result.tied``); the selected arms are then each at least
-        ``1/(1 + epsilon)`` times as efficient as every other. Default :data:`DEFAULT_EPSILON`
-        (1.0: efficiencies within a factor 2 are a tie, so near-equal arms end the run instead of
-        keeping it going until the budget); 0 asks for a strict ranking.
+        the top ``k`` is either proven less efficient or proven at most ``1 + epsilon`` times as
+        efficient as the top arms' weakest (a tie at that tolerance, ``result.tied``); the selected
+        arms are then each at least ``1/(1 + epsilon)`` times as efficient as every other (LUCB1's
+        stopping rule, :mod:`pmcbandit.compare.efficiency`). Default :data:`DEFAULT_EPSILON` (1.0:
+        efficiencies within a factor 2 need not be told apart, so near-equal arms end the run
+        instead of keeping it going until the budget); 0 asks for a strict ranking.
     min_pairs : int, optional
         Pairs an arm needs before its lower efficiency bound is used (>= 2); default 3 with the
         exact guarantee, 10 with the asymptotic one

@@ -54,15 +54,20 @@ largest point log-efficiency :math:`-\log\bar V - \log\bar c` (ties at random), 
 \arg\min_{i\in J} L_i`, and for every other arm :math:`j`, with :math:`e = \log(1+\epsilon)`:
 
 * :math:`j` is *separated* when :math:`L_h \ge U_j` (proven less efficient than every arm of :math:`J`);
-* :math:`j` is *tied* when :math:`U_j - L_h \le e` and :math:`U_h - L_j \le e` (the ratio
-  :math:`\eta_h/\eta_j` is proven within :math:`[1/(1+\epsilon), 1+\epsilon]`).
+* :math:`j` is *tied* when it is not separated but :math:`U_j - L_h \le e`: it is proven at most
+  :math:`1+\epsilon` times as efficient as :math:`h`, so at tolerance :math:`\epsilon` the run
+  cannot, and need not, tell the two apart.
 
-The run stops when every arm outside :math:`J` is separated or tied. On the event that every
-interval holds, each selected arm is at least :math:`1/(1+\epsilon)` times as efficient as every
-other arm (:math:`\eta_j \le e^{U_j} \le (1+\epsilon) e^{L_h} \le (1+\epsilon)\eta_i`, :math:`i \in J`),
-so the answer is wrong with probability at most :math:`\delta`; the tied arms are reported as a
-proven tie. With :math:`\epsilon = 0` only separation ends a run (LUCB1, Kalyanakrishnan, Tewari,
-Auer & Stone 2012, Alg. 1).
+The run stops when every arm outside :math:`J` is separated or tied: the stopping rule of LUCB1
+(Kalyanakrishnan, Tewari, Auer & Stone 2012, Alg. 1, stop when :math:`U_l - L_h < \epsilon`), here
+on the log scale, so :math:`\epsilon` is a tolerance on the efficiency *ratio*. On the event that
+every interval holds, each selected arm is at least :math:`1/(1+\epsilon)` times as efficient as
+every other arm (:math:`\eta_j \le e^{U_j} \le (1+\epsilon) e^{L_h} \le (1+\epsilon)\eta_i`,
+:math:`i \in J`), so the answer is wrong with probability at most :math:`\delta`. A tie is one-sided
+on purpose: asking also for :math:`U_h - L_j \le e` (the ratio proven inside
+:math:`[1/(1+\epsilon), 1+\epsilon]` both ways) adds nothing to that statement and, for an arm
+behind the leader but not yet separated, costs many more pairs. With :math:`\epsilon = 0` only
+separation ends a run.
 
 **Sampling rule.** The critical arms are :math:`h` and :math:`l = \arg\max U_j` over the arms
 outside :math:`J` neither separated nor tied. ``sampling="both"`` draws a pair of each (LUCB1).
@@ -288,7 +293,7 @@ def _verdict(rule, rng, eligible, bounds) -> _Verdict:
     h = int(top[np.argmin(lower[top])])
     e = math.log1p(rule.epsilon)
     separated = rest[lower[h] >= upper[rest]]
-    close = (upper[rest] - lower[h] <= e) & (upper[h] - lower[rest] <= e) & (lower[h] < upper[rest])
+    close = (upper[rest] - lower[h] <= e) & (lower[h] < upper[rest])
     tied_arms = rest[close]
     open_ = rest[~np.isin(rest, separated) & ~close]
     l = int(open_[np.argmax(upper[open_])]) if open_.size else -1
@@ -343,8 +348,8 @@ def recommend(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray
 
 
 def tied(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray) -> np.ndarray:
-    """Arms outside the top ``k`` proven within a factor ``1 + epsilon`` of its weakest member (module
-    docstring), sorted.
+    """Arms outside the top ``k`` not separated from its weakest member but proven at most ``1 + epsilon``
+    times as efficient as it (module docstring), sorted.
     """
     if np.flatnonzero(eligible).size <= rule.k:
         return np.zeros(0, dtype=np.int64)

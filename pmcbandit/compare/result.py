@@ -108,8 +108,9 @@ class ComparisonResult:
 
     @property
     def tied(self) -> list[str]:
-        """Ranked arms outside ``selected`` proven within a factor ``1 + epsilon`` of the selected
-        arms' weakest (ratio interval inside [1/(1 + epsilon), 1 + epsilon]): a proven tie,
+        """Ranked arms outside ``selected`` not proven less efficient than the selected arms' weakest,
+        but proven at most ``1 + epsilon`` times as efficient as it (the upper end of their ratio
+        interval, :meth:`ratio`, is at most ``1 + epsilon``): a tie at tolerance ``epsilon``,
         :mod:`pmcbandit.compare.efficiency`. Empty when ``epsilon`` is 0.
         """
         return [self.arm_names[i] for i in efficiency.tied(self.rule, self.state, self.in_play)]
@@ -232,7 +233,8 @@ class ComparisonResult:
         head = (f"most efficient (top {s.get('k')}, delta={s.get('delta')}, {self.guarantee}): {self.selected}; "
                 f"stopped by {self.stopped_by} after {len(self.history)} pulls")
         if self.tied:
-            head += f"; tied within a factor {1 + self.rule.epsilon:g}: {self.tied}"
+            head += (f"; tied (not separated, proven at most {1 + self.rule.epsilon:g}x as efficient as the "
+                     f"selection): {self.tied}")
         t = self.arm_table()
         lines = [head, f"{'arm':>18} {'pairs':>6} {'variance':>10} {'cost':>10} {'efficiency':>10} "
                        f"{'[lower':>10} {'upper]':>10}  status"]
