@@ -224,3 +224,29 @@ def test_accepts_a_model_density_and_shares_its_laplace_fit(rng):
     np.testing.assert_allclose(arm.location, mode, rtol=0, atol=1e-8)
     np.testing.assert_allclose(arm.covariance, np.linalg.inv(precision), rtol=1e-8)
     assert_unbiased(arm.pull(rng).values, log_z)
+
+
+def test_a_prior_draw_outside_the_float_range_gets_weight_zero_and_is_counted(monkeypatch):
+    """lam ~ Gamma(0.01, 1), y = 0 ~ Poisson(lam): Z = 2^-0.01. A Gamma(0.01) prior draw underflows to 0 about
+    once in 2500 (unconstrained value -inf), where the model density cannot be evaluated."""
+    from pmcbandit.arms.evidence.model_density import ModelDensity
+
+    with pm.Model() as model:
+        lam = pm.Gamma("lam", alpha=0.01, beta=1.0)
+        pm.Poisson("y", lam, observed=np.array([0]))
+    arm = LaplaceISArm(model, batch_size=2000, defensive=0.5, rng=np.random.default_rng(0))
+    x = arm.density.sample_prior(np.random.default_rng(1), 20000)
+    lost = ModelDensity.outside_float_range(x)
+    assert lost.any() and np.isinf(x[lost]).any(axis=1).all()
+    assert_unbiased(arm.log_weights(np.random.default_rng(9), 20000), 0.01 * np.log(0.5))
+    counts = [arm.draw(np.random.default_rng([3, i]))[1]["outside_float_range"] for i in range(10)]
+    assert sum(counts) > 0
+    # Without the rule the same pulls have no weight to give those draws.
+    monkeypatch.setattr(ModelDensity, "outside_float_range", staticmethod(lambda x: np.zeros(len(x), dtype=bool)))
+    outcomes = []
+    for i in range(10):
+        try:
+            outcomes.append(bool(np.isnan(arm.draw(np.random.default_rng([3, i]))[0]).any()))
+        except FloatingPointError:
+            outcomes.append(True)
+    assert outcomes == [c > 0 for c in counts]

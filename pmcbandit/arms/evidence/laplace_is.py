@@ -199,9 +199,11 @@ class LaplaceISArm(Arm):
     :math:`\\alpha \\int p\\, \\tilde p / q \\,/\\, Z`: about :math:`\\alpha` times the prior
     mass of the posterior's bulk when the t mixture covers the posterior (prior draws
     elsewhere weigh ~0), and large when prior draws find mass the t components miss
-    (a mode the search did not find). A draw where the model log
-    density is ``-inf`` gets weight 0; a NaN or ``+inf`` log density raises
-    ``FloatingPointError``, as no weight would be correct.
+    (a mode the search did not find); ``outside_float_range``, the draws given weight 0 by the
+    rule of :meth:`~pmcbandit.arms.evidence.model_density.ModelDensity.outside_float_range`
+    (a prior draw of the defensive component that floating point cannot hold). A draw where
+    the model log density is ``-inf`` gets weight 0; a NaN or ``+inf`` log density at any
+    other draw raises ``FloatingPointError``, as no weight would be correct.
     """
 
     log_scale = True
@@ -209,7 +211,7 @@ class LaplaceISArm(Arm):
     family = "importance"
     importance_weights = True
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
-    diagnostics = ("ess_fraction", "max_weight_fraction", "defensive_weight_fraction")
+    diagnostics = ("ess_fraction", "max_weight_fraction", "defensive_weight_fraction", "outside_float_range")
 
     def __init__(
         self,
@@ -354,6 +356,8 @@ class LaplaceISArm(Arm):
     def _log_weights(self, rng: np.random.Generator, size: int):
         x, labels, log_q, log_prior, log_lik = self._draw_with_terms(rng, size)
         log_p = log_prior + log_lik
+        lost = self.density.outside_float_range(x)
+        log_p[lost] = -np.inf
         bad = np.isnan(log_p) | (log_p == np.inf)
         if bad.any():
             raise FloatingPointError(
@@ -361,14 +365,17 @@ class LaplaceISArm(Arm):
                 f"{int(bad.sum())} of {size} proposal points (e.g. x={x[np.argmax(bad)]!r}); "
                 "no importance weight is defined there"
             )
-        return log_p - log_q, labels == len(self._components), x
+        with np.errstate(invalid="ignore"):  # -inf - (-inf) where the point is lost: set just below
+            log_w = log_p - log_q
+        log_w[lost] = -np.inf
+        return log_w, labels == len(self._components), x, lost
 
     def log_weights(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` i.i.d. log importance weights :math:`\\log\\tilde p(x_i) - \\log q(x_i)`, :math:`x_i \\sim q`."""
         return self._log_weights(rng, size)[0]
 
     def draw(self, rng: np.random.Generator):
-        log_w, from_prior, x = self._log_weights(rng, self.batch_size)
+        log_w, from_prior, x, lost = self._log_weights(rng, self.batch_size)
         keep_draws(self, rng, x, log_w)  # posterior draws as a by-product (_draws; a child stream)
         top = float(np.max(log_w))
         if np.isfinite(top):
@@ -381,7 +388,7 @@ class LaplaceISArm(Arm):
         else:
             ess_fraction, max_fraction, defensive_fraction = 0.0, float("nan"), float("nan")
         info = {"ess_fraction": ess_fraction, "max_weight_fraction": max_fraction,
-                "defensive_weight_fraction": defensive_fraction}
+                "defensive_weight_fraction": defensive_fraction, "outside_float_range": float(lost.sum())}
         return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)
 
 

@@ -299,6 +299,21 @@ class ModelDensity:
         x = self._sample(rng, int(n))
         return np.ascontiguousarray(x, dtype=np.float64).reshape(int(n), self.dim)
 
+    @staticmethod
+    def outside_float_range(x: np.ndarray) -> np.ndarray:
+        r"""Rows of ``x`` (shape ``(n, dim)``) with a non-finite coordinate: prior draws whose constrained
+        value floating point cannot hold (a positive quantity that underflows to 0 has unconstrained value
+        ``-inf``; one that overflows, ``+inf``).
+
+        **Rule.** The model's density cannot be evaluated at such a point (PyMC returns ``-inf`` or NaN
+        there, e.g. a Poisson term :math:`0 \cdot \log 0`), so an importance arm gives it weight 0 and
+        counts it in its ``outside_float_range`` diagnostic. The estimate then leaves out the part of
+        :math:`Z` over the region floating point cannot represent: its prior mass times the likelihood
+        there, which is what a draw of that region would have carried. A NaN at a point inside the float
+        range is still a fault (:mod:`pmcbandit.runtime.faults`).
+        """
+        return ~np.isfinite(x).all(axis=1)
+
     def logp_terms(self, x) -> tuple[float, float]:
         """``(logprior(x), loglik(x))`` at one unconstrained point (through ``jit_fn``)."""
         lp, ll = self.jit_fn(np.ascontiguousarray(x, dtype=np.float64))

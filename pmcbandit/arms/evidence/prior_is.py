@@ -41,13 +41,15 @@ class PriorISArm(Arm):
     ``values[b] = loglik(x_b)`` with :math:`x_b` exact prior draws in the
     unconstrained space: logs of unbiased estimates of :math:`Z`
     (``log_scale = True``). A draw outside the likelihood's support has value
-    ``-inf`` (weight zero). Diagnostics: ``logp_evals`` and ``log_w_var``
-    (variance of the finite log weights; NaN with fewer than two). ``expected_seconds`` is the
+    ``-inf`` (weight zero), and so has a draw outside the float range (the rule of
+    :meth:`~pmcbandit.arms.evidence.model_density.ModelDensity.outside_float_range`). Diagnostics:
+    ``logp_evals``, ``log_w_var`` (variance of the finite log weights; NaN with fewer than two) and
+    ``outside_float_range`` (draws given weight 0 by that rule). ``expected_seconds`` is the
     measured wall time of one draw at construction (after a first, compiling one).
     """
 
     log_scale = True
-    diagnostics = ("logp_evals", "log_w_var")
+    diagnostics = ("logp_evals", "log_w_var", "outside_float_range")
     family = "importance"
     importance_weights = True
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
@@ -68,6 +70,8 @@ class PriorISArm(Arm):
     def draw(self, rng: np.random.Generator):
         x = self.density.sample_prior(rng, self.batch_size)
         _, log_w = self.density.logp_terms_batch(x)
+        lost = self.density.outside_float_range(x)
+        log_w[lost] = -np.inf
         if np.isnan(log_w).any():
             raise FloatingPointError(
                 f"arm {self.name!r} produced a NaN log weight: the model's log likelihood is NaN "
@@ -78,5 +82,6 @@ class PriorISArm(Arm):
         info = {
             "logp_evals": float(self.batch_size),
             "log_w_var": float(np.var(finite)) if finite.size > 1 else float("nan"),
+            "outside_float_range": float(lost.sum()),
         }
         return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)
