@@ -45,9 +45,11 @@ from benchmarks._common import RESULTS, machine, utc_now, write_section
 from pmcbandit.compare.efficiency import EfficiencyRule
 
 CAP_SECONDS = 60.0
-LIVE_TITLE = "Live runs (fresh processes, `compare_samplers(evidence_arms(model, budget_seconds=60), budget=60)`)"
-SAMPLER_LIVE_TITLE = ("Live sampler runs (fresh processes, `compare_samplers(sampler_arms(model, samplers=...), "
-                      "budget=300)`, every coordinate; the pilot run before it not counted)")
+LIVE_TITLE = ("Live runs (fresh processes, two side by side on the machine of the header, "
+              "`compare_samplers(evidence_arms(model, budget_seconds=60), budget=60)`)")
+SAMPLER_LIVE_TITLE = ("Live sampler runs (fresh processes, two side by side on the machine of the header, "
+                      "`compare_samplers(sampler_arms(model, samplers=...), budget=300)`, every coordinate; the pilot "
+                      "run before it not counted)")
 DELTA = 0.05
 MODELS = ("pima_t50", "eight_schools_centred", "student_t_unknown_nu", "mixture_label_switching")
 
@@ -153,13 +155,13 @@ def _acceptable(eff, i, epsilon: float) -> bool:
     return bool(eff[i] * (1.0 + epsilon) >= np.nanmax(eff))
 
 
-def live(name: str, seed: int) -> dict:
+def live(name: str, seed: int, sampler: bool = False) -> dict:
     """One compare_samplers run on the default pool of ``name`` with a 60 s wall budget (run in a fresh process);
-    for a sampler model, on ``sampler_arms``' default quantity (every coordinate) with a 300 s budget (the pilot
+    with ``sampler``, on ``sampler_arms``' default quantity (every coordinate) with a 300 s budget (the pilot
     run that sets the scales is reported apart, as ``setup``)."""
     import pmcbandit as pb
 
-    if name in SAMPLER_MODELS:
+    if sampler:
         t0 = time.time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -179,7 +181,7 @@ def live(name: str, seed: int) -> dict:
                 tied=res.tied, excluded=sorted(res.excluded), pulls=len(res.history), cost=res.cost)
 
 
-def _live_process(name: str, seed: int, slot: int) -> dict:
+def _live_process(name: str, seed: int, slot: int, sampler: bool = False) -> dict:
     """:func:`live` in a fresh single-threaded process; ``slot`` picks a PyTensor compile cache of its own, so that
     processes side by side do not wait on one another's compile lock."""
     import os
@@ -187,7 +189,7 @@ def _live_process(name: str, seed: int, slot: int) -> dict:
 
     from benchmarks._common import run_fresh
 
-    out = run_fresh("benchmarks.bench_compare_real", ["--live-worker", f"{name}:{seed}"],
+    out = run_fresh("benchmarks.bench_compare_real", ["--live-worker", f"{name}:{seed}:{int(sampler)}"],
                     dict(model=name, seed=seed, wall=float("nan"), selected=[], tied=[], excluded=[], pulls=0,
                          cost=float("nan")),
                     os.path.join(tempfile.gettempdir(), f"pmcbandit-bench-compiledir-{slot}"))
@@ -196,12 +198,13 @@ def _live_process(name: str, seed: int, slot: int) -> dict:
     return out
 
 
-def _live_runs(jobs, store, workers: int, reuse: bool) -> list[dict]:
+def _live_runs(jobs, store, workers: int, reuse: bool, sampler: bool = False) -> list[dict]:
     """The saved live runs of ``store`` when ``reuse`` (and no job is asked for), else ``jobs`` (model, seed) run in
     fresh processes, ``workers`` side by side, each saved to ``store`` as it ends."""
     runs = json.loads(store.read_text()) if reuse and store.exists() else []
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, workers)), enumerate(jobs)):
+        for run in pool.map(lambda job: _live_process(*job[1], slot=job[0] % max(1, workers), sampler=sampler),
+                            enumerate(jobs)):
             runs.append(run)
             print(run, flush=True)
             store.write_text(json.dumps(runs))
@@ -405,8 +408,8 @@ def main(argv=None):
     parser.add_argument("--live-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.live_worker:
-        name, seed = args.live_worker.split(":")
-        print(json.dumps(live(name, int(seed))))
+        name, seed, sampler = args.live_worker.split(":")
+        print(json.dumps(live(name, int(seed), sampler=bool(int(sampler)))))
         return ""
     seeds = range(args.seeds or (5 if args.quick else 10))
     pulls = args.bank_pulls or (60 if args.quick else 200)
@@ -464,7 +467,7 @@ def main(argv=None):
         sections.append(live_section(runs, best))
     jobs = [(name, seed) for seed in range(args.live_sampler_seeds) for name in SAMPLER_MODELS]
     sampler_runs = _live_runs(jobs, RESULTS / "bench_compare_real_sampler_live.json", args.live_workers,
-                              reuse=not args.live_sampler_seeds)
+                              reuse=not args.live_sampler_seeds, sampler=True)
     if sampler_runs:
         sections.append(live_section(sampler_runs, sampler_best, SAMPLER_LIVE_TITLE, SAMPLER_CAP))
     head = (f"## compare_samplers on real evidence pools (`bench_compare_real`)\n\n"
