@@ -12,6 +12,8 @@ Reported per model: the runs' mean and largest standard error, the largest \\|z\
 exact value, the interval statuses and the pulls per arm of the first run.
 
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --seeds 4 --workers 2
+    .venv/bin/python -m benchmarks.bench_pool_hierarchies --models gamma_poisson20 --seeds 20 --workers 2 \
+        --name bench_pool_hierarchies_vm     # one model, written to a results file of its own
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ def main(argv=None) -> str:
     parser.add_argument("--no-warm", dest="warm", action="store_false",
                         help="skip the short run of each model that fills the compile caches before the timed runs")
     parser.add_argument("--json", type=Path, default=None, help="also write every run to this file")
+    parser.add_argument("--models", default=",".join(BUDGETS), help="comma-separated subset of the models")
+    parser.add_argument("--name", default="bench_pool_hierarchies", help="results file name (without .md)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -84,21 +88,26 @@ def main(argv=None) -> str:
         print(json.dumps(run(name, int(seed), float(budget[0]) if budget else None)))
         return ""
     command = "python -m benchmarks.bench_pool_hierarchies " + " ".join(sys.argv[1:] if argv is None else argv)
-    jobs = [(name, seed) for seed in range(args.seeds) for name in BUDGETS]
+    models = [m for m in args.models.split(",") if m]
+    unknown = sorted(set(models) - set(BUDGETS))
+    if unknown:
+        parser.error(f"unknown models {unknown}; known: {sorted(BUDGETS)}")
+    jobs = [(name, seed) for seed in range(args.seeds) for name in models]
     with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
         if args.warm:  # PyTensor's and numba's caches filled once, so no timed run waits on a compile lock
-            list(pool.map(lambda name: _fresh(name, 0, WARM_SECONDS), BUDGETS))
+            list(pool.map(lambda name: _fresh(name, 0, WARM_SECONDS), models))
         runs = list(pool.map(lambda job: _fresh(*job), jobs))
     if args.json is not None:
         args.json.write_text(json.dumps(runs, indent=1))
-    lines = ["## The default evidence pool on two hierarchical models (`bench_pool_hierarchies`)", "",
+    lines = [f"## The default evidence pool on hierarchical models (`{args.name}`)", "",
              f"- machine: {machine()}; {args.workers} run(s) side by side, each a fresh single-threaded process",
              f"- date: {utc_now()}; command: `{command}`",
              "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
              "untimed short run of each model first, unless `--no-warm`); z against the exact log Z", "",
              "| model | budget | runs | mean se | largest se | largest abs z | statuses | warnings (runs) |",
              "|---|---:|---:|---:|---:|---:|---|---|"]
-    for name, budget in BUDGETS.items():
+    for name in models:
+        budget = BUDGETS[name]
         mine = [r for r in runs if r["model"] == name]
         se = np.array([r["se"] for r in mine])
         z = np.abs([r["z"] for r in mine])
@@ -109,7 +118,7 @@ def main(argv=None) -> str:
     lines += ["", "Pulls per arm, first run of each model: " + "; ".join(
         f"{r['model']}: {r['pulls']}" for r in runs if r["seed"] == 0)]
     md = "\n".join(lines) + "\n"
-    write_section("bench_pool_hierarchies", md)
+    write_section(args.name, md)
     print(md)
     return md
 
