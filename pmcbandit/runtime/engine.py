@@ -32,8 +32,8 @@ take too large a share of the budget, or more than is left). For arms whose valu
 importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
 (:class:`pmcbandit.stats.psis.WeightTails`). An arm whose Pareto :math:`\hat k` exceeds the
 sample-size-dependent threshold gets no weight in the combination (:mod:`pmcbandit.result`) while
-it does; it stays in play while it is only short of draws, and once it is hopeless (its weights show
-:math:`k > 0.7` by a one-sided test on :math:`\hat k`: :mod:`pmcbandit.stats.psis`) it is
+it does; it stays in play while it is only short of draws, and once it is hopeless (:math:`\hat k > 0.7`
+on 2155 weights or more, or :math:`\hat k \ge 1`: :mod:`pmcbandit.stats.psis`) it is
 *unreliable* from the next decision on: like a quarantined arm it is no longer chosen. At the end
 every arm above its threshold is flagged. A learner with a stop rule (``learner.stops``:
 identification, ``compare_samplers``) takes an arm out at its first :math:`\hat k` above the

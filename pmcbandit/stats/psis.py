@@ -21,23 +21,13 @@ Pareto smoothing; :math:`k_{\max}(100) = 0.5`, the cap 0.7 is reached at
 given :math:`k` (PSIS Sec. 3.2.3). While :math:`S <` ``min_weights`` (100 by default)
 :math:`\hat k` is NaN and the arm counts as reliable: see :class:`WeightTails`.
 
-An unreliable arm is **short of draws** while the data do not show :math:`k > 0.7`: the run keeps
-it in play, gives it no weight while :math:`\hat k` is above the threshold of its own :math:`S`, and
-judges it again on more draws. It is **hopeless** (:meth:`WeightTails.hopeless`) once
-
-.. math::  \hat k - z\,\frac{1 + \hat k}{\sqrt M} > 0.7, \qquad z = \text{HOPELESS\_Z},
-
-with :math:`M` = :func:`tail_length` (S): a one-sided test, at level about 1 %, that the true
-:math:`k` exceeds 0.7, using the large-sample standard deviation :math:`(1+k)/\sqrt M` of a
-generalized Pareto shape fitted to :math:`M` exceedances (Hosking & Wallis 1987, "Parameter and
-quantile estimation for the generalized Pareto distribution", Technometrics 29, Sec. 3: the
-maximum-likelihood shape has asymptotic variance :math:`(1+k)^2/M` in this sign convention).
-PSIS advises against estimates with :math:`k > 0.7` at any practical sample size (Sec. 3.2.3:
-:math:`10^{1/(1-k)}` draws needed, infinitely many for :math:`k \ge 1`), and the run takes such an
-arm out of play for good. The test matters because :math:`\hat k` from a few thousand weights is
-noisy: at :math:`S = 4000`, :math:`M = 190` and the standard deviation is about 0.11 for
-:math:`k = 0.56`, so a proposal whose true :math:`k` is well below 0.7 shows :math:`\hat k > 0.7` on some of
-its early fits (``tests/test_psis.py`` simulates it).
+An unreliable arm is **short of draws** while :math:`S <` :data:`KHAT_CAP_COUNT` (2155, where the
+threshold reaches its cap 0.7) and :math:`\hat k < 1`: the run keeps it in play, gives it no weight
+while :math:`\hat k` is above the threshold of its own :math:`S`, and judges it again on more draws.
+It is **hopeless** (:meth:`WeightTails.hopeless`) once :math:`\hat k > 0.7` with at least
+:data:`KHAT_CAP_COUNT` draws, or :math:`\hat k \ge 1` with any number: PSIS advises against
+estimates with :math:`k > 0.7` at any practical sample size (Sec. 3.2.3: :math:`10^{1/(1-k)}` draws
+needed, infinitely many for :math:`k \ge 1`), and the run takes it out of play for good.
 
 Why not flag for good at the first fit above the threshold: :math:`\hat k` from a few hundred weights
 is noisy, and the run refits it every time the count grows by 10 %, so over a run such a rule also
@@ -69,7 +59,7 @@ import numpy as np
 from pmcbandit._validation import _msg, check_positive
 
 __all__ = [
-    "ArmReliability", "HOPELESS_Z", "KHAT_CAP", "KHAT_CAP_COUNT", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold",
+    "ArmReliability", "KHAT_CAP", "KHAT_CAP_COUNT", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold",
     "min_sample_size", "pareto_khat",
     "tail_length",
 ]
@@ -81,8 +71,6 @@ SPREAD_MIN_WEIGHTS = 10
 KHAT_CAP = 0.7
 #: The smallest count at which :func:`khat_threshold` is at its cap, :math:`\lceil 10^{1/(1-0.7)}\rceil = 2155`.
 KHAT_CAP_COUNT = math.ceil(10.0 ** (1.0 / (1.0 - KHAT_CAP)))
-#: One-sided normal quantile of :meth:`WeightTails.hopeless`'s test that :math:`k > 0.7` (level 1 %).
-HOPELESS_Z = 2.326
 #: Robust standard deviations below the median where :meth:`WeightTails.log_weight_variance`
 #: winsorizes the log weights.
 SPREAD_LOWER_MADS = 5.0
@@ -452,15 +440,14 @@ class WeightTails:
         return bool(k == k and k > self.threshold(arm))
 
     def hopeless(self, arm: int) -> bool:
-        r"""Whether no practical number of draws makes the arm reliable:
-        :math:`\hat k - z(1 + \hat k)/\sqrt M > 0.7` (module docstring; False while :math:`\hat k` is NaN).
+        r"""Whether no practical number of draws makes the arm reliable: :math:`\hat k > 0.7` from
+        :data:`KHAT_CAP_COUNT` weights on, or :math:`\hat k \ge 1` (module docstring; False while
+        :math:`\hat k` is NaN).
         """
         k = self.khat(arm)
-        n = int(self._fit_counts[self._arm(arm, "WeightTails.hopeless")])  # the count k-hat was fitted on
-        if k != k or n < 2:
+        if k != k:
             return False
-        m = min(tail_length(n), self.capacity - 1)
-        return bool(k - HOPELESS_Z * (1.0 + k) / math.sqrt(m) > KHAT_CAP)
+        return bool(k >= 1.0 or (k > KHAT_CAP and self._counts[arm] >= KHAT_CAP_COUNT))
 
     def to_npz_dict(self, prefix: str = "weight_tails_") -> dict[str, np.ndarray]:
         """Plain numpy arrays (keys ``prefix + name``) that :meth:`from_npz_dict` restores exactly."""
