@@ -39,33 +39,24 @@ def _errors(rule, runs):
     return wrong
 
 
-@pytest.mark.slow
-def test_the_exact_rule_errs_at_most_delta_over_1000_runs():
-    wrong = _errors(RULE, 1000)
-    assert error_rate_upper(wrong, 1000) <= RULE.delta, wrong
-
-
-@pytest.mark.slow
-def test_intervals_cut_to_a_twentieth_fail_the_same_check():
-    wrong = _errors(RULE._replace(width_scale=0.05), 500)
-    assert error_rate_lower(wrong, 500) > RULE.delta, wrong
-
-
 # With epsilon = 0.5 an arm is an acceptable answer when it is at least 1/1.5 times as efficient as the
 # best; arm 1 (ratio 0.64) is just outside, so a tie declared too early selects a wrong arm.
 TOLERANT = RULE._replace(epsilon=0.5)
+RULES = pytest.mark.parametrize("rule", [RULE, TOLERANT], ids=["strict", "epsilon=0.5"])
 
 
 @pytest.mark.slow
-def test_the_tolerant_rule_errs_at_most_delta_over_1000_runs():
-    wrong = _errors(TOLERANT, 1000)
-    assert error_rate_upper(wrong, 1000) <= TOLERANT.delta, wrong
+@RULES
+def test_the_exact_rule_errs_at_most_delta_over_1000_runs(rule):
+    wrong = _errors(rule, 1000)
+    assert error_rate_upper(wrong, 1000) <= rule.delta, wrong
 
 
 @pytest.mark.slow
-def test_the_tolerant_rule_with_intervals_cut_to_a_twentieth_fails_the_same_check():
-    wrong = _errors(TOLERANT._replace(width_scale=0.05), 500)
-    assert error_rate_lower(wrong, 500) > TOLERANT.delta, wrong
+@RULES
+def test_intervals_cut_to_a_twentieth_fail_the_same_check(rule):
+    wrong = _errors(rule._replace(width_scale=0.05), 500)
+    assert error_rate_lower(wrong, 500) > rule.delta, wrong
 
 
 # Heavy-tailed arms: log-normal estimates exp(s Z), no bounds, declared unit costs. Variance per pull
