@@ -116,6 +116,8 @@ def _tied_after(banked, rule, seed, cap=CAP_SECONDS):
 
 
 def model_section(name, names, banked, seeds, epsilon):
+    """Replays of both rules on one model's evidence banks. Returns the markdown and the long-run efficiency of each
+    arm (name -> efficiency; NaN for a bank of fewer than three pulls)."""
     eff = np.array([1.0 / (np.var(x, ddof=1) * c.mean()) if x.size > 2 else np.nan for x, c in banked])
     best = int(np.nanargmax(eff))
     lines = [f"### {name}", "",
@@ -146,7 +148,7 @@ def model_section(name, names, banked, seeds, epsilon):
                      f"**{ratio:.2f}**.")
     else:
         lines.append("\nThe previous rule decided on no seed within the cap: no cost ratio.")
-    return "\n".join(lines) + "\n", out
+    return "\n".join(lines) + "\n", dict(zip(names, eff.tolist()))
 
 
 def _acceptable(eff, i, epsilon: float) -> bool:
@@ -437,9 +439,7 @@ def main(argv=None):
         if args.banks_only:
             print(name, [x.size for x, _ in banked], flush=True)
             continue
-        eff = [1.0 / (np.var(x, ddof=1) * np.mean(c)) if len(x) > 2 else -np.inf for x, c in banked]
-        best[name] = dict(zip(names, eff))
-        text, _ = model_section(name, names, banked, seeds, DEFAULT_EPSILON)
+        text, best[name] = model_section(name, names, banked, seeds, DEFAULT_EPSILON)
         sections.append(text)
         print(text, flush=True)
     for name in (args.samplers.split(",") if args.samplers is not None else SAMPLER_MODELS):
