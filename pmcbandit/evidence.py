@@ -44,7 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.arms.evidence._cache import density_for, modes_for
+from pmcbandit.arms.evidence._cache import density_for, modes_for, refined_for
 from pmcbandit.runtime.budget import Budget, WallSeconds
 from pmcbandit._logging import log_notes, logger
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
@@ -141,6 +141,7 @@ def evidence_arms(
     non_centre: bool = True,
     hmc_arm: bool | None = None,
     pilot_is: bool | None = None,
+    refine: bool = True,
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
 
@@ -242,18 +243,28 @@ def evidence_arms(
         given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
         a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
         note says why.
+    refine : bool
+        Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
+        and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
+        effective-sample fraction (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`, seed
+        :data:`REFINE_SEED`: a fixed function of the model). Where the posterior is skewed the curvature at
+        the mode misses its spread and the Laplace weights are heavy-tailed; the refined proposal is fixed
+        at set-up, so the weights stay unbiased. The arms keep their names and a note reports the
+        refinement. ``False`` keeps the Laplace fit.
     """
     model = resolve_model(model, "evidence_arms")
     if hmc_arm is not None and not isinstance(hmc_arm, bool):
         raise TypeError(f"The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got {hmc_arm!r} instead.")
     if pilot_is is not None and not isinstance(pilot_is, bool):
         raise TypeError(f"The 'pilot_is' parameter of evidence_arms must be None or a bool. Got {pilot_is!r} instead.")
+    if not isinstance(refine, bool):
+        raise TypeError(f"The 'refine' parameter of evidence_arms must be a bool. Got {refine!r} instead.")
     if not isinstance(non_centre, bool):
         raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
     arms, notes, alerts = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
                                 batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
-                                hmc_arm=hmc_arm, pilot_is=pilot_is)
+                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine)
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     log_notes(notes)
@@ -262,7 +273,7 @@ def evidence_arms(
 
 def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
-          non_centre=True, hmc_arm=None, pilot_is=None) -> tuple[list[Arm], list[str], list[WarningText]]:
+          non_centre=True, hmc_arm=None, pilot_is=None, refine=True) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
     settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
     independent check, with the budget that would do.
@@ -293,7 +304,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
-    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes) if laplace else []
+    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes, refine) if laplace else []
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
@@ -419,6 +430,8 @@ def _wants_hmc(density, hmc_arm, transition, ais_steps, seconds_left) -> bool:
 
 #: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`_laplace_passes`): a fixed function of the model.
 SETUP_CHECK_SEED = 20_171_101
+#: Seed of the set-up draws that refine the Laplace arms' proposal (``evidence_arms``' ``refine``).
+REFINE_SEED = 20_171_102
 
 
 def _laplace_passes(laplace_arms) -> bool:
@@ -473,19 +486,32 @@ def _setup_words(spent: float) -> str:
     return f", with the {spent:.3g} s of set-up the budget counts" if spent else ""
 
 
-def _laplace_arms(density, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
-    """The Laplace-t arms over one shared mode search, or none with a note saying why (no interior mode)."""
+def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool = True) -> list[Arm]:
+    """The Laplace-t arms over one shared mode search, or none with a note saying why (no interior mode); with
+    ``refine``, their t moved to the weighted moments where that helps (:mod:`~pmcbandit.arms.evidence.refine`).
+    """
     from pmcbandit.arms.evidence import LaplaceISArm
     from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
+    from pmcbandit.arms.evidence.refine import refine_proposal
 
     search = modes_for(density, find_modes)
     try:
-        return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+        arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                              name="laplace-t" if df == 5.0 else f"laplace-t{df:g}", modes=search, cost=cost)
                 for df, inflation, defensive in proposals]
     except NoInteriorModeError as err:
         notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
         return []
+    if not refine or not arms:
+        return arms
+    done = refined_for(density, arms[0], refine_proposal, REFINE_SEED)
+    if done.modes is None:
+        return arms
+    fractions = " -> ".join(f"{f:.3g}" for f in done.ess_fractions)
+    notes.append(f"Laplace arms' t moved to the importance-weighted posterior moments of {done.draws} set-up draws "
+                 f"(effective-sample fraction of each proposal tried: {fractions}; {done.reason}; "
+                 "evidence_arms(model, refine=False) keeps the Laplace fit)")
+    return [arm.with_modes(done.modes) for arm in arms]
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:

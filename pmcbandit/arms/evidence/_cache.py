@@ -1,4 +1,4 @@
-"""Compiled densities of the models seen in this process, and their mode searches.
+"""Compiled densities of the models seen in this process, their mode searches and refined proposals.
 
 A second evidence run on the same ``pm.Model`` object reuses its compiled
 :class:`~pmcbandit.arms.evidence.ModelDensity` (and the multi-start mode search of the Laplace arms)
@@ -12,12 +12,13 @@ import weakref
 
 import numpy as np
 
-__all__ = ["density_for", "modes_for", "fingerprint", "non_centred_model"]
+__all__ = ["density_for", "modes_for", "refined_for", "fingerprint", "non_centred_model"]
 
 #: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
 #: model whose variables and data are unchanged skips compilation (:func:`density_for`).
 _DENSITIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_REFINED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def density_for(model, non_centre: bool, notes: list[str]):
@@ -76,3 +77,14 @@ def modes_for(density, find_modes):
     if search is None:
         search = _MODES[density] = find_modes(density)
     return search
+
+
+def refined_for(density, arm, refine, seed: int):
+    """``refine(arm, np.random.default_rng(seed))`` (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`), made
+    once per density and proposal settings.
+    """
+    key = (arm.df, arm.inflation, arm.defensive, arm.batch_size, seed)
+    done = _REFINED.setdefault(density, {})
+    if key not in done:
+        done[key] = refine(arm, np.random.default_rng(seed))
+    return done[key]

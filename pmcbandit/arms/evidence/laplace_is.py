@@ -26,6 +26,7 @@ log-mean-exp (Neufeld et al., 2014, Sec. 6.3 treat each estimator of Z as an arm
 
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -263,9 +264,23 @@ class LaplaceISArm(Arm):
             )
         if not modes.interior:
             raise NoInteriorModeError(modes.reason)
-        self.modes = modes
         self._compile_mode = mode
         self._batch_terms = self.density.compile_logp_terms_batch(mode)
+        self._set_proposal(modes)
+        warm = np.random.default_rng(0)
+        # The first, untimed call makes the first calls of the compiled functions; the second is a pull.
+        for call in (lambda: self._log_weights(warm, 2), lambda: self.draw(warm)):
+            start = time.perf_counter()
+            try:
+                call()
+            except FloatingPointError:
+                pass  # reported by the pulls themselves; the time spent is still the cost of one
+        self.expected_seconds = time.perf_counter() - start
+        self.draw_store = DrawReservoir()  # the timing pulls' draws are not the run's
+
+    def _set_proposal(self, modes: ModeSearch) -> None:
+        """Build the t mixture over ``modes`` (the proposal of the class docstring)."""
+        self.modes = modes
         self._components = [_t_component(m.precision, m.location, self.inflation) for m in modes.modes]
         log_z = np.array([m.log_laplace for m in modes.modes])
         n_modes = len(modes.modes)
@@ -281,16 +296,30 @@ class LaplaceISArm(Arm):
         self.location, self.covariance, self.scale = modes.modes[0].location, best.covariance, best.scale
         self._chol, self._log_det_scale = best.chol, best.log_det_scale
         self.log_z_laplace = float(modes.modes[0].log_laplace)
-        warm = np.random.default_rng(0)
-        # The first, untimed call makes the first calls of the compiled functions; the second is a pull.
-        for call in (lambda: self._log_weights(warm, 2), lambda: self.draw(warm)):
-            start = time.perf_counter()
-            try:
-                call()
-            except FloatingPointError:
-                pass  # reported by the pulls themselves; the time spent is still the cost of one
-        self.expected_seconds = time.perf_counter() - start
-        self.draw_store = DrawReservoir()  # the timing pulls' draws are not the run's
+
+    def with_modes(self, modes: ModeSearch, name: str | None = None) -> "LaplaceISArm":
+        """A copy of this arm with its t mixture built over ``modes`` instead (e.g. a :func:`moment_fit`), sharing
+        the compiled density, the settings and ``expected_seconds`` (a pull draws and evaluates as many points).
+        The proposal must be fixed before the copy's first pull for its weights to stay unbiased.
+        """
+        if not isinstance(modes, ModeSearch) or any(m.location.shape != (self.dim,) for m in modes.modes):
+            raise TypeError(f"The 'modes' parameter of LaplaceISArm.with_modes must be a ModeSearch of dimension "
+                            f"{self.dim}. Got {modes!r} instead.")
+        if not modes.interior:
+            raise NoInteriorModeError(modes.reason)
+        twin = copy.copy(self)
+        twin._set_proposal(modes)
+        twin.draw_store = DrawReservoir()
+        if name is not None:
+            twin.name = name
+        return twin
+
+    def weighted_draws(self, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(x, log_w)``: ``size`` i.i.d. proposal points (shape ``(size, d)``) and their log importance weights
+        (``-inf`` where the point is outside the float range, :meth:`ModelDensity.outside_float_range`).
+        """
+        log_w, _, x, _ = self._log_weights(rng, size)
+        return x, log_w
 
     def __getstate__(self):
         # The batched density is a compiled function: a worker compiles its own from the density
