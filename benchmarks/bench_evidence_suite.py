@@ -13,6 +13,8 @@ Run as ``.venv/bin/python -m benchmarks.bench_evidence_suite`` (``--quick`` for 
                 (``evidence_arms(model, smc=True, budget_seconds=seconds)``): does PyMC's SMC help as an arm?
 ``pool_no_pilot`` (not run by default) the default pool without its pilot-t arms (``evidence_arms(...,
                 pilot_is=False)``, set-up counted as for ``pool``): what the moment-matched arms add
+``pool_no_refine`` (not run by default) the default pool with the Laplace arms' proposal as fitted at the mode
+                (``evidence_arms(..., refine=False)``): what the moment refinement adds
 ``sample_smc``  what a PyMC user does: ``pm.sample_smc(model=m, cores=1)`` called repeatedly while the wall
                 clock is under the budget, the estimate being the mean of all its chains' final
                 ``log_marginal_likelihood`` and its SE their sd / sqrt(chains); a call that ends past the
@@ -82,7 +84,12 @@ import numpy as np
 from benchmarks._common import RESULTS, machine, utc_now, write_section
 
 MARK = "RESULT "
-METHODS = ("pool", "sample_smc", "pool_smc", "pool_no_pilot", "dynesty", "nautilus")
+METHODS = ("pool", "sample_smc", "pool_smc", "pool_no_pilot", "pool_no_refine", "dynesty", "nautilus")
+#: The default pool with one of ``evidence_arms``' settings switched: method -> (keyword, value, what it means).
+ABLATIONS = {
+    "pool_no_pilot": ("pilot_is", False, "without its pilot-t arms"),
+    "pool_no_refine": ("refine", False, "with the Laplace arms' fit not refined"),
+}
 DEFAULT_METHODS = ("pool", "sample_smc", "dynesty", "nautilus")
 TIMINGS = ("total", "budget")
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
@@ -173,12 +180,13 @@ def worker(model_name: str, method: str, seconds: float, seed: int, timing: str 
     from models.evidence_suite import SUITE
 
     model = SUITE[model_name]().model
-    if method == "pool_no_pilot":
+    if method in ABLATIONS:
         import functools
 
         import pmcbandit.evidence as ev
 
-        ev._pool = functools.partial(ev._pool, pilot_is=False)  # this worker process only
+        keyword, value, _ = ABLATIONS[method]
+        ev._pool = functools.partial(ev._pool, **{keyword: value})  # this worker process only
         return run_pool(model, seconds, seed, timing=timing)
     if method in ("pool", "pool_smc"):
         return run_pool(model, seconds, seed, smc=method == "pool_smc", timing=timing)
@@ -424,18 +432,21 @@ def markdown(rows: list[dict], references: dict, args, command: str, elapsed: fl
                 f"| {row['model']} | {row['seconds']:g} s | {q['covered']}/{q['n']} | {q['max_abs_z']:.2f} | "
                 f"{q['mse']:.3g} | {p['mse']:.3g} | {q['mse'] / p['mse']:.3g}x | {q['smc_share']:.1%} |"
             )
-    no_pilot = [row for row in rows if row.get("pool_no_pilot") and row.get("pool")]
-    if no_pilot:
+    for method, (_, _, what) in ABLATIONS.items():
+        pairs = [row for row in rows if row.get(method) and row.get("pool")]
+        if not pairs:
+            continue
+        short = method.removeprefix("pool_").replace("_", " ")
         lines += [
             "",
-            "The default pool beside the same pool without its pilot-t arms (`pool_no_pilot`):",
+            f"The default pool beside the same pool {what} (`{method}`):",
             "",
-            "| model | budget | covered / n pool | covered / n no pilot | max abs z pool | max abs z no pilot | "
-            "MSE pool | MSE no pilot | no pilot / pool | mean setup s pool / no pilot |",
+            f"| model | budget | covered / n pool | covered / n {short} | max abs z pool | max abs z {short} | "
+            f"MSE pool | MSE {short} | {short} / pool | mean setup s pool / {short} |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for row in no_pilot:
-            q, p = row["pool_no_pilot"], row["pool"]
+        for row in pairs:
+            q, p = row[method], row["pool"]
             lines.append(
                 f"| {row['model']} | {row['seconds']:g} s | {p['covered']}/{p['n']} | {q['covered']}/{q['n']} | "
                 f"{p['max_abs_z']:.2f} | {q['max_abs_z']:.2f} | {p['mse']:.3g} | {q['mse']:.3g} | "
@@ -533,7 +544,7 @@ def main(argv=None) -> int:
             tasks = [t for t in tasks if (t[0], t[1], float(t[2]), int(t[3])) not in finished]
             done = [r for r in done if r["model"] in references and r["method"] in args.methods]
             print(f"{len(done)} runs read from {args.jsonl}; {len(tasks)} tasks to run", file=sys.stderr)
-        pymc_methods = [m for m in args.methods if m in ("pool", "pool_smc", "pool_no_pilot", "sample_smc")]
+        pymc_methods = [m for m in args.methods if m in ("pool", "pool_smc", "sample_smc", *ABLATIONS)]
         if tasks and pymc_methods and args.warm:
             seconds = warm_compiledirs(sorted({t[0] for t in tasks}), args.workers, args.compiledir_root)
             print(f"compiledirs warmed in {seconds:.0f} s", file=sys.stderr, flush=True)

@@ -26,7 +26,6 @@ log-mean-exp (Neufeld et al., 2014, Sec. 6.3 treat each estimator of Z as an arm
 
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
@@ -307,7 +306,9 @@ class LaplaceISArm(Arm):
                             f"{self.dim}. Got {modes!r} instead.")
         if not modes.interior:
             raise NoInteriorModeError(modes.reason)
-        twin = copy.copy(self)
+        # Not copy.copy: it goes through __getstate__/__setstate__, which compile the batched density again.
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
         twin._set_proposal(modes)
         twin.draw_store = DrawReservoir()
         if name is not None:
