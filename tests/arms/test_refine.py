@@ -113,3 +113,16 @@ def test_pool_refines_once_per_model_with_a_fixed_seed_and_says_so(skewed, caplo
     assert np.isnan(first[0].log_z_laplace) and np.isfinite(kept[0].log_z_laplace)
     with pytest.raises(TypeError, match="'refine' parameter of evidence_arms"):
         evidence_arms(model, refine="yes", **kwargs)
+
+
+def test_with_modes_shares_the_compiled_density(skewed, monkeypatch):
+    _, _, arm = skewed
+
+    def compile_again(*args, **kwargs):
+        raise AssertionError("with_modes compiled the batched density again")
+
+    monkeypatch.setattr(arm.density, "compile_logp_terms_batch", compile_again)
+    twin = arm.with_modes(arm.modes, name="twin")
+    assert twin._batch_terms is arm._batch_terms and twin.name == "twin" and arm.name != "twin"
+    assert twin.draw_store is not arm.draw_store
+    np.testing.assert_array_equal(twin.log_weights(np.random.default_rng(0), 10), arm.log_weights(np.random.default_rng(0), 10))

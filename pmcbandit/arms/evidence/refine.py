@@ -23,9 +23,9 @@ Rules.
 - **Enough effective draws.** A round draws from the current proposal in chunks of
   :data:`REFINE_CHUNK` (at least :data:`REFINE_MIN_DRAWS`, at most :data:`REFINE_MAX_DRAWS`) until Kish's
   effective sample size :math:`(\sum w)^2/\sum w^2` reaches :func:`refine_target` (a covariance in
-  :math:`d` dimensions from fewer effective draws is mostly noise), or until its rate so far cannot
-  reach it within :data:`REFINE_MAX_DRAWS` (a proposal far off, as on a funnel, costs
-  :data:`REFINE_MIN_DRAWS` draws); short of the target, no fit is made.
+  :math:`d` dimensions from fewer effective draws is mostly noise), or until its rate so far, with a
+  slack of :data:`REFINE_SLACK`, cannot reach it within :data:`REFINE_MAX_DRAWS` (a proposal far off,
+  as on a funnel, costs :data:`REFINE_MIN_DRAWS` draws); short of the target, no fit is made.
 - **Never narrower than the Laplace fit.** The fitted covariance is raised to at least the Laplace
   covariance in every direction (in the Laplace fit's whitened coordinates, every eigenvalue below 1
   is set to 1): weighted moments of a heavy-tailed sample understate the spread where the large
@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Refinement", "refine_proposal", "refine_target", "REFINE_CHUNK", "REFINE_GAIN", "REFINE_MAX_DRAWS",
-           "REFINE_GOOD", "REFINE_MIN_DRAWS", "REFINE_ROUNDS"]
+           "REFINE_GOOD", "REFINE_MIN_DRAWS", "REFINE_ROUNDS", "REFINE_SLACK"]
 
 #: Most moment fits made (each after one round of draws).
 REFINE_ROUNDS = 2
@@ -59,6 +59,10 @@ REFINE_CHUNK = 2048
 REFINE_MIN_DRAWS = 4096
 #: Most draws of a round.
 REFINE_MAX_DRAWS = 32768
+#: A round stops short of the target when :data:`REFINE_MAX_DRAWS` draws at its rate so far, times this factor, would
+#: not reach it: heavy-tailed weights make the first chunks' rate look low (the effective sample size of a few
+#: thousand draws is set by their largest weights and grows faster than the count at first).
+REFINE_SLACK = 4.0
 #: Effective-sample fraction of the Laplace fit's first chunk of draws at which it is kept without a fit.
 REFINE_GOOD = 0.5
 #: Factor by which a fitted proposal's effective-sample fraction must exceed the current one's to replace it.
@@ -114,7 +118,7 @@ def _round(arm, rng: np.random.Generator, target: float, first: bool):
         log_w = np.concatenate(lws)
         ess = _ess(log_w)
         good = first and ess >= REFINE_GOOD * n
-        out_of_reach = ess * REFINE_MAX_DRAWS < target * n
+        out_of_reach = REFINE_SLACK * ess * REFINE_MAX_DRAWS < target * n
         if good or n >= REFINE_MAX_DRAWS or (n >= REFINE_MIN_DRAWS and (ess >= target or out_of_reach)):
             return np.concatenate(xs), log_w, ess
 
