@@ -108,7 +108,8 @@ def test_pool_refines_once_per_model_with_a_fixed_seed_and_says_so(skewed, caplo
     assert len(notes) == 1 and "refine=False" in notes[0]
     second = evidence_arms(model, **kwargs)
     assert second[0].modes is first[0].modes  # made once per model in a process
-    np.testing.assert_array_equal(first[0].draw(np.random.default_rng(6))[0], second[0].draw(np.random.default_rng(6))[0])
+    np.testing.assert_array_equal(first[0].draw(np.random.default_rng(6))[0],
+                                  second[0].draw(np.random.default_rng(6))[0])
     kept = evidence_arms(model, refine=False, **kwargs)
     assert np.isnan(first[0].log_z_laplace) and np.isfinite(kept[0].log_z_laplace)
     with pytest.raises(TypeError, match="'refine' parameter of evidence_arms"):
@@ -125,4 +126,5 @@ def test_with_modes_shares_the_compiled_density(skewed, monkeypatch):
     twin = arm.with_modes(arm.modes, name="twin")
     assert twin._batch_terms is arm._batch_terms and twin.name == "twin" and arm.name != "twin"
     assert twin.draw_store is not arm.draw_store
-    np.testing.assert_array_equal(twin.log_weights(np.random.default_rng(0), 10), arm.log_weights(np.random.default_rng(0), 10))
+    np.testing.assert_array_equal(twin.log_weights(np.random.default_rng(0), 10),
+                                  arm.log_weights(np.random.default_rng(0), 10))
