@@ -21,6 +21,7 @@ import numpy as np
 from scipy import integrate, special, stats
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
+from models.evidence_suite import log_tensor_quadrature
 
 
 def beta_binomial(a=2.0, b=3.0, n=20, k=14):
@@ -106,16 +107,11 @@ def gamma_poisson(counts=(0, 3, 1, 7, 2, 0), exposures=(1.0, 2.5, 0.8, 3.0, 1.6,
         lam = pm.Gamma("lam", alpha=a, beta=b, shape=y.size)
         pm.Poisson("y", lam * t, observed=y)
 
-    def log_joint(u, v):
-        a, b = np.exp(u)[..., None], np.exp(v)[..., None]
+    def log_joint(points):
+        u, v = points[:, :1], points[:, 1:]
+        a, b = np.exp(u), np.exp(v)
         lik = (y * np.log(t) - special.gammaln(y + 1) + a * np.log(b) - special.gammaln(a)
                + special.gammaln(a + y) - (a + y) * np.log(b + t)).sum(axis=-1)
-        return lik + 2 * u - np.exp(u) + 2 * v - np.exp(v)  # Gamma(2, 1) densities times the Jacobians a, b
+        return lik + (2 * u - np.exp(u) + 2 * v - np.exp(v))[:, 0]  # Gamma(2, 1) densities times the Jacobians a, b
 
-    x, w = np.polynomial.legendre.leggauss(60)
-    edges = np.linspace(-14.0, 10.0, 25)
-    pts = np.concatenate([0.5 * (hi - lo) * x + 0.5 * (hi + lo) for lo, hi in zip(edges[:-1], edges[1:])])
-    wts = np.concatenate([0.5 * (hi - lo) * w for lo, hi in zip(edges[:-1], edges[1:])])
-    uu, vv = np.meshgrid(pts, pts, indexing="ij")
-    log_w = np.log(wts)
-    return model, float(special.logsumexp(log_joint(uu, vv) + log_w[:, None] + log_w[None, :]))
+    return model, log_tensor_quadrature(log_joint, (-14.0, -14.0), (10.0, 10.0), nodes=60, panels=24)

@@ -83,7 +83,7 @@ def refined_for(density, arm, refine, seed: int):
     """``refine(arm, np.random.default_rng(seed))`` (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`), made
     once per density and proposal settings.
     """
-    key = (arm.df, arm.inflation, arm.defensive, arm.batch_size, seed)
+    key = (arm.df, arm.inflation, arm.defensive, seed)
     done = _REFINED.setdefault(density, {})
     if key not in done:
         done[key] = refine(arm, np.random.default_rng(seed))

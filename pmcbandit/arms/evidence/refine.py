@@ -157,12 +157,12 @@ def refine_proposal(arm, rng: np.random.Generator) -> Refinement:
     x, log_w, ess = _round(current, rng, target, first=True)
     draws = x.shape[0]
     fractions = [ess / x.shape[0]]
+    if fractions[0] >= REFINE_GOOD:
+        return Refinement(None, tuple(fractions), draws,
+                          f"effective-sample fraction {fractions[0]:.3g} of the Laplace fit: already good")
     best = None
     reason = f"{REFINE_ROUNDS} moment fits made"
     for _ in range(REFINE_ROUNDS):
-        if fractions[0] >= REFINE_GOOD:
-            reason = f"effective-sample fraction {fractions[0]:.3g} of the Laplace fit: already good"
-            break
         if ess < target:
             reason = f"{ess:.0f} effective draws in {x.shape[0]}, short of the {target:.0f} a moment fit needs"
             break
