@@ -29,8 +29,13 @@ What is reported (``interval_status``)
    arms are named.
 3. Otherwise the combination is reported; its interval is flagged ``"too_few_observations"``
    (not printed as an interval by :meth:`RunResult.summary`) when its SE has fewer than
-   :data:`MIN_INTERVAL_DOF` effective degrees of freedom, ``"no_reliable_arm"`` when every arm
-   with observations was flagged unreliable, and ``"ok"`` otherwise.
+   :data:`MIN_INTERVAL_DOF` effective degrees of freedom, or when arms with too few weights for the
+   spread of their logs (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`: such an average
+   is most often too low by more than its SE) hold at least
+   :data:`~pmcbandit.result_messages.SPREAD_WEIGHT_SHARE` of its weight; ``"ok"`` otherwise.
+   ``"no_reliable_arm"`` comes first, before the consistency test: when every arm with observations
+   was flagged unreliable, neither their combination nor their random-effects interval is one to
+   read.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
 from pmcbandit.stats.psis import ArmReliability
-from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, RunMessages
+from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, SPREAD_WEIGHT_SHARE, RunMessages
 
 __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF",
            "KHAT_MIN_WEIGHTS"]
@@ -177,11 +182,11 @@ class RunResult(RunMessages):
         c = self.combined
         if not c.estimate == c.estimate:
             return "no_estimate"
-        if self.consistency.flagged:
-            return "random_effects"
         if self._all_unreliable:
             return "no_reliable_arm"
-        if not c.df >= MIN_INTERVAL_DOF:
+        if self.consistency.flagged:
+            return "random_effects"
+        if not c.df >= MIN_INTERVAL_DOF or self._spread_arms.size:
             return "too_few_observations"
         return "ok"
 
@@ -189,6 +194,17 @@ class RunResult(RunMessages):
     def interval_reliable(self) -> bool:
         """Whether the reported interval is one to print (``"ok"`` or ``"random_effects"``)."""
         return self.interval_status in ("ok", "random_effects")
+
+    @cached_property
+    def _spread_arms(self) -> np.ndarray:
+        """Arms too spread for their number of weights (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`)
+        that hold together at least :data:`~pmcbandit.result_messages.SPREAD_WEIGHT_SHARE` of the combination's
+        weight (step 3 of the module docstring); empty otherwise.
+        """
+        short = np.flatnonzero(self.combined.used & self.reliability.undersampled)
+        if short.size and float(np.sum(self.combined.weights[short])) >= SPREAD_WEIGHT_SHARE:
+            return short
+        return short[:0]
 
     @property
     def _all_unreliable(self) -> bool:

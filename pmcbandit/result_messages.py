@@ -106,8 +106,8 @@ class RunMessages:
                     "zero_variance",
                 )
             )
-        short = np.flatnonzero(self.combined.used & self.reliability.undersampled)
-        if short.size and float(np.sum(self.combined.weights[short])) >= SPREAD_WEIGHT_SHARE:
+        short = self._spread_arms
+        if short.size:
             out.append(WarningText(self._spread_text(short), UnreliableArmWarning, "weight_spread"))
         status = self.interval_status
         h = self.consistency
@@ -137,7 +137,7 @@ class RunMessages:
                     "independent_check",
                 )
             )
-        if status == "too_few_observations":
+        if status == "too_few_observations" and not short.size:  # the spread warning says why
             out.append(
                 WarningText(
                     f"the standard error rests on too few observations ({self.combined.df:.3g} effective degrees of "
@@ -182,10 +182,11 @@ class RunMessages:
             elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
             action = (f"run with a larger budget, about {elapsed * factor:.3g} s at these settings, estimated from "
                       f"this run's costs; {steps}")
+        withheld = ", so no interval is reported" if self.interval_status == "too_few_observations" else ""
         return (
             "the answer rests on arms whose log weights are too spread for their number, so the estimate is "
-            "most likely too low by more than its standard error (an importance average needs about exp(s²/2) "
-            f"weights when their logs have variance s²): {', '.join(parts)}: {action}"
+            f"most likely too low by more than its standard error{withheld} (an importance average needs about "
+            f"exp(s²/2) weights when their logs have variance s²): {', '.join(parts)}: {action}"
         )
 
     def _check_advice(self) -> str:

@@ -132,6 +132,17 @@ def test_every_arm_unreliable_is_flagged():
     assert any("every arm" in m for m in messages)
 
 
+def test_unreliable_arms_that_disagree_give_no_random_effects_interval():
+    """Two heavy-tailed arms (k = 0.95) of different Z: the disagreement between arms that both failed the k-hat
+    check is no interval to read, so the status is no_reliable_arm, not random_effects."""
+    arms = [_WeightArm("heavy", 0.95, size=500), _WeightArm("shifted", 0.95, z=np.exp(5.0), size=500)]
+    res, messages = _run(arms, random_seed=6, budget=pb.Pulls(20), policy="uniform")
+    assert res.reliability.unreliable.all() and res.consistency.flagged
+    assert res.interval_status == "no_reliable_arm" and not res.interval_reliable
+    assert "95% CI" not in res.summary().splitlines()[0]
+    assert any("every arm" in m for m in messages) and not any("disagree" in m for m in messages)
+
+
 def test_reliability_survives_inference_data_and_checkpoints(tmp_path):
     arms = [_WeightArm("light", "lognormal"), _WeightArm("heavy", 0.9)]
     res, _ = _run(arms, random_seed=7, budget=pb.Pulls(60))
@@ -181,6 +192,10 @@ def test_an_unchecked_arm_too_spread_for_its_weights_warns_with_the_budget_it_ne
     assert len(spread) == 1 and spread[0].category is UnreliableArmWarning
     assert "spread (20 weights" in spread[0] and "run with a budget of at least" in spread[0]
     assert sum("too spread" in m for m in messages) == 1  # issued once
+    # the interval is withheld, and the spread warning alone says why (20 pulls have the degrees of freedom)
+    assert res.interval_status == "too_few_observations" and res.combined.df >= 9
+    assert "no interval is reported" in spread[0] and "95% CI" not in res.summary().splitlines()[0]
+    assert not any(m.topic == "too_few_observations" for m in res.warnings())
     # kept through the InferenceData
     assert [m.topic for m in from_inference_data(res.to_inference_data()).warnings()] == [
         m.topic for m in res.warnings()]
@@ -244,6 +259,7 @@ def test_an_undersampled_arm_warns_only_with_a_tenth_of_the_weight_or_more(seed,
     assert res.reliability.undersampled.tolist() == [False, True]
     assert (res.combined.weights[1] >= 0.1) == warned
     assert any("too spread" in m and "spread (20 weights" in m for m in messages) == warned
+    assert (res.interval_status == "too_few_observations") == warned
 
 
 class _RecordingArm(_WeightArm):

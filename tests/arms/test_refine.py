@@ -128,3 +128,20 @@ def test_with_modes_shares_the_compiled_density(skewed, monkeypatch):
     assert twin.draw_store is not arm.draw_store
     np.testing.assert_array_equal(twin.log_weights(np.random.default_rng(0), 10),
                                   arm.log_weights(np.random.default_rng(0), 10))
+
+
+def test_the_importance_arms_of_one_density_share_one_batched_compile(skewed, monkeypatch):
+    """A second arm on the same density (another t, a pilot-t arm) reuses the batched density compiled for the
+    first: compiling it costs seconds on a large model."""
+    _, _, arm = skewed
+    import pymc.pytensorf
+
+    def compile_again(*args, **kwargs):
+        raise AssertionError("a second arm compiled the batched density again")
+
+    monkeypatch.setattr(pymc.pytensorf, "compile", compile_again)
+    other = LaplaceISArm(arm.density, df=20.0, modes=arm.modes, batch_size=64, name="other")
+    assert other._batch_terms is arm._batch_terms
+    # a compile mode asked for the first time is compiled (and then shared in turn)
+    with pytest.raises(AssertionError, match="compiled the batched density again"):
+        arm.density.compile_logp_terms_batch("FAST_COMPILE")

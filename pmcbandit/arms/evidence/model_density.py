@@ -236,6 +236,7 @@ class ModelDensity:
         self._laplace_fn = None
         self._grad_fn = None
         self._grad_failed = False  # numba could not compile the gradient (the mode search tries once)
+        self._batch_terms = {}  # compile mode -> compile_logp_terms_batch's function, shared by every arm
         # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
         self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
         self.point_fn.trust_input = True
@@ -358,8 +359,15 @@ class ModelDensity:
         As :meth:`compile_logp_batch`, with the two terms as separate outputs (arrays of
         shape ``(n,)``), for proposals that contain the prior (a defensive mixture needs
         :math:`\\log p(x)` in :math:`\\log q(x)`). The same fallback to the numba row loop
-        of :meth:`logp_terms_batch` for graphs without a batched form.
+        of :meth:`logp_terms_batch` for graphs without a batched form. Compiled once per ``mode``
+        and shared by every caller (the importance-sampling arms of one pool call it in turn,
+        never at the same time: they are not thread-safe).
         """
+        if mode not in self._batch_terms:
+            self._batch_terms[mode] = self._compile_terms_batch(mode)
+        return self._batch_terms[mode]
+
+    def _compile_terms_batch(self, mode):
         import pytensor.tensor as pt
         from pymc.pytensorf import compile as compile_pymc
         from pytensor.graph.replace import vectorize_graph
