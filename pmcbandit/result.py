@@ -23,7 +23,10 @@ What is reported (``interval_status``)
    carry the estimate itself; the random-effects estimate of a disagreement includes it. The
    test treats each arm's mean as normal with its estimated standard error; an arm
    whose variance comes from the spread of a few skewed observations (AIS weights, one per pull)
-   breaks that, and its disagreements would be false alarms, hence tens of degrees of freedom. If they disagree (``p <
+   breaks that, and its disagreements would be false alarms, hence tens of degrees of freedom,
+   and no arm too spread for its number of weights
+   (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`: its average is most often too low by
+   more than its SE, which the test would read as a disagreement). If they disagree (``p <
    alpha``), the reported estimate, SE and interval are
    the random-effects ones (``"random_effects"``), which cover the disagreement, and the outlying
    arms are named.
@@ -171,8 +174,9 @@ class RunResult(RunMessages):
                 y = np.log(c.mean)
                 se = se / c.mean
         rel = self.reliability
-        # Unchecked arms (no k-hat yet) are compared though not combined (step 2); unreliable ones are not.
-        compared = c.used | ((c.n > 0) & rel.unchecked & ~rel.unreliable & ~c.suspect)
+        # Unchecked arms (no k-hat yet) are compared though not combined (step 2); unreliable ones are not, nor
+        # arms too spread for their number of weights.
+        compared = (c.used | ((c.n > 0) & rel.unchecked & ~rel.unreliable & ~c.suspect)) & ~rel.undersampled
         mask = compared & c.own & (c.nu >= MIN_CONSISTENCY_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
         return heterogeneity(y, se, mask=mask, nu=c.nu)
 

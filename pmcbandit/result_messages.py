@@ -228,6 +228,8 @@ class RunMessages:
                 f"{name} failed the Pareto k-hat check: run with a larger budget, so the pool sizes the "
                 "other family's arms with more annealing steps (their counts grow with the budget)"
             )
+        if rel.undersampled[k]:
+            return self._spread_check_advice(k)
         if str(self.settings.get("budget", "")).startswith("Pulls"):
             return (
                 f"run with a budget of at least {math.ceil(need / share)} pulls so {name} reaches {need} "
@@ -245,6 +247,27 @@ class RunMessages:
             f"in the cross-check share {share:g} — estimated from this run's costs ({pulls} pulls of "
             f"{per_pull:.3g} s in {elapsed:.3g} s)"
         )
+
+    def _spread_check_advice(self, k: int) -> str:
+        r"""The action for a check arm left out of the consistency test as too spread for its weights: more
+        annealing steps. The variance of AIS log weights falls as the steps grow, about as their inverse once
+        they are many (Neal 2001, Sec. 4), and the pool sizes the check arm's steps in proportion to the
+        budget, so the budget must grow by the factor that brings the variance to :math:`2\log n` for
+        :math:`n` = :data:`~pmcbandit.runtime.guards.CHECK_PULLS` weights (the spread rule's bound at that
+        count), and at least by the factor that brings its weights to that count.
+        """
+        s2 = float(self.reliability.log_w_var[k])
+        n = int(self.reliability.n_weights[k])
+        factor = max(s2 / (2.0 * math.log(CHECK_PULLS)), CHECK_PULLS / max(n, 1), 1.0)
+        h = self.history
+        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+        what = (f"{self.arm_names[k]} was left out of the comparison: its log weights are too spread for their "
+                f"number (variance {s2:.3g} over {n} weights)")
+        if str(self.settings.get("budget", "")).startswith("Pulls") or not elapsed > 0:
+            return (f"{what}: give it weights about {factor:.3g}x less spread in their logs (for AIS, as many more "
+                    "annealing steps)")
+        return (f"{what}: run with about {factor:.3g}x the budget, so the pool sizes it with that many more annealing "
+                f"steps (about {elapsed * factor:.3g} s of pulls, estimated from this run's costs)")
 
     @property
     def _check_share(self) -> float:

@@ -229,6 +229,22 @@ def test_the_spread_rule_needs_ten_weights_and_becomes_an_error_under_a_filter()
             pb.run([_SpreadArm("spread", 16.0)], random_seed=3, budget=pb.Pulls(20), progressbar=False)
 
 
+def test_an_arm_too_spread_for_its_weights_is_left_out_of_the_consistency_test():
+    """Both arms estimate Z = 1; the spread one (40 weights of log-variance 9) reads low by more than its SE, which
+    the consistency test would take for a disagreement (seed 2): it is left out of the test, and the missing check
+    is reported with the action that would give it."""
+    spread = _SpreadArm("spread", 9.0)
+    spread.family = "annealing"
+    arms = [_WeightArm("checked", "lognormal", family="importance"), spread]
+    res, messages = _run(arms, random_seed=2, budget=pb.Pulls(80), policy="uniform")
+    assert res.reliability.undersampled.tolist() == [False, True]
+    assert not res.consistency.flagged and 1 not in list(res.consistency.compared)
+    assert res.interval_status == "ok"
+    check = [m for m in res.warnings() if m.topic == "independent_check"]
+    assert len(check) == 1 and "spread was left out of the comparison" in check[0]
+    assert "annealing steps" in check[0] and not any("disagree" in m for m in messages)
+
+
 class _StuckArm(_SpreadArm):
     """Tight log weights, but one pull of every ``every`` is a chain stuck far below (log w - 500)."""
 
