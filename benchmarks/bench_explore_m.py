@@ -281,8 +281,11 @@ def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
         "arm by counting the running sums at or below the target instead of a bisection; OCBA-m counts the arms "
         "short of their allotment first (pull counts kept as floats) and takes a single short arm directly, "
         "summing shortfalls only when two or more are short; the decisions are inlined into the simulator loop; "
-        "no row views in the hot path. 'identical runs': samples, stops, choices, counts per arm and guarantees "
-        "of the two are equal.",
+        "no row views in the hot path; the simulator's loop runs on views of its arrays that carry no reference "
+        "count (the caller holds every array for the whole run), so passing the state to the inlined kernels on "
+        "every pull and taking an arm's reward stream as a row do no atomic increments and decrements (each one "
+        "a locked instruction that also holds back the loads and stores around it). 'identical runs': samples, "
+        "stops, choices, counts per arm and guarantees of the two are equal.",
     ]
     if threads:
         lines += [

@@ -37,6 +37,9 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit.arms.evidence._kernels import uniform
@@ -239,6 +242,24 @@ def _nss(spec, ints, reals, means, ranked, low, high):
     return (total - low) / (high - low) if high > low else 1.0
 
 
+@intrinsic
+def _borrowed(typingctx, array):
+    """The same array (data, shape, strides) without its reference count: passing it to inlined functions, taking
+    views of it and dropping them do no atomic increments and decrements. The caller must keep the array itself
+    alive for as long as the view is used, and must not return the view or store it in an object that outlives it.
+    """
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        view = context.make_array(signature.args[0])(context, builder, value=args[0])
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+
+    return array(array), codegen
+
+
 @numba.njit(cache=True)
 def _machine_run(spec, schedule, means, family, scale, states, u_state, table, uniforms, max_samples, ints, reals,
                  scal, order, grid, trace_dhat, trace_nss, low, high, honour_stop):
@@ -250,6 +271,25 @@ def _machine_run(spec, schedule, means, family, scale, states, u_state, table, u
     work = np.empty(n_arms)
     scratch = np.empty(n_arms, dtype=np.int64)
     ranked = np.empty(n_arms, dtype=np.int64)
+    return _machine_loop(spec, schedule, means, family, scale, states, u_state, table, uniforms, max_samples, ints,
+                         reals, scal, order, grid, trace_dhat, trace_nss, low, high, honour_stop, out, work, scratch,
+                         ranked)
+
+
+@numba.njit(cache=True)
+def _machine_loop(spec, schedule, means, family, scale, states, u_state, table, uniforms, max_samples, ints, reals,
+                  scal, order, grid, trace_dhat, trace_nss, low, high, honour_stop, out, work, scratch, ranked):
+    """:func:`_machine_run`'s loop, with its scratch arrays (``out``, ``work``, ``scratch``, ``ranked``) given. Every
+    array is held by the caller for the whole call, so the loop works on :func:`_borrowed` views: the state passed
+    to the inlined kernels on every pull, and the per-arm reward streams taken as rows, count no references.
+    """
+    spec, schedule, means, states, u_state = _borrowed(spec), _borrowed(schedule), _borrowed(means), \
+        _borrowed(states), _borrowed(u_state)
+    table, uniforms, ints, reals, scal = _borrowed(table), _borrowed(uniforms), _borrowed(ints), _borrowed(reals), \
+        _borrowed(scal)
+    order, grid, trace_dhat, trace_nss = _borrowed(order), _borrowed(grid), _borrowed(trace_dhat), \
+        _borrowed(trace_nss)
+    out, work, scratch, ranked = _borrowed(out), _borrowed(work), _borrowed(scratch), _borrowed(ranked)
     used = 0
     g = 0
     t = 0
