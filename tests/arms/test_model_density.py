@@ -282,7 +282,9 @@ def test_batched_terms_match_the_point_function(evidence_models, monkeypatch):
         raise NotImplementedError("no batched form")
 
     monkeypatch.setattr(pytensor.graph.replace, "vectorize_graph", refuse)
-    assert density.compile_logp_terms_batch() == density.logp_terms_batch
+    # a compile mode not asked for before is compiled now (the default one is cached), and falls back
+    assert density.compile_logp_terms_batch("FAST_COMPILE") == density.logp_terms_batch
+    assert density.compile_logp_terms_batch() is density.compile_logp_terms_batch()
 
 
 def test_eval_seconds_is_measured(evidence_models):
