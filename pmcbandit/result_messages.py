@@ -38,6 +38,15 @@ SPREAD_WEIGHT_SHARE = 0.1
 SPREAD_HOPELESS = 1e6
 
 
+def _steps_factor(s2: float, n: int) -> float:
+    r"""How many times its annealing steps an AIS arm whose log weights have variance ``s2`` needs for ``n`` weights
+    to pass the spread rule (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`: variance at most
+    :math:`2\log n`), at least 1: the variance of AIS log weights falls as the steps grow, about as their inverse
+    once they are many (Neal 2001, Sec. 4).
+    """
+    return max(s2 / (2.0 * math.log(max(n, 2))), 1.0)
+
+
 class RunMessages:
     """Warnings and notes of a :class:`~pmcbandit.result.RunResult` (module docstring)."""
 
@@ -173,15 +182,21 @@ class RunMessages:
             factor = max(factor, need / n)
             count = f"about {need:.3g}" if need < SPREAD_HOPELESS else f"over {SPREAD_HOPELESS:.0e}"
             parts.append(f"{self.arm_names[k]} ({n} weights, variance of their logs {s2:.3g}: {count} needed)")
-        steps = "a larger budget also gives AIS arms more annealing steps, which narrows the spread"
+        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+        pulls_budget = str(self.settings.get("budget", "")).startswith("Pulls")
+        grow = max(_steps_factor(float(rel.log_w_var[k]), int(rel.n_weights[k])) for k in arms)
+        steps = (f"give annealing arms about {grow:.3g}x their annealing steps at this number of weights (the "
+                 "variance of AIS log weights falls about as the inverse of the steps)")
+        if not pulls_budget and elapsed > 0:
+            steps += (f"; estimate_evidence's pool sizes its AIS arms' steps in proportion to a time budget: there, "
+                      f"about {grow:.3g}x the budget (about {elapsed * grow:.3g} s of pulls)")
         if factor * len(h) >= SPREAD_HOPELESS:
-            action = f"no practical budget gives them enough at these settings, but {steps}: run with a larger budget"
-        elif str(self.settings.get("budget", "")).startswith("Pulls"):
-            action = f"run with a budget of at least {math.ceil(len(h) * factor):d} pulls at these settings; {steps}"
+            action = f"no practical budget gives them enough weights at these settings: {steps}"
+        elif pulls_budget:
+            action = f"run with a budget of at least {math.ceil(len(h) * factor):d} pulls at these settings, or {steps}"
         else:
-            elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
             action = (f"run with a larger budget, about {elapsed * factor:.3g} s at these settings, estimated from "
-                      f"this run's costs; {steps}")
+                      f"this run's costs, or {steps}")
         withheld = ", so no interval is reported" if self.interval_status == "too_few_observations" else ""
         return (
             "the answer rests on arms whose log weights are too spread for their number, so the estimate is "
@@ -258,7 +273,7 @@ class RunMessages:
         """
         s2 = float(self.reliability.log_w_var[k])
         n = int(self.reliability.n_weights[k])
-        factor = max(s2 / (2.0 * math.log(CHECK_PULLS)), CHECK_PULLS / max(n, 1), 1.0)
+        factor = max(_steps_factor(s2, CHECK_PULLS), CHECK_PULLS / max(n, 1))
         h = self.history
         elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
         what = (f"{self.arm_names[k]} was left out of the comparison: its log weights are too spread for their "

@@ -191,6 +191,9 @@ def test_an_unchecked_arm_too_spread_for_its_weights_warns_with_the_budget_it_ne
     spread = [m for m in res.warnings() if m.topic == "weight_spread"]
     assert len(spread) == 1 and spread[0].category is UnreliableArmWarning
     assert "spread (20 weights" in spread[0] and "run with a budget of at least" in spread[0]
+    # or more annealing steps: the variance must come down to 2 log n (about 1/steps)
+    grow = rel.log_w_var[0] / (2 * np.log(20))
+    assert f"about {grow:.3g}x their annealing steps" in spread[0] and "pool sizes" not in spread[0]
     assert sum("too spread" in m for m in messages) == 1  # issued once
     # the interval is withheld, and the spread warning alone says why (20 pulls have the degrees of freedom)
     assert res.interval_status == "too_few_observations" and res.combined.df >= 9
