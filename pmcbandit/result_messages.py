@@ -188,8 +188,9 @@ class RunMessages:
         steps = (f"give annealing arms about {grow:.3g}x their annealing steps at this number of weights (the "
                  "variance of AIS log weights falls about as the inverse of the steps)")
         if not pulls_budget and elapsed > 0:
-            steps += (f"; estimate_evidence's pool sizes its AIS arms' steps in proportion to a time budget: there, "
-                      f"about {grow:.3g}x the budget (about {elapsed * grow:.3g} s of pulls)")
+            steps += (f"; estimate_evidence's pool sizes its AIS arms' steps in proportion to a time budget (up to "
+                      f"the counts asked for): there, about {grow:.3g}x the budget (about {elapsed * grow:.3g} s of "
+                      "pulls)")
         if factor * len(h) >= SPREAD_HOPELESS:
             action = f"no practical budget gives them enough weights at these settings: {steps}"
         elif pulls_budget:
