@@ -182,8 +182,7 @@ class RunMessages:
             factor = max(factor, need / n)
             count = f"about {need:.3g}" if need < SPREAD_HOPELESS else f"over {SPREAD_HOPELESS:.0e}"
             parts.append(f"{self.arm_names[k]} ({n} weights, variance of their logs {s2:.3g}: {count} needed)")
-        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
-        pulls_budget = str(self.settings.get("budget", "")).startswith("Pulls")
+        elapsed, pulls_budget = self._elapsed, self._pulls_budget
         grow = max(_steps_factor(float(rel.log_w_var[k]), int(rel.n_weights[k])) for k in arms)
         steps = (f"give annealing arms about {grow:.3g}x their annealing steps at this number of weights (the "
                  "variance of AIS log weights falls about as the inverse of the steps)")
@@ -246,7 +245,7 @@ class RunMessages:
             )
         if rel.undersampled[k]:
             return self._spread_check_advice(k)
-        if str(self.settings.get("budget", "")).startswith("Pulls"):
+        if self._pulls_budget:
             return (
                 f"run with a budget of at least {math.ceil(need / share)} pulls so {name} reaches {need} "
                 f"observations in the cross-check share {share:g} (estimated from this run)"
@@ -254,7 +253,7 @@ class RunMessages:
         # Two estimates from this run, the larger kept: the arm's pulls grow in proportion to the run's
         # length (1.1: a margin), and its share of the spending must pay for `need` pulls.
         pulls = int(np.sum(arms == k))
-        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+        elapsed = self._elapsed
         seconds_needed = need * per_pull / share
         if pulls > 0 and elapsed > 0:
             seconds_needed = max(seconds_needed, 1.1 * elapsed * need / pulls)
@@ -275,15 +274,25 @@ class RunMessages:
         s2 = float(self.reliability.log_w_var[k])
         n = int(self.reliability.n_weights[k])
         factor = max(_steps_factor(s2, CHECK_PULLS), CHECK_PULLS / max(n, 1))
-        h = self.history
-        elapsed = float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+        elapsed = self._elapsed
         what = (f"{self.arm_names[k]} was left out of the comparison: its log weights are too spread for their "
                 f"number (variance {s2:.3g} over {n} weights)")
-        if str(self.settings.get("budget", "")).startswith("Pulls") or not elapsed > 0:
+        if self._pulls_budget or not elapsed > 0:
             return (f"{what}: give it weights about {factor:.3g}x less spread in their logs (for AIS, as many more "
                     "annealing steps)")
         return (f"{what}: run with about {factor:.3g}x the budget, so the pool sizes it with that many more annealing "
                 f"steps (about {elapsed * factor:.3g} s of pulls, estimated from this run's costs)")
+
+    @property
+    def _elapsed(self) -> float:
+        """Wall seconds of the run so far (its history's last ``wall``; NaN before the first pull)."""
+        h = self.history
+        return float(np.nanmax(h.column("wall"))) if len(h) else math.nan
+
+    @property
+    def _pulls_budget(self) -> bool:
+        """Whether the run's budget counts pulls (its advice is then in pulls, not seconds)."""
+        return str(self.settings.get("budget", "")).startswith("Pulls")
 
     @property
     def _check_share(self) -> float:
