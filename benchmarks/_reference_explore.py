@@ -2,7 +2,9 @@
 stopping-time simulator's machine loop as they were before the kernels timed as "new" by
 ``benchmarks.bench_explore_m --throughput`` (running sums and products of the levels recomputed from the
 pulled arm on, all levels recomputed whenever the cutoff moves). Timed beside the package's on the same streams:
-both must give the same runs. Not part of the package.
+both must give the same runs, so the levels take the package's exponential
+(:func:`pmcbandit.identification.explore_kernels._exp`) instead of the library's ``math.exp`` they called then,
+whose last bit can differ from it. Not part of the package.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 
 from pmcbandit.arms.evidence._kernels import uniform
 from pmcbandit.identification.base import MachineSpec
+from pmcbandit.identification.explore_kernels import _exp
 from pmcbandit.identification.simulate import FAMILIES, StoppingTimes, _check_means, _correct, _spec, _streams
 from pmcbandit.policies.variates import std_normal as counter_normal
 
@@ -341,7 +344,7 @@ def _level(spec, ints, reals, i, c, tight):
         b = reals[R_EBB, i]
         x = 2.0 * d / (b + math.sqrt(b * b + reals[R_EBA, i] * d))
         e = max(e, x * x - _LOG3)
-    return math.exp(-e) if e > 0.0 else 1.0
+    return _exp(-e) if e > 0.0 else 1.0
 
 
 @numba.njit(cache=True, inline="always")

@@ -1,9 +1,12 @@
 """The EXPLORE-m kernels' shortcuts give the numbers of the plain computation: the processor's square root equals
-``math.sqrt``, the cutoff kept when a pull leaves the arms at ranks (m), (m+1) alone equals a fresh one, pi_2's
-candidates kept by insertion and removal (and rebuilt without branches) equal a scan over all arms, and the
-simulator's runs equal the frozen previous kernels' (``benchmarks/_reference_explore.py``) pull for pull."""
+``math.sqrt``, the kernels' exponential is within one unit in the last place of the correctly rounded value (and
+the same number on vectors as one at a time), the cutoff kept when a pull leaves the arms at ranks (m), (m+1)
+alone equals a fresh one, pi_2's candidates kept by insertion and removal (and rebuilt without branches) equal a
+scan over all arms, and the simulator's runs equal the frozen previous kernels'
+(``benchmarks/_reference_explore.py``) pull for pull."""
 
 import math
+from decimal import Decimal, localcontext
 
 import numba
 import numpy as np
@@ -31,6 +34,41 @@ def test_instruction_square_root_equals_math_sqrt_exactly():
     _both_roots(x, out)
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], np.sqrt(x))
+
+
+@numba.njit(cache=True)
+def _exps_on_vectors(x, out):
+    for i in range(x.shape[0]):  # no branch: the loop runs on vectors
+        out[i] = ek._exp(x[i])
+
+
+@numba.njit(cache=True)
+def _exp_one(x):
+    return ek._exp(x)
+
+
+def _ulps(a, b):
+    return np.abs(a.view(np.int64) - b.view(np.int64))  # same sign: the distance in representable numbers
+
+
+def test_kernel_exponential_is_within_one_ulp_of_the_correctly_rounded_value():
+    rng = np.random.default_rng(5)
+    x = -np.concatenate([
+        rng.exponential(size=4000) * 1e-6, rng.exponential(size=4000), rng.exponential(size=4000) * 50.0,
+        rng.uniform(0.0, 708.0, 4000), rng.uniform(708.0, 745.2, 2000),  # normal results, then subnormal ones
+        np.arange(0, 40) * math.log(2.0),  # where the reduction switches between multiples of ln 2
+    ])
+    out = np.empty_like(x)
+    _exps_on_vectors(x, out)
+    with localcontext() as ctx:
+        ctx.prec = 50
+        exact = np.array([float(Decimal(float(v)).exp()) for v in x])  # float() of a Decimal rounds correctly
+    assert _ulps(out, exact).max() <= 1
+    assert (out == exact).mean() > 0.9
+    np.testing.assert_array_equal(out, [_exp_one(float(v)) for v in x])  # one at a time: the same numbers
+    special = np.array([0.0, -0.0, -746.0, -1e300, -np.inf])
+    _exps_on_vectors(special, out[:5])
+    assert out[:5].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize("algo", [
