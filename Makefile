@@ -64,6 +64,6 @@ clean: clean-numba
 
 # numba's on-disk cache of compiled kernels (beside each module, in __pycache__) is checked against the
 # caller's own source file only: a kernel that inlines one from another module keeps the old code after
-# that module changes.
+# that module changes (the tests' and benchmarks' kernels inline the package's too).
 clean-numba:
-	find pmcbandit -name '*.nbi' -delete -o -name '*.nbc' -delete
+	find pmcbandit tests benchmarks -name '*.nbi' -delete -o -name '*.nbc' -delete
