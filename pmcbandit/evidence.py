@@ -279,9 +279,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     independent check, with the budget that would do.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
-    counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search runs first, and the
-    AIS arms are sized for what is left of ``budget_seconds`` after the set-up so far (at least
-    :data:`MIN_RUN_SHARE` of it); the budget the warning names then includes that set-up.
+    counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
+    other arms' set-up run first, and the AIS arms are sized last, for what is left of ``budget_seconds``
+    after the set-up so far (at least :data:`MIN_RUN_SHARE` of it); the budget the warning names then
+    includes that set-up.
     """
     from pmcbandit.arms.evidence import AISArm, PriorISArm
     from pmcbandit.arms.evidence.ais import PROBE_STEPS
@@ -326,7 +327,14 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     if want_hmc and pilot is not None:
         hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
                            hmc_pilot=pilot)
-    if served and budget_seconds is not None and started is not None:
+    # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
+    # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
+    tail = []
+    if prior:
+        tail.append(PriorISArm(density, batch_size=batch_size, cost=cost))
+    if smc:
+        tail.append(_timed_smc_arm(model))
+    if (served or tail) and budget_seconds is not None and started is not None:
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
@@ -391,18 +399,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     arms += laplace_arms
     if want_pilot_arms and pilot is not None:
         arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
-    if prior:
-        arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
-    if smc:
-        from pmcbandit.arms.evidence import SMCArm
-
-        smc_arm = SMCArm(model)
-        # One untimed run compiles; a pull's duration is known only from a timed one.
-        smc_arm.draw(np.random.default_rng(0))
-        start = time.perf_counter()
-        smc_arm.draw(np.random.default_rng(1))
-        smc_arm.expected_seconds = time.perf_counter() - start
-        arms.append(smc_arm)
+    arms += tail
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
     alerts: list[WarningText] = []
@@ -524,6 +521,18 @@ def _distinct_steps(steps: list[int]) -> list[int]:
         if not kept or n >= 1.5 * kept[-1]:
             kept.append(n)
     return kept
+
+
+def _timed_smc_arm(model):
+    """PyMC's SMC as an arm, with a pull's predicted duration from a timed run (an untimed one compiles first)."""
+    from pmcbandit.arms.evidence import SMCArm
+
+    smc_arm = SMCArm(model)
+    smc_arm.draw(np.random.default_rng(0))
+    start = time.perf_counter()
+    smc_arm.draw(np.random.default_rng(1))
+    smc_arm.expected_seconds = time.perf_counter() - start
+    return smc_arm
 
 
 def _check_proposals(proposals) -> list[tuple[float, float, float]]:

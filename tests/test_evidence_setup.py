@@ -73,3 +73,37 @@ def test_a_second_call_on_the_same_model_reuses_its_compiled_density_until_the_d
         pm.set_data({"x": np.array([0.0, 1.0, 2.0])})
     changed = _density(model, True, notes)
     assert changed is not first and _density(model, True, notes) is changed
+
+
+def test_the_ais_arms_are_sized_for_the_time_left_after_the_other_arms_set_up(monkeypatch):
+    """The AIS arms are sized last: the set-up they are sized after includes the prior arm's (its sampler's
+    compilation), so an arm is not sized for time the run will not have."""
+    import time
+
+    from pmcbandit import evidence
+    from pmcbandit.arms.evidence import prior_is
+
+    built = {}
+    original = prior_is.PriorISArm.__init__
+
+    def slow_prior_arm(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        time.sleep(0.5)
+        built["at"] = time.perf_counter()
+
+    sized_after = []
+
+    def spy(seconds, setup):
+        sized_after.append(setup)
+        return evidence.seconds_after_setup.__wrapped__(seconds, setup)
+
+    spy.__wrapped__ = evidence.seconds_after_setup
+    monkeypatch.setattr(prior_is.PriorISArm, "__init__", slow_prior_arm)
+    monkeypatch.setattr(evidence, "seconds_after_setup", spy)
+    model, _ = analytic_models.normal_normal()
+    started = time.perf_counter()
+    arms, _, _ = evidence._pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=True,
+                                laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
+                                batch_size=200, cost="cpu_seconds", budget_seconds=60.0, started=started)
+    assert max(sized_after) >= built["at"] - started
+    assert [a.name for a in arms][-1] == "prior-is"  # the pool's order is unchanged
