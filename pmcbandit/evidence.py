@@ -329,12 +329,12 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                            hmc_pilot=pilot)
     # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
     # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
-    tail = []
+    other_arms = []
     if prior:
-        tail.append(PriorISArm(density, batch_size=batch_size, cost=cost))
+        other_arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
     if smc:
-        tail.append(_timed_smc_arm(model))
-    if (served or tail) and budget_seconds is not None and started is not None:
+        other_arms.append(_timed_smc_arm(model))
+    if (served or other_arms) and budget_seconds is not None and started is not None:
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
@@ -399,7 +399,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     arms += laplace_arms
     if want_pilot_arms and pilot is not None:
         arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
-    arms += tail
+    arms += other_arms
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
     alerts: list[WarningText] = []
