@@ -92,12 +92,12 @@ def test_the_ais_arms_are_sized_for_the_time_left_after_the_other_arms_set_up(mo
         built["at"] = time.perf_counter()
 
     sized_after = []
+    left = evidence.seconds_after_setup
 
     def spy(seconds, setup):
         sized_after.append(setup)
-        return evidence.seconds_after_setup.__wrapped__(seconds, setup)
+        return left(seconds, setup)
 
-    spy.__wrapped__ = evidence.seconds_after_setup
     monkeypatch.setattr(prior_is.PriorISArm, "__init__", slow_prior_arm)
     monkeypatch.setattr(evidence, "seconds_after_setup", spy)
     model, _ = analytic_models.normal_normal()
