@@ -72,6 +72,8 @@ MIN_AIS_STEPS = 20
 #: Share of the cross-check share's seconds the check arm's pulls are sized to fill (the rest is the
 #: margin between the wall budget and the costs the run records).
 CHECK_FILL = 0.6
+#: Leapfrog steps per move of the HMC AIS arm sized for the independent check (``evidence_arms``' ``hmc_arm``).
+CHECK_LEAPFROG = 2
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
 # near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
@@ -211,9 +213,14 @@ def evidence_arms(
         at most 0.8 x ``MAX_DECISION_SHARE / 2`` of ``budget_seconds``) beside the ``transition`` arms.
         Under a time budget, when an HMC arm sized for the independent check (see ``budget_seconds``)
         gets more annealing steps than the ``transition`` arm sized for it, and at least
-        :data:`MIN_AIS_STEPS`, the HMC arm with the fewest steps is sized for the check the same way
-        (a second HMC arm, or the one shrunk when the two counts are less than 1.5x apart), with a
-        note, and no warning that the check cannot run is issued.
+        :data:`MIN_AIS_STEPS`, one more HMC arm is sized for the check the same way, named
+        ``"ais-hmc2-<n>"``: :data:`CHECK_LEAPFROG` leapfrog steps per move along the HMC pilot's
+        adaptive temperatures (:func:`~pmcbandit.arms.evidence.ais.pilot_schedule`), so the check's share
+        holds more temperatures, where the model needs them; the longer HMC arm is then left out unless
+        its pulls take at least 1.5x the check arm's. A note says so, and no warning that the check cannot
+        run is issued. Shorter moves over more temperatures gave the check arm a lower log-weight variance
+        per second on the suite's logistic regressions and 100-group hierarchy, longer moves on a
+        Gamma-Poisson hierarchy (``benchmarks/results/bench_ais_hmc.md``); the longer arm keeps 5.
         ``None`` (default): added when the model has at least 20 unconstrained dimensions,
         ``transition`` is not ``"hmc"``, and the run is not timed or has at least
         :data:`HMC_MIN_RUN_SECONDS` (what the budget leaves after the set-up so far): its gradient
@@ -326,7 +333,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     hmc_probe = None
     if want_hmc and pilot is not None:
         hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
-                           hmc_pilot=pilot)
+                           hmc_pilot=pilot, schedule="pilot")
     # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
     # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
     other_arms = []
@@ -375,25 +382,34 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         if budget_seconds is not None:
             n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
         hmc_steps = _distinct_steps([n_hmc])
+        check_arm = None
         if check_cap is not None:
-            # An HMC arm sized like the check arm, where it gets more steps in the check's share than the
-            # slice check arm (its steps cost a few gradient evaluations whatever the dimension): fewer steps
-            # make an arm whose estimates are more skewed, which the consistency test, comparing it before it
-            # has the weights of a k-hat, would read as a disagreement.
-            n_check = int(CHECK_FILL * check_cap / hmc_probe.step_seconds)
+            # An HMC arm sized for the check, where it gets more steps in the check's share than the slice check
+            # arm: fewer steps make an arm whose estimates are more skewed, which the consistency test, comparing
+            # it before it has the weights of a k-hat, would read as a disagreement. Its moves are shorter
+            # (CHECK_LEAPFROG) along the pilot's temperatures, so the share holds more, better-placed temperatures.
+            check_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
+                                 hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot")
+            n_check = min(int(CHECK_FILL * check_cap / check_probe.step_seconds), max(asked))
             slice_check = int(CHECK_FILL * check_cap / probe.step_seconds)
             if n_check >= MIN_AIS_STEPS and n_check > slice_check:
-                hmc_steps = _distinct_steps([min(n_check, n_hmc) if n_hmc >= MIN_AIS_STEPS else n_check, n_hmc])
+                check_arm = AISArm(density, n_steps=n_check, n_chains=n_chains, transition="hmc", cost=cost,
+                                   hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot",
+                                   name=f"ais-hmc{CHECK_LEAPFROG}-{n_check}")
+                # The longer HMC arm stays where its pulls take at least 1.5x the check arm's (as _distinct_steps).
+                hmc_steps = [n for n in hmc_steps
+                             if n * hmc_probe.step_seconds >= 1.5 * check_arm.expected_seconds]
                 check_budget = None
                 notes.append(
-                    f"AIS arm with HMC transitions of {hmc_steps[0]} steps sized for the independent check (one "
-                    f"annealing step takes {hmc_probe.step_seconds:.3g} s with HMC on this model, "
-                    f"{probe.step_seconds:.3g} s with {transition} moves): {need} pulls fit in the cross-check "
-                    f"share {check_share:g}"
+                    f"AIS arm with HMC transitions ({CHECK_LEAPFROG} leapfrog steps per move, along the HMC pilot's "
+                    f"temperatures) of {n_check} steps sized for the independent check (one annealing step takes "
+                    f"{check_probe.step_seconds:.3g} s with these moves on this model, {probe.step_seconds:.3g} s "
+                    f"with {transition} moves): {need} pulls fit in the cross-check share {check_share:g}"
                 )
-            elif check_budget is not None and hmc_probe.step_seconds < check_step:
-                check_step = hmc_probe.step_seconds
+            elif check_budget is not None and check_probe.step_seconds < check_step:
+                check_step = check_probe.step_seconds
                 check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
+        arms += [] if check_arm is None else [check_arm]
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot)
                  for n in hmc_steps]
     arms += laplace_arms

@@ -88,6 +88,38 @@ def test_pilot_is_fixed_and_maps_every_temperature(normal):
     np.testing.assert_array_equal(again.pilot.inv_mass, pilot.inv_mass)
 
 
+def test_pilot_schedule_spreads_the_steps_evenly_over_the_pilots_temperatures():
+    from pmcbandit.arms.evidence.ais import pilot_schedule
+
+    pilot = np.array([0.0, 1e-4, 1e-2, 0.3, 1.0])
+    np.testing.assert_array_equal(pilot_schedule(pilot, 4), pilot)  # as many steps: the pilot's own temperatures
+    halves = pilot_schedule(pilot, 8)
+    np.testing.assert_array_equal(halves[::2], pilot)
+    np.testing.assert_allclose(halves[1::2], (pilot[:-1] + pilot[1:]) / 2, rtol=1e-15)
+    short = pilot_schedule(pilot, 2)  # index 0, 2, 4
+    np.testing.assert_array_equal(short, [0.0, 1e-2, 1.0])
+    for bad in ([0.0, 0.5], [0.1, 1.0], [0.0, 0.6, 0.5, 1.0], [[0.0, 1.0]], [1.0]):
+        with pytest.raises(ValueError, match="The 'pilot_betas' parameter of pilot_schedule must be a non-decreasing"):
+            pilot_schedule(np.array(bad), 4)
+
+
+def test_an_arm_on_the_pilot_schedule_anneals_along_it_and_is_unbiased(normal):
+    from pmcbandit.arms.evidence.ais import pilot_schedule
+
+    density, arm, _, log_z = normal
+    on_pilot = AISArm(density, n_steps=400, n_chains=500, transition="hmc", hmc_leapfrog=3, hmc_pilot=arm.pilot,
+                      schedule="pilot")
+    np.testing.assert_array_equal(on_pilot.betas, pilot_schedule(arm.pilot.betas, 400))
+    assert on_pilot.name == "ais-hmc-400" and on_pilot.expected_seconds == 400 * on_pilot.step_seconds
+    ratio = np.exp(on_pilot.pull(np.random.default_rng(12)).values - log_z)
+    se = ratio.std(ddof=1) / np.sqrt(ratio.size)
+    assert 0 < se < 0.1
+    assert_within_se(ratio.mean(), 1.0, se)
+    with pytest.raises(ValueError, match="The 'schedule' parameter of AISArm must be 'power4', 'linear' or an array "
+                                         "with transition='slice'"):
+        AISArm(_normal_model()[0], n_steps=10, schedule="pilot")  # a pm.Model: raised before compiling
+
+
 def test_same_seed_same_values_and_pull_info(normal):
     _, arm, _, _ = normal
     a = arm.pull(np.random.default_rng(5))
@@ -147,8 +179,9 @@ def test_pool_adds_one_hmc_arm_from_20_dimensions():
     from pmcbandit.evidence import evidence_arms
 
     model = _normal_model()[0]  # 30 dimensions
-    names = [a.name for a in evidence_arms(model, ais_steps=(20, 40), laplace=False, prior=False, non_centre=False)]
-    assert names == ["ais-20", "ais-40", "ais-hmc-40"]
+    arms = evidence_arms(model, ais_steps=(20, 40), laplace=False, prior=False, non_centre=False)
+    assert [a.name for a in arms] == ["ais-20", "ais-40", "ais-hmc-40"]
+    assert arms[-1].hmc_leapfrog == 5  # untimed: no arm sized for the check
     with pytest.raises(TypeError, match="The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got 1"):
         evidence_arms(model, hmc_arm=1)
 
@@ -261,36 +294,48 @@ def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
 
 
 @pytest.mark.parametrize(
-    "slice_step, hmc_step, names, alert",
+    "asked, slice_step, hmc_step, names, alert",
     [
-        # HMC check arm: 0.6 x 0.2 s / 0.002 s = 60 steps, where the slice arms cannot reach the check
-        (0.01, 0.002, ["ais-240", "ais-hmc-60", "ais-hmc-1200", "prior-is"], None),
-        (0.01, 0.009, ["ais-240", "ais-hmc-266", "prior-is"], "(0.009 s each on this model)"),  # 13 < 20 steps
-        # and where its 60 steps are more than the slice check arm's 30
-        (0.004, 0.002, ["ais-30", "ais-600", "ais-hmc-60", "ais-hmc-1200", "prior-is"], None),
-        (0.004, 0.005, ["ais-30", "ais-600", "ais-hmc-480", "prior-is"], False),  # 24 HMC steps < 30: none
+        # HMC check arm (2 leapfrog steps, 0.4 x the 5-step arm's time): 0.6 x 0.2 s / 0.0008 s = 150 steps, where
+        # the slice arms cannot reach the check
+        ((400, 2000), 0.01, 0.002, ["ais-240", "ais-hmc2-150", "ais-hmc-1200", "prior-is"], None),
+        ((400, 2000), 0.01, 0.009, ["ais-240", "ais-hmc2-33", "ais-hmc-266", "prior-is"], None),
+        # 15 < 20 steps: no check arm, and the warning names the budget: 30 pulls x 20 steps x 0.008 s / (0.6 x 0.1)
+        ((400, 2000), 0.01, 0.02, ["ais-240", "ais-hmc-120", "prior-is"], ("(0.008 s each on this model)", 80)),
+        # and where its 150 steps are more than the slice check arm's 30
+        ((400, 2000), 0.004, 0.002, ["ais-30", "ais-600", "ais-hmc2-150", "ais-hmc-1200", "prior-is"], None),
+        ((400, 2000), 0.004, 0.012, ["ais-30", "ais-600", "ais-hmc-200", "prior-is"], False),  # 25 HMC steps < 30
+        # the longer HMC arm (600 steps asked, 0.03 s a pull) is left out: under 1.5x the check arm's 0.04 s
+        ((400, 600, 2000), 0.004, 0.00005, ["ais-30", "ais-600", "ais-hmc2-2000", "prior-is"], None),
     ],
 )
-def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch, slice_step, hmc_step, names,
+def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch, asked, slice_step, hmc_step, names,
                                                                      alert):
     import pmcbandit.evidence as ev
     from pmcbandit.arms.evidence import ais
 
-    step = {"slice": slice_step, "hmc": hmc_step}
-    monkeypatch.setattr(ais.AISArm, "_probe_step_seconds", lambda self, kind: step[self.transition])
+    def step_seconds(self, betas):
+        return slice_step if self.transition == "slice" else hmc_step * self.hmc_leapfrog / 5
+
+    monkeypatch.setattr(ais.AISArm, "_probe_step_seconds", step_seconds)
     # 60 s: check cap min(0.1 x 60 / 2, 0.1 x 60 / 30) = 0.2 s, so 0.6 x 0.2 / 0.01 = 12 slice steps < 20; the
-    # HMC arm: 2000 steps asked, capped at 0.8 x 3 s / step, not by the slice arms' caps.
+    # HMC arm: the middle count asked, capped at 0.8 x 3 s / step, not by the slice arms' caps.
     arms, notes, alerts = ev._pool(
-        _normal_model()[0], ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=False,
+        _normal_model()[0], ais_steps=asked, n_chains=1, transition="slice", laplace=False,
         laplace_proposals=(), prior=True, smc=False, batch_size=100, cost="cpu_seconds", budget_seconds=60.0,
         non_centre=False, hmc_arm=True, pilot_is=False)  # prior IS: a second family, for the check to compare
     assert [a.name for a in arms] == names
     sized = [n for n in notes if "sized for the independent check" in n]
     if alert is None:
-        assert alerts == [] and len(sized) == 1 and sized[0].startswith("AIS arm with HMC transitions of 60 steps")
+        check = next(a for a in arms if a.name.startswith("ais-hmc2-"))
+        assert check.hmc_leapfrog == 2 and np.array_equal(check.betas, ais.pilot_schedule(check.pilot.betas,
+                                                                                           check.n_steps))
+        assert alerts == [] and len(sized) == 1
+        assert sized[0].startswith(f"AIS arm with HMC transitions (2 leapfrog steps per move, along the HMC pilot's "
+                                   f"temperatures) of {check.n_steps} steps")
     elif alert is False:
         assert alerts == [] and not sized
     else:
         (text,) = alerts
-        assert alert in str(text) and text.topic == "independent_check" and not sized
-        assert "at least 90 s" in str(text)  # 30 pulls x 20 steps x 0.009 s / (0.6 x 0.1)
+        assert alert[0] in str(text) and text.topic == "independent_check" and not sized
+        assert f"at least {alert[1]} s" in str(text)

@@ -22,10 +22,12 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
-__all__ = ["AISArm", "annealing_schedule", "PROBE_STEPS", "HMCPilot", "HMCSettings", "PilotTimeout",
-           "check_hmc_settings", "hmc_pilot_for", "tune_hmc"]
+__all__ = ["AISArm", "annealing_schedule", "pilot_schedule", "PROBE_STEPS", "HMCPilot", "HMCSettings",
+           "PilotTimeout", "check_hmc_settings", "hmc_pilot_for", "tune_hmc"]
 
 SCHEDULES = ("power4", "linear")
+#: The named schedules of :class:`AISArm`: :data:`SCHEDULES`, and ``"pilot"`` (:func:`pilot_schedule`, HMC only).
+ARM_SCHEDULES = (*SCHEDULES, "pilot")
 TRANSITIONS = ("slice", "imh", "hmc")
 COSTS = ("cpu_seconds", "logp_evals")
 #: Annealing steps of the short timed run that predicts a pull's duration (``AISArm.step_seconds``).
@@ -95,11 +97,43 @@ def annealing_schedule(n_steps: int, kind: str = "power4") -> np.ndarray:
     return betas
 
 
-def _check_schedule(schedule, n_steps):
+def pilot_schedule(pilot_betas, n_steps: int) -> np.ndarray:
+    r"""``n_steps + 1`` inverse temperatures spread evenly over the index of a pilot's adaptive temperatures.
+
+    The pilot of :func:`tune_hmc` chooses each next temperature so that its chains keep the same share
+    of their effective sample size (:func:`_next_beta`), i.e. so that every step's log-likelihood
+    increment :math:`(\beta_{k+1}-\beta_k)\,\ell` has about the same variance: its temperatures are
+    about equally spaced in thermodynamic length
+    :math:`\int \sqrt{\operatorname{Var}_{\pi_\beta}(\ell)}\,d\beta`.
+    With transitions that mix, the variance of an AIS log weight is about
+    :math:`\sum_j (\beta_j-\beta_{j-1})^2 \operatorname{Var}_{\pi_{\beta_j}}(\ell)`, smallest for a
+    given number of steps when the steps are of equal length, where it is the squared length over the
+    number of steps (Grosse, Maddison & Salakhutdinov 2013, "Annealing between distributions by averaging
+    moments", Sec. 3; Gelman & Meng 1998, Sec. 4 on path sampling). Interpolating the pilot's
+    temperatures linearly in their index gives such a schedule of any length, where the fixed power of
+    4 puts steps where the model does not need them. The schedule is a fixed function of the pilot,
+    itself a fixed function of the model, so every pull's weights stay unbiased (Neal 2001, Sec. 2).
+    """
+    betas = np.asarray(pilot_betas, dtype=np.float64)
+    check_positive(n_steps, "n_steps", "pilot_schedule", integer=True)
+    if betas.ndim != 1 or betas.size < 2 or betas[0] != 0.0 or betas[-1] != 1.0 or np.any(np.diff(betas) < 0):
+        raise ValueError("The 'pilot_betas' parameter of pilot_schedule must be a non-decreasing 1-D array from "
+                         f"exactly 0 to exactly 1. Got {pilot_betas!r} instead.")
+    out = np.interp(np.linspace(0.0, betas.size - 1.0, int(n_steps) + 1), np.arange(betas.size), betas)
+    out[0], out[-1] = 0.0, 1.0
+    return out
+
+
+def _check_schedule(schedule, n_steps, transition):
     owner = "AISArm"
     if isinstance(schedule, str):
-        check_choice(schedule, SCHEDULES, "schedule", owner)
+        check_choice(schedule, ARM_SCHEDULES, "schedule", owner)
         n = 2000 if n_steps is None else check_positive(n_steps, "n_steps", owner, integer=True)
+        if schedule == "pilot":
+            if transition != "hmc":
+                raise ValueError(f"The 'schedule' parameter of AISArm must be 'power4', 'linear' or an array with "
+                                 f"transition={transition!r} (only HMC transitions have a pilot). Got 'pilot' instead.")
+            return np.linspace(0.0, 1.0, int(n) + 1)  # replaced by the pilot's once it has run
         return annealing_schedule(int(n), schedule)
     betas = np.asarray(schedule, dtype=np.float64)
     ok = (
@@ -337,8 +371,9 @@ class AISArm(Arm):
         schedule; ``len(schedule) - 1`` for an array).
     n_chains : int
         Independent chains (log weights) per pull.
-    schedule : {"power4", "linear"} or array_like
-        Inverse temperatures, see :func:`annealing_schedule`.
+    schedule : {"power4", "linear", "pilot"} or array_like
+        Inverse temperatures, see :func:`annealing_schedule`; ``"pilot"`` (HMC transitions only): the
+        pilot's adaptive temperatures, interpolated to ``n_steps`` (:func:`pilot_schedule`).
     transition : {"slice", "imh", "hmc"}
         ``"slice"``: one coordinate-wise slice-sampling sweep per temperature
         (Neal 2003; the paper's choice). ``"imh"``: one independence Metropolis
@@ -445,10 +480,10 @@ class AISArm(Arm):
         name: str | None = None,
     ):
         owner = "AISArm"
-        self.betas = _check_schedule(schedule, n_steps)
+        self.transition = check_choice(transition, TRANSITIONS, "transition", owner)
+        self.betas = _check_schedule(schedule, n_steps, self.transition)
         self.n_steps = self.betas.size - 1
         self.n_chains = int(check_positive(n_chains, "n_chains", owner, integer=True))
-        self.transition = check_choice(transition, TRANSITIONS, "transition", owner)
         self.cost = check_choice(cost, COSTS, "cost", owner)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         self.max_stepout = int(check_positive(max_stepout, "max_stepout", owner, integer=True))
@@ -478,11 +513,16 @@ class AISArm(Arm):
             self._proposal = self._fit_proposal()
         elif self.transition == "hmc":
             self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, owner)
+            if isinstance(schedule, str) and schedule == "pilot":
+                self.betas = pilot_schedule(self.pilot.betas, self.n_steps)
             self._proposal = self._hmc_params(self.betas)
         default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-{self.transition}-{self.n_steps}"
         self.name = default if name is None else str(name)
         self._warm_up()
-        self.step_seconds = self._probe_step_seconds(schedule if isinstance(schedule, str) else "linear")
+        kind = schedule if isinstance(schedule, str) else "linear"
+        probe = (pilot_schedule(self.pilot.betas, PROBE_STEPS) if kind == "pilot"
+                 else annealing_schedule(PROBE_STEPS, kind))
+        self.step_seconds = self._probe_step_seconds(probe)
         self.expected_seconds = self.n_steps * self.step_seconds
 
     def __setstate__(self, state):
@@ -560,12 +600,12 @@ class AISArm(Arm):
             proposal = self._hmc_params(betas)
         self._run(x0, betas, chain_seeds(rng, 1), proposal)
 
-    def _probe_step_seconds(self, kind: str) -> float:
-        """Wall seconds per annealing step of timed :data:`PROBE_STEPS`-step runs (mean of three: a
-        step's cost varies from chain to chain, and the mean is what a budget pays).
+    def _probe_step_seconds(self, betas: np.ndarray) -> float:
+        """Wall seconds per annealing step of timed runs along ``betas`` (:data:`PROBE_STEPS` steps of the arm's
+        kind of schedule; mean of three: a step's cost varies from chain to chain, and the mean is what a budget
+        pays).
         """
         rng = np.random.default_rng(1)
-        betas = annealing_schedule(PROBE_STEPS, kind)
         proposal = None
         if self.transition == "imh":
             a, b, mu, prec = self._proposal
