@@ -92,12 +92,14 @@ def test_pilot_schedule_spreads_the_steps_evenly_over_the_pilots_temperatures():
     from pmcbandit.arms.evidence.ais import pilot_schedule
 
     pilot = np.array([0.0, 1e-4, 1e-2, 0.3, 1.0])
-    np.testing.assert_array_equal(pilot_schedule(pilot, 4), pilot)  # as many steps: the pilot's own temperatures
+    np.testing.assert_allclose(pilot_schedule(pilot, 4), pilot, rtol=1e-14)  # the pilot's own temperatures
     halves = pilot_schedule(pilot, 8)
-    np.testing.assert_array_equal(halves[::2], pilot)
-    np.testing.assert_allclose(halves[1::2], (pilot[:-1] + pilot[1:]) / 2, rtol=1e-15)
-    short = pilot_schedule(pilot, 2)  # index 0, 2, 4
-    np.testing.assert_array_equal(short, [0.0, 1e-2, 1.0])
+    np.testing.assert_allclose(halves[::2], pilot, rtol=1e-14)
+    # between two of the pilot's temperatures, the midpoint of their fourth roots, to the fourth power
+    np.testing.assert_allclose(halves[1::2], ((pilot[:-1] ** 0.25 + pilot[1:] ** 0.25) / 2) ** 4, rtol=1e-14)
+    assert halves[1] == pytest.approx(1e-4 / 16, rel=1e-14)  # out of the prior as power-4 starts: (1/2)^4 of the step
+    np.testing.assert_allclose(pilot_schedule(pilot, 2), [0.0, 1e-2, 1.0], rtol=1e-14)  # index 0, 2, 4
+    assert pilot_schedule(pilot, 3)[[0, -1]].tolist() == [0.0, 1.0] and np.all(np.diff(pilot_schedule(pilot, 9)) > 0)
     for bad in ([0.0, 0.5], [0.1, 1.0], [0.0, 0.6, 0.5, 1.0], [[0.0, 1.0]], [1.0]):
         with pytest.raises(ValueError, match="The 'pilot_betas' parameter of pilot_schedule must be a non-decreasing"):
             pilot_schedule(np.array(bad), 4)

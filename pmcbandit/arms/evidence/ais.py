@@ -109,17 +109,22 @@ def pilot_schedule(pilot_betas, n_steps: int) -> np.ndarray:
     :math:`\sum_j (\beta_j-\beta_{j-1})^2 \operatorname{Var}_{\pi_{\beta_j}}(\ell)`, smallest for a
     given number of steps when the steps are of equal length, where it is the squared length over the
     number of steps (Grosse, Maddison & Salakhutdinov 2013, "Annealing between distributions by averaging
-    moments", Sec. 3; Gelman & Meng 1998, Sec. 4 on path sampling). Interpolating the pilot's
-    temperatures linearly in their index gives such a schedule of any length, where the fixed power of
-    4 puts steps where the model does not need them. The schedule is a fixed function of the pilot,
-    itself a fixed function of the model, so every pull's weights stay unbiased (Neal 2001, Sec. 2).
+    moments", Sec. 3; Gelman & Meng 1998, Sec. 4 on path sampling). The schedule takes
+    :math:`n/(K-1)` steps per step of the pilot's :math:`K` temperatures, interpolating
+    :math:`\beta^{1/4}` linearly in the index: within each of the pilot's steps the temperatures follow the
+    power of 4 of :func:`annealing_schedule`, so the first steps out of the prior start as small as that
+    schedule's. The pilot's particles are resampled between its temperatures, an AIS chain is not: one
+    drawn far in a heavy-tailed prior's tail, where the log-likelihood is very large and negative, must be
+    able to move in before the increments grow. The schedule is a fixed function of the pilot, itself a
+    fixed function of the model, so every pull's weights stay unbiased (Neal 2001, Sec. 2).
     """
     betas = np.asarray(pilot_betas, dtype=np.float64)
     check_positive(n_steps, "n_steps", "pilot_schedule", integer=True)
     if betas.ndim != 1 or betas.size < 2 or betas[0] != 0.0 or betas[-1] != 1.0 or np.any(np.diff(betas) < 0):
         raise ValueError("The 'pilot_betas' parameter of pilot_schedule must be a non-decreasing 1-D array from "
                          f"exactly 0 to exactly 1. Got {pilot_betas!r} instead.")
-    out = np.interp(np.linspace(0.0, betas.size - 1.0, int(n_steps) + 1), np.arange(betas.size), betas)
+    roots = np.interp(np.linspace(0.0, betas.size - 1.0, int(n_steps) + 1), np.arange(betas.size), betas**0.25)
+    out = roots**4
     out[0], out[-1] = 0.0, 1.0
     return out
 
