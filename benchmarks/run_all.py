@@ -35,6 +35,7 @@ FULL = [
     "bench_evidence_vs_smc",
     "reference_evidence",
     "bench_evidence_suite",
+    "bench_check_arm",
     "bench_identification",
     "bench_explore_m",
     "bench_compare",
