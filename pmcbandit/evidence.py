@@ -334,7 +334,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     hmc_probe = None
     if want_hmc and pilot is not None:
         hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
-                           hmc_pilot=pilot, schedule="pilot")
+                           hmc_pilot=pilot)
     # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
     # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
     other_arms = []
@@ -398,14 +398,16 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                                    hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot",
                                    name=f"ais-hmc{CHECK_LEAPFROG}-{n_check}")
                 # The longer HMC arm stays where its pulls take at least 1.5x the check arm's (as _distinct_steps).
-                hmc_steps = [n for n in hmc_steps
-                             if n * hmc_probe.step_seconds >= 1.5 * check_arm.expected_seconds]
+                short = [n for n in hmc_steps if n * hmc_probe.step_seconds < 1.5 * check_arm.expected_seconds]
+                hmc_steps = [n for n in hmc_steps if n not in short]
                 check_budget = None
                 notes.append(
                     f"AIS arm with HMC transitions ({CHECK_LEAPFROG} leapfrog steps per move, along the HMC pilot's "
                     f"temperatures) of {n_check} steps sized for the independent check (one annealing step takes "
                     f"{check_probe.step_seconds:.3g} s with these moves on this model, {probe.step_seconds:.3g} s "
                     f"with {transition} moves): {need} pulls fit in the cross-check share {check_share:g}"
+                    + (f"; the HMC arm of {short[0]} steps left out, its pulls predicted to take less than 1.5x the "
+                       "check arm's" if short else "")
                 )
             elif check_budget is not None and check_probe.step_seconds < check_step:
                 check_step = check_probe.step_seconds

@@ -335,6 +335,8 @@ def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch,
         assert alerts == [] and len(sized) == 1
         assert sized[0].startswith(f"AIS arm with HMC transitions (2 leapfrog steps per move, along the HMC pilot's "
                                    f"temperatures) of {check.n_steps} steps")
+        dropped = "; the HMC arm of 600 steps left out, its pulls predicted to take less than 1.5x the check arm's"
+        assert sized[0].endswith(dropped) == (len(asked) == 3)
     elif alert is False:
         assert alerts == [] and not sized
     else:
