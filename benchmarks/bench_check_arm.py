@@ -48,13 +48,14 @@ def _model(name: str):
 
 def measure(name: str, evals: int, chains: int, pulls: int) -> str:
     from pmcbandit.arms.evidence import AISArm
-    from pmcbandit.evidence import _pilot, density_for
+    from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_PERSISTENCE, HMC_TARGET_ACCEPT, tune_hmc
+    from pmcbandit.evidence import density_for
 
     model, log_z = _model(name)
     notes: list[str] = []
     density = density_for(model, True, notes)
     start = time.perf_counter()
-    pilot = _pilot(density, None, notes, "the HMC arms")
+    pilot = tune_hmc(density, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE)  # as the default pool's, untimed
     pilot_seconds = time.perf_counter() - start
     arms = [AISArm(density, n_steps=evals // lf, n_chains=chains, transition="hmc", hmc_leapfrog=lf,
                    schedule=schedule, hmc_pilot=pilot) for _, lf, schedule in ARMS]

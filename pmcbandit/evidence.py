@@ -398,21 +398,22 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                                    hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot",
                                    name=f"ais-hmc{CHECK_LEAPFROG}-{n_check}")
                 # The longer HMC arm stays where its pulls take at least 1.5x the check arm's (as _distinct_steps).
-                short = [n for n in hmc_steps if n * hmc_probe.step_seconds < 1.5 * check_arm.expected_seconds]
-                hmc_steps = [n for n in hmc_steps if n not in short]
+                short = hmc_steps and hmc_steps[0] * hmc_probe.step_seconds < 1.5 * check_arm.expected_seconds
+                dropped = hmc_steps.pop() if short else None
                 check_budget = None
                 notes.append(
                     f"AIS arm with HMC transitions ({CHECK_LEAPFROG} leapfrog steps per move, along the HMC pilot's "
                     f"temperatures) of {n_check} steps sized for the independent check (one annealing step takes "
                     f"{check_probe.step_seconds:.3g} s with these moves on this model, {probe.step_seconds:.3g} s "
                     f"with {transition} moves): {need} pulls fit in the cross-check share {check_share:g}"
-                    + (f"; the HMC arm of {short[0]} steps left out, its pulls predicted to take less than 1.5x the "
+                    + (f"; the HMC arm of {dropped} steps left out, its pulls predicted to take less than 1.5x the "
                        "check arm's" if short else "")
                 )
             elif check_budget is not None and check_probe.step_seconds < check_step:
                 check_step = check_probe.step_seconds
                 check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
-        arms += [] if check_arm is None else [check_arm]
+        if check_arm is not None:
+            arms.append(check_arm)
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot)
                  for n in hmc_steps]
     arms += laplace_arms

@@ -487,6 +487,7 @@ class AISArm(Arm):
         owner = "AISArm"
         self.transition = check_choice(transition, TRANSITIONS, "transition", owner)
         self.betas = _check_schedule(schedule, n_steps, self.transition)
+        on_pilot = isinstance(schedule, str) and schedule == "pilot"  # the betas are the pilot's, once it has run
         self.n_steps = self.betas.size - 1
         self.n_chains = int(check_positive(n_chains, "n_chains", owner, integer=True))
         self.cost = check_choice(cost, COSTS, "cost", owner)
@@ -518,15 +519,14 @@ class AISArm(Arm):
             self._proposal = self._fit_proposal()
         elif self.transition == "hmc":
             self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, owner)
-            if isinstance(schedule, str) and schedule == "pilot":
+            if on_pilot:
                 self.betas = pilot_schedule(self.pilot.betas, self.n_steps)
             self._proposal = self._hmc_params(self.betas)
         default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-{self.transition}-{self.n_steps}"
         self.name = default if name is None else str(name)
         self._warm_up()
-        kind = schedule if isinstance(schedule, str) else "linear"
-        probe = (pilot_schedule(self.pilot.betas, PROBE_STEPS) if kind == "pilot"
-                 else annealing_schedule(PROBE_STEPS, kind))
+        probe = (pilot_schedule(self.pilot.betas, PROBE_STEPS) if on_pilot
+                 else annealing_schedule(PROBE_STEPS, schedule if isinstance(schedule, str) else "linear"))
         self.step_seconds = self._probe_step_seconds(probe)
         self.expected_seconds = self.n_steps * self.step_seconds
 
