@@ -2,6 +2,7 @@
 log-scale working values, TargetSE, resume. Each test pins a bug found in review or a guarantee."""
 
 import math
+import threading
 import time
 import warnings
 
@@ -514,28 +515,48 @@ def test_progress_is_cheap_and_complete():
 
 
 def test_threaded_checkpoint_resumes_serially(tmp_path):
-    """Pulls in flight in a threaded run's checkpoint are redone by a serial resume."""
+    """Pulls in flight in a threaded run's checkpoint are redone by a serial resume.
 
-    def slow(name, sd):
+    The threaded run's pulls are chained so that pulls are still in flight when it stops, on any
+    machine load: each pull returns only once the next one has started, and every pull from the
+    tenth on waits until the run has returned. The callback stops the run once the tenth has started.
+    """
+    entered, release, lock, stuck = [0], threading.Event(), threading.Lock(), []
+    first_blocked = 10
+
+    def gated(name, sd):
         def fn(rng):
-            time.sleep(0.003)
+            with lock:
+                entered[0] += 1
+                k = entered[0]
+            if k >= first_blocked:
+                release.wait(30.0) or stuck.append(k)
+            else:
+                deadline = time.monotonic() + 30.0
+                while entered[0] <= k and time.monotonic() < deadline:
+                    time.sleep(0.0005)
+                entered[0] > k or stuck.append(k)
             return rng.normal(1.0, sd, size=2)
 
         return pb.CallableArm(fn, name=name, cost=1.0)
 
-    arms = lambda: [slow("a", 1.0), slow("b", 0.3)]  # noqa: E731
     path = tmp_path / "mix.npz"
-    part = _run(
-        arms(),
-        policy="ucb1",
-        budget=pb.Pulls(40),
-        max_in_flight=3,
-        random_seed=2,
-        checkpoint=path,
-        callback=lambda p, h: p.pulls >= 10,
-    )
+    try:
+        part = _run(
+            [gated("a", 1.0), gated("b", 0.3)],
+            policy="ucb1",
+            budget=pb.Pulls(40),
+            max_in_flight=3,
+            random_seed=2,
+            checkpoint=path,
+            callback=lambda p, h: entered[0] >= first_blocked,
+        )
+    finally:
+        release.set()
+    assert not stuck and not part.history.faults
     with np.load(path, allow_pickle=False) as data:
         assert int(data["selected"]) > len(part.history)
+    arms = lambda: [normal_arm(1.0, 1.0, size=2, name="a"), normal_arm(1.0, 0.3, size=2, name="b")]  # noqa: E731
     resumed = _run(arms(), policy="ucb1", budget=pb.Pulls(40), random_seed=2, checkpoint=path)
     h = resumed.history
     assert len(h) == 40 and len(set(zip(h.column("arm").tolist(), h.column("pull_index").tolist()))) == 40
