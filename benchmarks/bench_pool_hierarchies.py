@@ -9,7 +9,9 @@ fresh single-threaded process, on
     exact log Z by quadrature.
 
 Reported per model: the runs' mean and largest standard error, the largest \\|z\\| against the
-exact value, the interval statuses and the pulls per arm of the first run.
+exact value, the runs within 1.96 of their standard errors, the interval statuses and the pulls per arm of
+the first run; then, grouped by the arm with the largest combination weight in each run, that arm's weight
+and Pareto k-hat and the z of the runs it carried.
 
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --seeds 4 --workers 2
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --models gamma_poisson20 --seeds 20 --workers 2 \
@@ -62,14 +64,16 @@ def run(name: str, seed: int, budget: float | None = None) -> dict:
     return dict(model=name, seed=seed, log_z=res.log_z, se=res.log_z_se, z=(res.log_z - log_z) / res.log_z_se,
                 status=res.interval_status, wall=time.perf_counter() - start,
                 topics=[m.topic for m in res.warnings()],
-                pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])})
+                pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
+                weight={str(a): float(w) for a, w in zip(table["arm"], table["weight"])},
+                khat={str(a): float(k) for a, k in zip(table["arm"], table["khat"])})
 
 
 def _fresh(name: str, seed: int, budget: float | None = None) -> dict:
     job = f"{name}:{seed}" if budget is None else f"{name}:{seed}:{budget}"
     return run_fresh("benchmarks.bench_pool_hierarchies", ["--worker", job],
                      dict(model=name, seed=seed, log_z=float("nan"), se=float("nan"), z=float("nan"),
-                          wall=float("nan"), topics=[], pulls={}))
+                          wall=float("nan"), topics=[], pulls={}, weight={}, khat={}))
 
 
 def main(argv=None) -> str:
@@ -104,8 +108,9 @@ def main(argv=None) -> str:
              f"- date: {utc_now()}; command: `{command}`",
              "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
              "untimed short run of each model first, unless `--no-warm`); z against the exact log Z", "",
-             "| model | budget | runs | mean se | largest se | largest abs z | statuses | warnings (runs) |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+             "| model | budget | runs | mean se | largest se | largest abs z | covered (abs z < 1.96) | statuses | "
+             "warnings (runs) |",
+             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for name in models:
         budget = BUDGETS[name]
         mine = [r for r in runs if r["model"] == name]
@@ -114,7 +119,20 @@ def main(argv=None) -> str:
         statuses = {s: sum(r["status"] == s for r in mine) for s in dict.fromkeys(r["status"] for r in mine)}
         topics = {t: sum(t in r["topics"] for r in mine) for t in dict.fromkeys(t for r in mine for t in r["topics"])}
         lines.append(f"| {name} | {budget:g} s | {len(mine)} | {np.mean(se):.3g} | {np.max(se):.3g} | "
-                     f"{np.max(z):.2f} | {statuses} | {topics or 'none'} |")
+                     f"{np.max(z):.2f} | {int(np.sum(z < 1.96))}/{len(mine)} | {statuses} | {topics or 'none'} |")
+    lines += ["", "The arm with the largest combination weight in each run, and the runs it carried:", "",
+              "| model | arm | runs | its weight | its Pareto k-hat | covered (abs z < 1.96) | mean z | largest abs z |",
+              "|---|---|---:|---|---|---:|---:|---:|"]
+    for name in models:
+        mine = [r for r in runs if r["model"] == name and r.get("weight")]
+        lead = [max(r["weight"], key=r["weight"].get) for r in mine]
+        for arm in dict.fromkeys(lead):
+            rs = [r for r, a in zip(mine, lead) if a == arm]
+            w = [r["weight"][arm] for r in rs]
+            k = [r["khat"][arm] for r in rs]
+            z = np.array([r["z"] for r in rs])
+            lines.append(f"| {name} | {arm} | {len(rs)} | {min(w):.2f}-{max(w):.2f} | {np.nanmin(k):.2f}-{np.nanmax(k):.2f} | "
+                         f"{int(np.sum(np.abs(z) < 1.96))}/{len(rs)} | {z.mean():+.2f} | {np.abs(z).max():.2f} |")
     lines += ["", "Pulls per arm, first run of each model: " + "; ".join(
         f"{r['model']}: {r['pulls']}" for r in runs if r["seed"] == 0)]
     md = "\n".join(lines) + "\n"
