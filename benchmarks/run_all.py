@@ -36,6 +36,7 @@ FULL = [
     "reference_evidence",
     "bench_evidence_suite",
     "bench_check_arm",
+    "bench_cold_start",
     "bench_identification",
     "bench_explore_m",
     "bench_compare",

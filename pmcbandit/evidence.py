@@ -651,6 +651,7 @@ def estimate_evidence(
     checked = check_allocation(door, arms, policy, **run_options)
     options = checked[1]
     start = time.perf_counter()
+    _compile_loop(door, policy, run_options)
     notes: list[str] = []
     alerts: list[WarningText] = []
     if arms is None:
@@ -686,6 +687,40 @@ def estimate_evidence(
     result.issued = tuple(alerts)
     emit_warnings(result)
     return result
+
+
+#: (policy, reward) of the allocation loops whose numba kernels this process has compiled (:func:`_compile_loop`).
+_COMPILED_LOOPS: set = set()
+#: Pulls of the toy run that compiles them: enough for every arm's log weights to get a Pareto k-hat.
+_COMPILE_PULLS = 16
+
+
+def _compile_loop(door: str, policy, run_options: dict) -> None:
+    """Compile the numba kernels the run loop calls (the policy's select and update, the per-pull streams, the
+    Pareto k-hat of the weights), once per process and policy, by a :data:`_COMPILE_PULLS`-pull run of the same
+    policy and reward on two toy arms of 128 log weights a pull.
+
+    It is part of the set-up: a time budget counts it, and the AIS arms are sized for what is left. Without it, the
+    first run in a fresh environment compiles them inside its first pulls, past the budget and unreported (where
+    numba's cache is empty; a later process loads the cache).
+    """
+    from pmcbandit.arms.base import CallableArm
+    from pmcbandit.run import allocate
+    from pmcbandit.runtime.budget import Pulls
+
+    key = (policy if isinstance(policy, str) else type(policy).__name__, run_options["reward"])
+    if key in _COMPILED_LOOPS:
+        return
+    toy = [CallableArm(lambda rng, s=s: rng.normal(0.0, s, size=128), name=f"compile-{i}", log_scale=True, cost=1.0)
+           for i, s in enumerate((1.0, 0.5))]
+    for arm in toy:
+        arm.importance_weights = True
+    options = dict(run_options, budget=Pulls(_COMPILE_PULLS), random_seed=0, max_in_flight=None, pull_timeout=None,
+                   executor=None, progressbar=False, callback=None, checkpoint=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        allocate(door, toy, policy, **options)
+    _COMPILED_LOOPS.add(key)
 
 
 def seconds_after_setup(seconds: float, setup: float) -> float:

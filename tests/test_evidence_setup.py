@@ -107,3 +107,41 @@ def test_the_ais_arms_are_sized_for_the_time_left_after_the_other_arms_set_up(mo
                                 batch_size=200, cost="cpu_seconds", budget_seconds=60.0, started=started)
     assert max(sized_after) >= built["at"] - started
     assert [a.name for a in arms][-1] == "prior-is"  # the pool's order is unchanged
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
+def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(monkeypatch):
+    """Before the pool is built, one toy run of the same policy and reward compiles the loop's kernels, once per
+    process: inside the set-up a time budget counts, never inside the pulls."""
+    import importlib
+    import time
+
+    from pmcbandit import evidence
+
+    run_module = importlib.import_module("pmcbandit.run")
+    calls = []
+    allocate = run_module.allocate
+
+    def spy(door, arms, policy, **kwargs):
+        calls.append(([a.name for a in arms], kwargs["budget"], time.perf_counter()))
+        return allocate(door, arms, policy, **kwargs)
+
+    pool = evidence._pool
+
+    def pool_spy(*args, **kwargs):
+        calls.append(("pool", None, time.perf_counter()))
+        return pool(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "allocate", spy)
+    monkeypatch.setattr(evidence, "_pool", pool_spy)
+    monkeypatch.setattr(evidence, "_COMPILED_LOOPS", set())
+    model, _ = analytic_models.normal_normal()
+    res = estimate_evidence(model, budget=Pulls(40), random_seed=1, progressbar=False)
+    again = estimate_evidence(model, budget=Pulls(40), random_seed=1, progressbar=False)
+    names = [c[0] for c in calls]
+    assert names[0] == ["compile-0", "compile-1"] and calls[0][1] == Pulls(evidence._COMPILE_PULLS)
+    assert names[1] == "pool"  # compiled before the pool is built, so the set-up counts it
+    assert names.count(["compile-0", "compile-1"]) == 1  # once per process
+    assert evidence._COMPILED_LOOPS == {("thompson", "auto")}
+    # The toy run draws from its own seed: the user's run is the same whether or not it ran.
+    assert res.log_z == again.log_z and res.history.column("arm").tolist() == again.history.column("arm").tolist()

@@ -1,0 +1,104 @@
+"""The first run in a fresh environment: ``estimate_evidence`` with numba's cache empty.
+
+Each run is a fresh single-threaded process with ``NUMBA_CACHE_DIR`` pointing at an empty folder, so every numba
+kernel it calls is compiled inside the call (PyTensor's compile cache is left as it is: warm after the first run
+of the model). Reported per run: the wall time of the call against its budget, the set-up seconds the run's note
+reports, the pulls and the interval status. ``--src`` runs another checkout of the package beside this one, the
+runs interleaved, for a side-by-side comparison of two versions in one run.
+
+    .venv/bin/python -m benchmarks.bench_cold_start --runs 3
+    .venv/bin/python -m benchmarks.bench_cold_start --runs 3 --src /tmp/previous   # a worktree of another commit
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks._common import machine, utc_now, write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "conjugate"
+BUDGET = 5.0
+
+
+def _worker() -> None:
+    import time
+    import warnings
+
+    start_import = time.perf_counter()
+    import pmcbandit as pb
+    from models.evidence_suite import SUITE
+
+    model = SUITE[MODEL]().model
+    imported = time.perf_counter() - start_import
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pb.estimate_evidence(model, budget=BUDGET, random_seed=0, progressbar=False)
+    wall = time.perf_counter() - start
+    print(json.dumps(dict(wall=wall, imported=imported, setup=res.settings.get("setup_seconds", float("nan")),
+                          pulls=len(res.history), status=res.interval_status, package=pb.__file__)))
+
+
+def _one(src: Path) -> dict:
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=f"{src}{os.pathsep}{ROOT}", OMP_NUM_THREADS="1",
+                   OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker"], capture_output=True,
+                              text=True, cwd=src, env=env, timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    return json.loads(lines[-1]) if lines else dict(status="failed: " + proc.stderr[-300:].replace("\n", " "))
+
+
+def _commit(src: Path) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=src)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                           cwd=src).stdout.strip()
+    return (out.stdout.strip() or "unknown") + (" (with uncommitted changes)" if dirty else "")
+
+
+def main(argv=None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--src", type=Path, default=None, help="another checkout, run beside this one")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        _worker()
+        return ""
+    sources = [ROOT] + ([args.src.resolve()] if args.src else [])
+    rows = []
+    for i in range(args.runs):
+        for src in sources:
+            row = dict(_one(src), src=src, run=i)
+            if "package" in row and not row["package"].startswith(str(src)):
+                raise RuntimeError(f"the run of {src} imported pmcbandit from {row['package']}")
+            rows.append(row)
+    command = "python -m benchmarks.bench_cold_start " + " ".join(sys.argv[1:] if argv is None else argv)
+    lines = ["## The first run in a fresh environment (`bench_cold_start`)", "",
+             f"- machine: {machine()}; one run at a time, each a fresh single-threaded process",
+             f"- date: {utc_now()}; command: `{command}`",
+             f"- `estimate_evidence(<{MODEL} model of the suite>, budget={BUDGET:g}, random_seed=0)` with numba's cache "
+             "empty (`NUMBA_CACHE_DIR` a new empty folder per run); PyTensor's compile cache as it is", "",
+             "| version | run | wall of the call (s) | set-up the run reports (s) | pulls | status |",
+             "|---|---:|---:|---:|---:|---|"]
+    for r in rows:
+        label = _commit(r["src"]) + (" (this checkout)" if r["src"] == ROOT else "")
+        if "wall" in r:
+            lines.append(f"| {label} | {r['run']} | {r['wall']:.1f} | {r['setup']:.1f} | {r['pulls']} | {r['status']} |")
+        else:
+            lines.append(f"| {label} | {r['run']} | - | - | - | {r['status']} |")
+    md = "\n".join(lines) + "\n"
+    write_section("bench_cold_start", md)
+    print(md)
+    return md
+
+
+if __name__ == "__main__":
+    main()
