@@ -37,6 +37,7 @@ FULL = [
     "bench_evidence_suite",
     "bench_check_arm",
     "bench_cold_start",
+    "bench_arm_calibration",
     "bench_identification",
     "bench_explore_m",
     "bench_compare",
