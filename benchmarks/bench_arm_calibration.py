@@ -22,19 +22,9 @@ import warnings
 import numpy as np
 
 from benchmarks._common import machine, utc_now, write_section
+from benchmarks.bench_pool_hierarchies import model_and_log_z
 
 CHUNK = 10_000
-
-
-def _model(name: str):
-    if name == "gamma_poisson20":
-        from benchmarks import bench_ais_hmc
-
-        return bench_ais_hmc.gp_model(), bench_ais_hmc.gp_log_z()[0]
-    from models.evidence_suite import SUITE
-
-    suite = SUITE[name]()
-    return suite.model, suite.log_z
 
 
 def _groups(arm, groups: int, size: int, seed: int):
@@ -73,7 +63,7 @@ def main(argv=None) -> str:
              "largest abs z |",
              "|---|---|---:|---|---:|---:|---:|---:|---:|"]
     for name in args.models:
-        model, log_z = _model(name)
+        model, log_z = model_and_log_z(name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             arms = pb.evidence_arms(model, ais_steps=[], prior=False)

@@ -36,7 +36,7 @@ BUDGETS = {"hierarchical_normal_100": 30.0, "gamma_poisson20": 20.0}
 WARM_SECONDS = 5.0
 
 
-def _model(name: str):
+def model_and_log_z(name: str):
     """The PyMC model and its exact log Z."""
     if name == "gamma_poisson20":
         from benchmarks import bench_ais_hmc
@@ -54,7 +54,7 @@ def run(name: str, seed: int, budget: float | None = None) -> dict:
 
     import pmcbandit as pb
 
-    model, log_z = _model(name)
+    model, log_z = model_and_log_z(name)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
