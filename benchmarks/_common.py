@@ -33,17 +33,19 @@ def write_section(name: str, markdown: str) -> Path:
     return path
 
 
-def run_fresh(module: str, args: list[str], failed: dict, compiledir: str | None = None) -> dict:
+def run_fresh(module: str, args: list[str], failed: dict, compiledir: str | None = None,
+              env: dict | None = None) -> dict:
     """``python -m module *args`` in a fresh single-threaded process (BLAS, OpenMP and numba held to one thread),
     its last stdout line read as JSON; ``failed`` with the end of its stderr under ``"status"`` when it printed
     none. ``compiledir``: a PyTensor compile cache of its own, so processes side by side do not wait on one
-    another's compile lock.
+    another's compile lock. ``env``: more environment variables for the process.
     """
     import json
     import os
     import sys
 
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
+               **(env or {}))
     if compiledir is not None:
         env["PYTENSOR_FLAGS"] = ",".join(f for f in (env.get("PYTENSOR_FLAGS", ""), f"compiledir={compiledir}") if f)
     out = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env)

@@ -14,46 +14,39 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks._common import machine, utc_now, write_section
+from benchmarks._common import machine, run_fresh, utc_now, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "conjugate"
 BUDGET = 5.0
 
 
-def _worker() -> None:
+def _worker(src: str) -> None:
     import time
     import warnings
 
-    start_import = time.perf_counter()
+    sys.path.insert(0, src)  # the checkout under test, before this one
     import pmcbandit as pb
     from models.evidence_suite import SUITE
 
     model = SUITE[MODEL]().model
-    imported = time.perf_counter() - start_import
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = pb.estimate_evidence(model, budget=BUDGET, random_seed=0, progressbar=False)
     wall = time.perf_counter() - start
-    print(json.dumps(dict(wall=wall, imported=imported, setup=res.settings.get("setup_seconds", float("nan")),
-                          pulls=len(res.history), status=res.interval_status, package=pb.__file__)))
+    print(json.dumps(dict(wall=wall, setup=res.settings.get("setup_seconds", float("nan")), pulls=len(res.history),
+                          status=res.interval_status, package=pb.__file__)))
 
 
 def _one(src: Path) -> dict:
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=f"{src}{os.pathsep}{ROOT}", OMP_NUM_THREADS="1",
-                   OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker"], capture_output=True,
-                              text=True, cwd=src, env=env, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    return json.loads(lines[-1]) if lines else dict(status="failed: " + proc.stderr[-300:].replace("\n", " "))
+        return run_fresh("benchmarks.bench_cold_start", ["--worker", str(src)], {}, env=dict(NUMBA_CACHE_DIR=cache))
 
 
 def _commit(src: Path) -> str:
@@ -67,10 +60,10 @@ def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--src", type=Path, default=None, help="another checkout, run beside this one")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        _worker()
+        _worker(args.worker)
         return ""
     sources = [ROOT] + ([args.src.resolve()] if args.src else [])
     rows = []
