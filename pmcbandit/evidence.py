@@ -711,10 +711,11 @@ def _compile_loop(door: str, policy, run_options: dict) -> None:
     key = (policy if isinstance(policy, str) else type(policy).__name__, run_options["reward"])
     if key in _COMPILED_LOOPS:
         return
-    toy = [CallableArm(lambda rng, s=s: rng.normal(0.0, s, size=128), name=f"compile-{i}", log_scale=True, cost=1.0)
+    class ToyWeights(CallableArm):
+        importance_weights = True  # declared, as the evidence arms do, so the run fits their k-hat
+
+    toy = [ToyWeights(lambda rng, s=s: rng.normal(0.0, s, size=128), name=f"compile-{i}", log_scale=True, cost=1.0)
            for i, s in enumerate((1.0, 0.5))]
-    for arm in toy:
-        arm.importance_weights = True
     options = dict(run_options, budget=Pulls(_COMPILE_PULLS), random_seed=0, max_in_flight=None, pull_timeout=None,
                    executor=None, progressbar=False, callback=None, checkpoint=None)
     with warnings.catch_warnings():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 
 import pmcbandit
@@ -119,12 +120,14 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
     from pmcbandit import evidence
 
     run_module = importlib.import_module("pmcbandit.run")
-    calls = []
+    calls, fitted = [], []
     allocate = run_module.allocate
 
     def spy(door, arms, policy, **kwargs):
         calls.append(([a.name for a in arms], kwargs["budget"], time.perf_counter()))
-        return allocate(door, arms, policy, **kwargs)
+        result = allocate(door, arms, policy, **kwargs)
+        fitted.append(result.reliability.khat)
+        return result
 
     pool = evidence._pool
 
@@ -140,6 +143,7 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
     again = estimate_evidence(model, budget=Pulls(40), random_seed=1, progressbar=False)
     names = [c[0] for c in calls]
     assert names[0] == ["compile-0", "compile-1"] and calls[0][1] == Pulls(evidence._COMPILE_PULLS)
+    assert np.isfinite(fitted[0]).all()  # the toy run fits the weights' k-hat, as the evidence run will
     assert names[1] == "pool"  # compiled before the pool is built, so the set-up counts it
     assert names.count(["compile-0", "compile-1"]) == 1  # once per process
     assert evidence._COMPILED_LOOPS == {("thompson", "auto")}
