@@ -352,10 +352,14 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     check_budget = None
     check_cap = None
     if budget_seconds is not None and steps:
+        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
+        if started is not None:
+            # The probe compiled the annealing kernel for this model: set-up the pulls will not have.
+            spent = time.perf_counter() - started
+            budget_seconds = seconds_after_setup(total, spent)
         caps = [decision_share * budget_seconds / 2] * len(steps)
         if check_share > 0:
             caps[0] = check_cap = min(caps[0], check_share * budget_seconds / need)
-        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
         # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1); the
         # check arm's CHECK_FILL: the costs a run records add up to less than its wall budget (the
         # loop's own work, a busy machine), and its share is of those costs.

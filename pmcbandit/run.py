@@ -262,7 +262,7 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
         )
     guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
                     cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-                    pinned=pol.pinned_arm is not None)
+                    pinned=pol.pinned_arm is not None, adaptive=pol.adaptive)
     watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
     config = dict(kind="allocation", policy=pol.name, policy_params=tuple(pol.params), combine=combine,
                   reward=rule.name, ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,

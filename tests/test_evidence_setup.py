@@ -110,6 +110,40 @@ def test_the_ais_arms_are_sized_for_the_time_left_after_the_other_arms_set_up(mo
     assert [a.name for a in arms][-1] == "prior-is"  # the pool's order is unchanged
 
 
+def test_the_ais_arms_are_sized_after_the_probe_that_compiles_their_kernel(monkeypatch):
+    """The timed probe compiles the annealing kernel for the model (seconds on a large one): the budget the AIS arms
+    are sized for is what is left after it, so a sized arm's pulls fit the run's decision cap."""
+    import time
+
+    from pmcbandit import evidence
+    from pmcbandit.arms.evidence import ais
+
+    probed = {}
+    original = ais.AISArm.__init__
+
+    def slow_probe(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        if self.n_steps == ais.PROBE_STEPS and "at" not in probed:
+            time.sleep(0.5)
+            probed["at"] = time.perf_counter()
+
+    sized_after = []
+    left = evidence.seconds_after_setup
+
+    def spy(seconds, setup):
+        sized_after.append(setup)
+        return left(seconds, setup)
+
+    monkeypatch.setattr(ais.AISArm, "__init__", slow_probe)
+    monkeypatch.setattr(evidence, "seconds_after_setup", spy)
+    model, _ = analytic_models.normal_normal()
+    started = time.perf_counter()
+    evidence._pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=False,
+                   laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=200,
+                   cost="cpu_seconds", budget_seconds=60.0, started=started)
+    assert max(sized_after) >= probed["at"] - started
+
+
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
 def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(monkeypatch):
     """Before the pool is built, one toy run of the same policy and reward compiles the loop's kernels, once per

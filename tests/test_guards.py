@@ -1,4 +1,4 @@
-"""The run loop's guards (pmcbandit.runtime.guards): cap, fit, initial and cross-check rules.
+"""The run loop's guards (pmcbandit.runtime.guards): cap, fit, initial, cross-check and untrusted rules.
 
 Rules are tested as pure functions of their inputs first, then through ``run`` with cheap
 synthetic arms whose durations are declared (``expected_seconds``) or made by sleeping, so the
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import pmcbandit as pb
-from pmcbandit.runtime.guards import CROSS_CHECK, INITIAL, POLICY, Guards
+from pmcbandit.arms.base import CallableArm
+from pmcbandit.runtime.guards import CROSS_CHECK, INITIAL, POLICY, UNTRUSTED_SHARE, Guards
 from pmcbandit.exceptions import PmcBanditWarning
 
 
@@ -166,6 +167,88 @@ def test_blocked_arms_are_never_forced():
     g = _guards(arms, horizon=100.0)
     plan = g.plan(np.array([False, True]), 100.0, _no_loss(2))
     assert plan.arm == 0 and not plan.eligible[1]
+
+
+def test_untrusted_arms_leave_the_policy_once_their_spending_reaches_the_share():
+    arms = [_Arm("a"), _Arm("b"), _Arm("c")]
+    for arm in arms:
+        arm.importance_weights = True
+    untrusted = np.array([False, True, False])
+    g = _guards(arms, horizon=None, per_decision=1, count_pulls=True)
+    for arm, n in ((0, 80), (1, 9), (2, 11)):
+        for _ in range(n):
+            g.observe(arm, 0.01, 1.0)
+    assert g.plan(_none_blocked(3), None, _no_loss(3), untrusted).eligible.tolist() == [True, True, True]
+    for _ in range(2):
+        g.observe(1, 0.01, 1.0)  # 11 of 102 pulls
+    plan = g.plan(_none_blocked(3), None, _no_loss(3), untrusted)
+    assert plan.reason == POLICY and plan.eligible.tolist() == [True, False, True]
+    # Only where a trusted arm is allowed: with a and c out of play, b stays the policy's.
+    assert g.plan(np.array([True, False, True]), None, _no_loss(3), untrusted).eligible.tolist() == [False, True, False]
+    assert g.plan(_none_blocked(3), None, _no_loss(3)).eligible.all()  # nothing marked: no restriction
+    # A policy that does not choose by its rewards (uniform) is left alone.
+    uniform = _guards(arms, horizon=None, per_decision=1, count_pulls=True, adaptive=False)
+    for arm, n in ((0, 80), (1, 20)):
+        for _ in range(n):
+            uniform.observe(arm, 0.01, 1.0)
+    assert uniform.plan(_none_blocked(3), None, _no_loss(3), untrusted).eligible.all()
+
+
+def test_the_untrusted_rule_leaves_forced_decisions_alone():
+    arms = [_Arm("a", expected=0.01), _Arm("b", expected=0.001)]
+    for arm in arms:
+        arm.importance_weights = True
+    g = _guards(arms, horizon=10.0)
+    g.dispatched(0)
+    g.observe(0, 0.01, 1.0)
+    plan = g.plan(_none_blocked(2), 10.0, _no_loss(2), np.array([False, True]))
+    assert plan.arm == 1 and plan.reason == INITIAL  # the untried arm's first decision still goes to it
+
+
+class _Weights(CallableArm):
+    importance_weights = True
+
+
+_K = 0.8  # Pareto tail of the cheap arm's weights: infinite variance, a sample variance that looks small
+
+
+def _untrusted_pool():
+    xm = 1.0 - _K  # mean weight 1, as the bounded arm's
+    bounded = _Weights(lambda rng: np.array([np.log1p(0.99 * (2.0 * rng.random() - 1.0))]), name="bounded",
+                       log_scale=True, cost=1.0)
+    heavy = _Weights(lambda rng: np.array([np.log(xm) + _K * rng.standard_exponential()]), name="heavy",
+                     log_scale=True, cost=0.05)
+    return [bounded, heavy]
+
+
+def test_a_cheap_heavy_tailed_arm_gets_at_most_about_the_untrusted_share():
+    """Its estimated cost times variance looks twenty times better than the bounded arm's, so the policy favours it;
+    once its k-hat is above the threshold the policy may spend only the share on it."""
+    pulls = []
+    for seed in range(6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PmcBanditWarning)
+            res = pb.run(_untrusted_pool(), policy="thompson", budget=pb.Pulls(1000), reward="paired",
+                         random_seed=seed, progressbar=False)
+        pulls.append(int(res.arm_table()["pulls"][1]))
+    # 100 weights before its first k-hat, then the share; a k-hat refitted below the threshold on the way lets
+    # a few more through.
+    assert max(pulls) <= 1.5 * UNTRUSTED_SHARE * 1000, pulls
+
+
+def test_a_resumed_run_sees_the_untrusted_arms_the_interrupted_one_saw(tmp_path):
+    """The checkpoint restores the weight tails of its last decision; the masks of rule 5 before it come from the
+    checkpoint's log, so the replay re-makes every decision."""
+    kw = dict(policy="thompson", budget=pb.Pulls(600), reward="paired", random_seed=3, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        full = pb.run(_untrusted_pool(), **kw)
+        path = tmp_path / "run.npz"
+        first = pb.run(_untrusted_pool(), checkpoint=path, callback=lambda p, h: p.pulls >= 400, **kw)
+        resumed = pb.run(_untrusted_pool(), checkpoint=path, **kw)
+    assert 300 < len(first.history) < 600
+    np.testing.assert_array_equal(resumed.history.column("arm"), full.history.column("arm"))
+    assert resumed.estimate == full.estimate
 
 
 # --- through run ------------------------------------------------------------------------------

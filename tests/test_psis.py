@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from arviz.stats.stats import _gpdfit
 
-from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, WeightTails, khat_threshold, min_sample_size, pareto_khat,
-                                   tail_length)
+from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, ArmReliability, WeightTails,
+                                   khat_threshold, min_sample_size, pareto_khat, tail_length, too_spread)
 from tests.tolerance import assert_within_se
 
 MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."
@@ -243,6 +243,24 @@ def test_hopeless_needs_the_capped_threshold_or_a_khat_of_one():
     assert wt.khat(1) > KHAT_CAP and wt.unreliable(1) and not wt.hopeless(1)
     assert wt.khat(2) >= 1.0 and wt.hopeless(2)
     assert not WeightTails(1).hopeless(0)  # no k-hat yet
+
+
+def test_untrusted_is_unreliable_or_too_spread_for_the_count():
+    rng = np.random.default_rng(12)
+    wt = WeightTails(5)
+    wt.add(0, 0.9 * rng.standard_exponential(500))  # k-hat above the threshold, in play (short of draws)
+    wt.add(1, 0.5 * rng.standard_normal(500))  # k-hat near 0
+    wt.add(2, np.sqrt(10.0) * rng.standard_normal(50))  # no k-hat yet; s^2/2 near 5 > log 50
+    wt.add(3, rng.standard_normal(50))  # no k-hat yet; s^2/2 near 1/2 < log 50
+    wt.add(4, np.sqrt(10.0) * rng.standard_normal(SPREAD_MIN_WEIGHTS - 1))  # too few for the spread rule
+    assert wt.unreliable(0) and not wt.hopeless(0)
+    assert [wt.untrusted(a) for a in range(5)] == [True, False, True, False, False]
+    # One rule with the combination's: the spread test is ArmReliability.undersampled's.
+    lw_var = np.array([np.nan, np.nan, wt.log_weight_variance(2), wt.log_weight_variance(3), np.nan])
+    rel = ArmReliability(np.array([wt.khat(0), wt.khat(1), np.nan, np.nan, np.nan]), np.full(5, 0.5), wt.counts,
+                         np.zeros(5, dtype=bool), lw_var)
+    assert rel.undersampled.tolist() == [False, False, True, False, False]
+    assert too_spread([10.0, 1.0, np.nan], [50, 50, 50]).tolist() == [True, False, False]
 
 
 def _pareto_run_flags(rng, k, n=1000, batch=100):

@@ -149,6 +149,9 @@ class Policy(NamedTuple):
     ``observes=True`` means ``update`` also takes the keywords ``value=`` (the decision's
     mean observation) and ``info=`` (its last pull's info), and ``per_arm_ranges=True`` that
     ``init`` takes ``per_arm=True`` (App. B's per-arm loss ranges; every built-in policy does).
+    ``adaptive=False`` says that ``select`` does not choose by the rewards seen (the uniform baseline), so the
+    run loop's rule on arms with untrusted variance estimates (:mod:`pmcbandit.runtime.guards`, rule 5) leaves
+    it alone.
     ``simulator_rule`` names the branch of the replicated-run simulator that reproduces the policy
     (:mod:`pmcbandit.simulate`): ``"index"`` (its ``index``), ``"thompson"``, ``"round_robin"`` or
     ``"fixed"`` (``pinned_arm``); ``None``: not simulated.
@@ -166,6 +169,7 @@ class Policy(NamedTuple):
     observes: bool = False
     per_arm_ranges: bool = False
     simulator_rule: str | None = None
+    adaptive: bool = True
 
 
 def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | None = None, *,

@@ -2,7 +2,8 @@
 
 A checkpoint holds the history (:mod:`pmcbandit.runtime.history`), the settings, the number of decisions
 dispatched, the per-arm flags and weight tails of the reliability check
-(:class:`pmcbandit.stats.psis.WeightTails`) and the schedule of a ``TargetSE`` budget. Resuming replays
+(:class:`pmcbandit.stats.psis.WeightTails`) with the log of the arms whose variance estimate the guards did not
+trust (:mod:`pmcbandit.runtime.guards`, rule 5), and the schedule of a ``TargetSE`` budget. Resuming replays
 the recorded pulls through a fresh :class:`~pmcbandit.runtime.engine.Engine` (the policy consumes its
 stream exactly as before, faults and quarantines included) and re-submits the pulls that were in
 flight with their original streams, so a resumed run with the same seed gives the same result as
@@ -59,8 +60,9 @@ __all__ = ["CHECKPOINT_VERSION", "FINISHED", "check_checkpoint", "save_checkpoin
            "warn_if_reused"]
 
 #: Layout version (2: the history's ``reason`` and ``seconds`` columns, reliability flags and weight tails;
-#: 3: status ``lost`` (5) for pulls lost with their worker, and ``cpu`` counting remote workers' CPU).
-CHECKPOINT_VERSION = 3
+#: 3: status ``lost`` (5) for pulls lost with their worker, and ``cpu`` counting remote workers' CPU;
+#: 4: the log of the arms whose variance estimate was untrusted, :meth:`~pmcbandit.runtime.engine.Engine.untrusted`).
+CHECKPOINT_VERSION = 4
 
 
 #: ``stopped_by`` values of a run that ended by itself (a callback's stop is an interruption).
@@ -83,6 +85,7 @@ class _Stored(NamedTuple):
     info_replayable: bool
     unreliable_since: np.ndarray | None
     tails: WeightTails | None
+    untrusted_log: np.ndarray | None
 
 
 def _bad(path, door: str, requirement: str) -> ValueError:
@@ -130,9 +133,12 @@ def _read(path, door: str) -> _Stored:
             tails = None
             if "tails_counts" in data:
                 tails = WeightTails.from_npz_dict({k: data[k] for k in data.files if k.startswith("tails_")}, "tails_")
+            untrusted = np.asarray(data["untrusted_log"], dtype=np.int64).reshape(-1, 2) if "untrusted_log" in data \
+                else None
             return _Stored(version, settings, history, int(data["selected"]),
                            np.asarray(data["se_watch"]) if "se_watch" in data else None,
-                           bool(data["info_replayable"]) if "info_replayable" in data else True, unreliable, tails)
+                           bool(data["info_replayable"]) if "info_replayable" in data else True, unreliable, tails,
+                           untrusted)
     except ValueError as err:
         if str(err).startswith("The 'checkpoint' parameter"):
             raise
@@ -164,6 +170,7 @@ def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:
     data["unreliable_since"] = engine.unreliable_since.copy()
     if engine.tails is not None:
         data.update(engine.tails.to_npz_dict("tails_"))
+        data["untrusted_log"] = np.asarray(engine.untrusted_log, dtype=np.int64).reshape(-1, 2)
     if watch is not None:
         data["se_watch"] = np.asarray([watch.next_n, watch.value], dtype=np.float64)
     tmp = f"{os.fspath(path)}.tmp.npz"
@@ -225,6 +232,8 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
         engine.unreliable_since[:] = stored.unreliable_since
     if engine.tails is not None and stored.tails is not None:
         engine.tails = stored.tails
+        if stored.untrusted_log is not None:
+            engine.replay_untrusted(stored.untrusted_log, stored.selected)
     cols = [history.column(c).tolist() for c in COLUMNS]
     rows = [PullRecord(*(c[r] for c in cols)) for r in range(len(history))]
     recorded = {}

@@ -148,6 +148,9 @@ class Engine:
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
         self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
+        self.untrusted_log: list[tuple[int, int]] = []  # (decision, arm) where an arm's untrusted flag changed
+        self.untrusted_replay = 0  # decisions whose untrusted masks come from the log (a resumed run)
+        self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -211,7 +214,40 @@ class Engine:
         blocked = self.blocked()
         if self.guards is None:
             return Plan(None, POLICY, ~blocked) if not blocked.all() else None
-        return self.guards.plan(blocked, seconds_left, learner.mean_loss())
+        untrusted = self.untrusted() if self.guards.untrusted_rule else None
+        return self.guards.plan(blocked, seconds_left, learner.mean_loss(),
+                                None if untrusted is None else untrusted & ~blocked)
+
+    def untrusted(self) -> np.ndarray | None:
+        """Arms whose importance weights do not support their variance estimate at this decision
+        (:meth:`~pmcbandit.stats.psis.WeightTails.untrusted`; the guards' rule 5); ``None`` without such arms.
+
+        Each change is logged (``untrusted_log``: the decision and the arm), so a resumed run replays the
+        masks the original run saw, from the log, while it re-makes the decisions the checkpoint holds (the
+        weight tails it restores are those of the last decision).
+        """
+        if self.tails is None:
+            return None
+        if self.selected < self.untrusted_replay:
+            mask = np.zeros(self.n_arms, dtype=bool)
+            for decision, arm in self.untrusted_log:
+                if decision > self.selected:
+                    break
+                mask[arm] = not mask[arm]
+            return mask
+        now = np.array([bool(w and self.tails.untrusted(a)) for a, w in enumerate(self.weighted)])
+        for arm in np.flatnonzero(now != self._untrusted_now):
+            self.untrusted_log.append((self.selected, int(arm)))
+        self._untrusted_now = now
+        return now
+
+    def replay_untrusted(self, log, decisions: int) -> None:
+        """Take the untrusted log of a checkpoint whose ``decisions`` are about to be re-made (:meth:`untrusted`)."""
+        self.untrusted_log = [(int(d), int(a)) for d, a in log]
+        self.untrusted_replay = int(decisions)
+        self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
+        for _, arm in self.untrusted_log:
+            self._untrusted_now[arm] = not self._untrusted_now[arm]
 
     def dispatch(self, plan: Plan | None = None) -> list[Ticket]:
         """Open the decision ``plan`` names (the learner's choice when ``plan.arm`` is None;

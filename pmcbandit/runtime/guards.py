@@ -1,7 +1,7 @@
 r"""Guards: the rules the run loop applies around a bandit policy.
 
 A policy (:mod:`pmcbandit.policies`) is a pure bandit: it learns which arm has the smallest
-:math:`\delta_k V_k` and pulls it. Three ways a run fails that no bandit policy protects against:
+:math:`\delta_k V_k` and pulls it. Four ways a run fails that no bandit policy protects against:
 
 * **A decision that eats the budget.** Under a time budget the first decision on an expensive
   arm (an AIS arm of 8000 steps on a large data set) can take longer than the whole budget, and
@@ -12,6 +12,9 @@ A policy (:mod:`pmcbandit.policies`) is a pure bandit: it learns which arm has t
   samplers whose proposal misses a mode of the posterior all agree on the wrong value, with
   tiny standard errors), so a run that spends everything on one family has no independent
   check of its error bar.
+* **A variance estimate that looks small because it is wrong.** A cheap arm with heavy-tailed
+  weights shows a small sample variance until its rare large weights come, so the policy keeps
+  choosing it, for draws the combination then gives no weight.
 
 Rules
 -----
@@ -54,6 +57,23 @@ For every budget, when the arms still in play declare at least two
    ``a <= b``, the inverse-variance combination's variance is at most
    :math:`1/((1-s) + s\,a/b) \le 1/(1-s)` times the best arm's alone (1.11 for ``s = 0.1``).
 
+For every budget, when some arms' values are importance weights
+(:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
+
+5. **untrusted** — an arm whose variance estimate its weights do not support yet
+   (:meth:`pmcbandit.stats.psis.WeightTails.untrusted`: a Pareto :math:`\hat k` above the threshold of
+   its count while it is still in play, short of draws; or, with too few weights for a
+   :math:`\hat k`, log weights too spread for their number) is left to the policy only while the
+   spending on such arms is below :data:`UNTRUSTED_SHARE` of all spending, and only when an arm
+   whose estimate is trusted is also allowed. The policy ranks arms by their estimated
+   :math:`\delta_k V_k`, and for such an arm that estimate is most often far too small: its sample
+   variance misses the rare large weights that carry the target's mass (Vehtari et al. 2024,
+   PSIS Sec. 3; Chatterjee & Diaconis 2018). Without the rule a cheap arm of this kind (an AIS arm
+   of few annealing steps on a hard model) can take most of the budget for draws the combination
+   gives no weight. Within the share it still gathers the draws on which it is judged again. The
+   rule narrows the policy's choice only; forced decisions (rules 3–4) are unchanged, and the
+   spending is counted as in rule 4.
+
 Determinism. Only a time budget's rules (1–3 and the quick-check filter of rule 4) read measured
 durations. Without a time horizon (``Pulls``, ``TargetSE`` without ``max_seconds``) no rule reads a
 clock: rule 4 counts pulls unless every arm declares its cost (``cost_unit`` other than
@@ -76,8 +96,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_PULLS", "CHECK_MARGIN", "POLICY",
-           "INITIAL", "CROSS_CHECK"]
+__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_PULLS", "CHECK_MARGIN",
+           "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
 
 #: Largest predicted duration of one decision, as a share of a time budget's horizon.
 MAX_DECISION_SHARE = 0.1
@@ -89,6 +109,8 @@ CROSS_CHECK_SHARE = 0.1
 CHECK_PULLS = 30
 #: How many times over rule 4 prefers a check arm's :data:`CHECK_PULLS` pulls to fit in the share.
 CHECK_MARGIN = 2.0
+#: Largest share of the spending the policy may put on arms whose variance estimate is untrusted (rule 5).
+UNTRUSTED_SHARE = 0.1
 
 # Codes of the history's ``reason`` column (pmcbandit.runtime.history.REASONS).
 POLICY, INITIAL, CROSS_CHECK = 0, 1, 2
@@ -122,11 +144,14 @@ class Guards:
         The shares of rules 4 and 1.
     pinned : bool
         The policy always plays one arm: no rule overrides or restricts it.
+    adaptive : bool
+        The policy chooses by the rewards it has seen (:attr:`pmcbandit.policies.Policy.adaptive`); rule 5 narrows
+        only such a policy's choice.
     """
 
     def __init__(self, arms: Sequence, horizon: float | None, pulls_per_decision: int, count_pulls: bool,
                  cross_check_share: float = CROSS_CHECK_SHARE, max_decision_share: float = MAX_DECISION_SHARE,
-                 pinned: bool = False):
+                 pinned: bool = False, adaptive: bool = True):
         k = len(arms)
         self.n_arms = k
         self.horizon = None if pinned else horizon
@@ -141,8 +166,10 @@ class Guards:
         self.families = labels
         self.family = np.array([labels.index(f) if f is not None else -1 for f in names], dtype=np.int64)
         self.checks = not pinned and len(labels) >= 2 and self.cross_check_share > 0
-        # No rule applies without a time horizon or a second family: the engine then skips the guards.
-        self.active = self.horizon is not None or self.checks
+        weighted = any(bool(getattr(a, "importance_weights", False)) for a in arms)
+        self.untrusted_rule = weighted and adaptive and not pinned
+        # No rule applies without a time horizon, a second family or rule 5: the engine then skips the guards.
+        self.active = self.horizon is not None or self.checks or self.untrusted_rule
         self.expected = np.array(
             [math.nan if a.expected_seconds is None else float(a.expected_seconds) for a in arms], dtype=np.float64
         )
@@ -176,11 +203,13 @@ class Guards:
         return self.per_decision * np.where(self.seconds_n > 0, measured, self.expected)
 
     # --- the rules --------------------------------------------------------------------
-    def plan(self, blocked: np.ndarray, seconds_left: float | None, mean_loss: np.ndarray) -> Plan | None:
+    def plan(self, blocked: np.ndarray, seconds_left: float | None, mean_loss: np.ndarray,
+             untrusted: np.ndarray | None = None) -> Plan | None:
         """The next decision, or ``None`` when no arm may be chosen (the run ends).
 
         ``blocked`` marks arms out of play (quarantined, unreliable); ``mean_loss`` is each arm's
-        mean loss in the policy's state (NaN before its first reward).
+        mean loss in the policy's state (NaN before its first reward); ``untrusted`` marks the arms of
+        rule 5 (``None``: none).
         """
         open_ = ~blocked
         if self.pinned:
@@ -206,7 +235,19 @@ class Guards:
             arm = self._check_arm(open_, eligible, predicted, mean_loss)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
+        if untrusted is not None and self.untrusted_rule:
+            eligible = self._trusted_first(eligible, untrusted)
         return Plan(None, POLICY, eligible)
+
+    def _trusted_first(self, eligible: np.ndarray, untrusted: np.ndarray) -> np.ndarray:
+        """Rule 5: ``eligible`` less the untrusted arms once their spending reaches the share, where a trusted arm
+        is eligible."""
+        if not (eligible & untrusted).any() or not (eligible & ~untrusted).any():
+            return eligible
+        total = self.spent.sum()
+        if self.spent[untrusted].sum() < UNTRUSTED_SHARE * total:
+            return eligible
+        return eligible & ~untrusted
 
     def _check_arm(self, open_, eligible, predicted, mean_loss) -> int | None:
         """Rule 4's arm when its share of the spending is below the floor, else None."""

@@ -61,7 +61,7 @@ from pmcbandit._validation import _msg, check_positive
 __all__ = [
     "ArmReliability", "KHAT_CAP", "KHAT_CAP_COUNT", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold",
     "min_sample_size", "pareto_khat",
-    "tail_length",
+    "tail_length", "too_spread",
 ]
 
 #: Fewest log weights of an unchecked arm for the spread rule of :attr:`ArmReliability.undersampled`
@@ -248,6 +248,16 @@ def pareto_khat(log_weights) -> float:
     if x.size < 2:
         return math.inf
     return float(_khat_from_top(_top_sorted(x, tail_length(x.size) + 1)))
+
+
+def too_spread(log_w_var, n_weights) -> np.ndarray:
+    r"""Whether :math:`S` weights whose log weights have variance :math:`s^2` are too few for their spread:
+    :math:`S < e^{s^2/2}` (elementwise; NaN variances give False). The rule and its source:
+    :attr:`ArmReliability.undersampled`.
+    """
+    n = np.asarray(n_weights, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(log_w_var, dtype=np.float64) / 2.0 > np.log(np.maximum(n, 1.0))
 
 
 def khat_threshold(n_samples) -> float:
@@ -439,6 +449,17 @@ class WeightTails:
         k = self.khat(arm)
         return bool(k == k and k > self.threshold(arm))
 
+    def untrusted(self, arm: int) -> bool:
+        r"""Whether the arm's variance estimate cannot be trusted on its weights so far: :meth:`unreliable`, or,
+        with too few weights for a :math:`\hat k` (at least :data:`SPREAD_MIN_WEIGHTS`), log weights too spread
+        for their number (:func:`too_spread`, the rule of :attr:`ArmReliability.undersampled`).
+        """
+        arm = self._arm(arm, "WeightTails.untrusted")
+        if self.unreliable(arm):
+            return True
+        s = int(self._counts[arm])
+        return SPREAD_MIN_WEIGHTS <= s < self.min_weights and bool(too_spread(self.log_weight_variance(arm), s))
+
     def hopeless(self, arm: int) -> bool:
         r"""Whether no practical number of draws makes the arm reliable: :math:`\hat k > 0.7` from
         :data:`KHAT_CAP_COUNT` weights on, or :math:`\hat k \ge 1` (module docstring; False while
@@ -517,10 +538,7 @@ class ArmReliability(NamedTuple):
         """
         if self.log_w_var is None:
             return np.zeros(self.n_weights.shape, dtype=bool)
-        n = self.n_weights.astype(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            short = self.log_w_var / 2.0 > np.log(np.maximum(n, 1.0))
-        return self.unchecked & (self.n_weights >= SPREAD_MIN_WEIGHTS) & short
+        return self.unchecked & (self.n_weights >= SPREAD_MIN_WEIGHTS) & too_spread(self.log_w_var, self.n_weights)
 
     @property
     def unchecked(self) -> np.ndarray:
