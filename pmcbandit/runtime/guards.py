@@ -241,7 +241,8 @@ class Guards:
 
     def _trusted_first(self, eligible: np.ndarray, untrusted: np.ndarray) -> np.ndarray:
         """Rule 5: ``eligible`` less the untrusted arms once their spending reaches the share, where a trusted arm
-        is eligible."""
+        is eligible.
+        """
         if not (eligible & untrusted).any() or not (eligible & ~untrusted).any():
             return eligible
         total = self.spent.sum()
