@@ -13,7 +13,11 @@ What is reported (``interval_status``)
    diagnostic needs, so :math:`\\hat k` is not yet defined: an AIS arm with a few dozen pulls)
    while an importance-weight arm whose :math:`\\hat k` passed has observations: a variance from a
    few heavy-tailed weights is the confidently wrong case the diagnostic exists for, and it must
-   not outweigh a checked arm. With no checked arm they are combined as before.
+   not outweigh a checked arm. With no checked arm they are combined as before. Nor do arms too
+   spread for their number of weights (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`:
+   their average is most often too low by more than its SE) while another importance-weight arm kept,
+   of at least :data:`~pmcbandit.stats.psis.SPREAD_MIN_WEIGHTS` weights, is not too spread: an AIS arm
+   of a few annealing steps beside a longer one.
 2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), and their agreement is
    tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
    variances are estimated, with their degrees of freedom) over the arms whose variance estimate

@@ -547,11 +547,15 @@ class ArmReliability(NamedTuple):
 
     @property
     def excluded(self) -> np.ndarray:
-        """Arms the combination gives no weight (:mod:`pmcbandit.result`, rule 1): the unreliable ones, and
-        the unchecked ones while a checked importance-weight arm passed.
+        """Arms the combination gives no weight (:mod:`pmcbandit.result`, rule 1): the unreliable ones; the
+        unchecked ones while a checked importance-weight arm passed; and the :attr:`undersampled` ones while
+        another importance-weight arm kept, with at least :data:`SPREAD_MIN_WEIGHTS` weights, is not.
         """
         passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
-        return self.unreliable | (self.unchecked if passed.any() else False)
+        out = self.unreliable | (self.unchecked if passed.any() else False)
+        spread = self.undersampled
+        sound = (self.n_weights >= SPREAD_MIN_WEIGHTS) & ~out & ~spread
+        return out | (spread if sound.any() else False)
 
     @classmethod
     def empty(cls, n_arms: int) -> "ArmReliability":
