@@ -41,6 +41,8 @@ threshold instead: its stop rule reads the arms in play, and a variance estimate
 threshold must not decide a ranking, while an allocation run decides an arm's weight only at the
 end, on all its draws. ``unreliable_since`` records the decision count at which
 each arm was flagged, so a checkpoint replays the restriction where the original run applied it.
+Before each decision the engine also marks the arms whose weights do not support their variance
+estimate yet (:meth:`Engine.untrusted`), for the guards' rule 5, and logs each change for the replay.
 
 Centre. With a running centre (:mod:`pmcbandit.policies.centring`) the reward rule keeps per-arm power
 sums of the observations; after the 2nd, 4th, 8th, ... reward the policy's ``recentre`` gets
