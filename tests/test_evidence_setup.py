@@ -76,72 +76,59 @@ def test_a_second_call_on_the_same_model_reuses_its_compiled_density_until_the_d
     assert changed is not first and _density(model, True, notes) is changed
 
 
-def test_the_ais_arms_are_sized_for_the_time_left_after_the_other_arms_set_up(monkeypatch):
-    """The AIS arms are sized last: the set-up they are sized after includes the prior arm's (its sampler's
-    compilation), so an arm is not sized for time the run will not have."""
+def _sizing_after_a_slow_build(monkeypatch, cls, slow, **pool):
+    """Build the default pool of a normal-normal model for a 60 s budget with the first construction of ``cls`` for
+    which ``slow(instance)`` holds made 0.5 s longer. Returns the set-up seconds each call of ``seconds_after_setup``
+    saw, when that construction ended (seconds from the start), and the arms."""
     import time
 
     from pmcbandit import evidence
-    from pmcbandit.arms.evidence import prior_is
 
     built = {}
-    original = prior_is.PriorISArm.__init__
+    original = cls.__init__
 
-    def slow_prior_arm(self, *args, **kwargs):
+    def slow_init(self, *args, **kwargs):
         original(self, *args, **kwargs)
-        time.sleep(0.5)
-        built["at"] = time.perf_counter()
+        if slow(self) and "at" not in built:
+            time.sleep(0.5)
+            built["at"] = time.perf_counter()
 
-    sized_after = []
+    seen = []
     left = evidence.seconds_after_setup
 
     def spy(seconds, setup):
-        sized_after.append(setup)
+        seen.append(setup)
         return left(seconds, setup)
 
-    monkeypatch.setattr(prior_is.PriorISArm, "__init__", slow_prior_arm)
+    monkeypatch.setattr(cls, "__init__", slow_init)
     monkeypatch.setattr(evidence, "seconds_after_setup", spy)
     model, _ = analytic_models.normal_normal()
     started = time.perf_counter()
-    arms, _, _ = evidence._pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=True,
-                                laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
-                                batch_size=200, cost="cpu_seconds", budget_seconds=60.0, started=started)
-    assert max(sized_after) >= built["at"] - started
+    arms, _, _ = evidence._pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice",
+                                laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, smc=False, batch_size=200,
+                                cost="cpu_seconds", budget_seconds=60.0, started=started, **pool)
+    return seen, built["at"] - started, arms
+
+
+def test_the_ais_arms_are_sized_for_the_time_left_after_the_other_arms_set_up(monkeypatch):
+    """The AIS arms are sized last: the set-up they are sized after includes the prior arm's (its sampler's
+    compilation), so an arm is not sized for time the run will not have."""
+    from pmcbandit.arms.evidence import prior_is
+
+    seen, built, arms = _sizing_after_a_slow_build(monkeypatch, prior_is.PriorISArm, lambda arm: True, laplace=True,
+                                                   prior=True)
+    assert max(seen) >= built
     assert [a.name for a in arms][-1] == "prior-is"  # the pool's order is unchanged
 
 
 def test_the_ais_arms_are_sized_after_the_probe_that_compiles_their_kernel(monkeypatch):
     """The timed probe compiles the annealing kernel for the model (seconds on a large one): the budget the AIS arms
     are sized for is what is left after it, so a sized arm's pulls fit the run's decision cap."""
-    import time
-
-    from pmcbandit import evidence
     from pmcbandit.arms.evidence import ais
 
-    probed = {}
-    original = ais.AISArm.__init__
-
-    def slow_probe(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        if self.n_steps == ais.PROBE_STEPS and "at" not in probed:
-            time.sleep(0.5)
-            probed["at"] = time.perf_counter()
-
-    sized_after = []
-    left = evidence.seconds_after_setup
-
-    def spy(seconds, setup):
-        sized_after.append(setup)
-        return left(seconds, setup)
-
-    monkeypatch.setattr(ais.AISArm, "__init__", slow_probe)
-    monkeypatch.setattr(evidence, "seconds_after_setup", spy)
-    model, _ = analytic_models.normal_normal()
-    started = time.perf_counter()
-    evidence._pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=False,
-                   laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=200,
-                   cost="cpu_seconds", budget_seconds=60.0, started=started)
-    assert max(sized_after) >= probed["at"] - started
+    seen, built, _ = _sizing_after_a_slow_build(monkeypatch, ais.AISArm, lambda arm: arm.n_steps == ais.PROBE_STEPS,
+                                                laplace=False, prior=False)
+    assert max(seen) >= built
 
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
