@@ -153,7 +153,7 @@ class Engine:
         self.untrusted_log: list[tuple[int, int]] = []  # (decision, arm) where an arm's untrusted flag changed
         self.untrusted_replay = 0  # decisions whose untrusted masks come from the log (a resumed run)
         self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
-        self._weights_added = False  # since the untrusted flags were last computed
+        self._stale = np.zeros(self.n_arms, dtype=bool)  # arms given weights since their untrusted flag was computed
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -238,14 +238,16 @@ class Engine:
                     break
                 mask[arm] = not mask[arm]
             return mask
-        if not self._weights_added:
-            return self._untrusted_now  # the flags are a function of the weights so far
-        self._weights_added = False
-        now = np.array([bool(w and self.tails.untrusted(a)) for a, w in enumerate(self.weighted)])
-        for arm in np.flatnonzero(now != self._untrusted_now):
-            self.untrusted_log.append((self.selected, int(arm)))
-        self._untrusted_now = now
-        return now
+        stale = np.flatnonzero(self._stale)  # an arm's flag is a function of its weights so far
+        if stale.size:
+            self._stale[:] = False
+            now = self._untrusted_now.copy()
+            for arm in stale:
+                now[arm] = self.tails.untrusted(int(arm))
+                if now[arm] != self._untrusted_now[arm]:
+                    self.untrusted_log.append((self.selected, int(arm)))
+            self._untrusted_now = now
+        return self._untrusted_now
 
     def replay_untrusted(self, log, decisions: int) -> None:
         """Take the untrusted log of a checkpoint whose ``decisions`` are about to be re-made (:meth:`untrusted`)."""
@@ -254,7 +256,7 @@ class Engine:
         self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
         for _, arm in self.untrusted_log:
             self._untrusted_now[arm] = not self._untrusted_now[arm]
-        self._weights_added = True  # the replay's flags are recomputed from the restored tails once it is done
+        self._stale[:] = self.weighted  # recomputed from the restored tails once the replay is done
 
     def dispatch(self, plan: Plan | None = None) -> list[Ticket]:
         """Open the decision ``plan`` names (the learner's choice when ``plan.arm`` is None;
@@ -353,7 +355,7 @@ class Engine:
         learner that stops (module docstring).
         """
         self.tails.add(arm, log_weights)
-        self._weights_added = True
+        self._stale[arm] = True
         retire = self.tails.unreliable(arm) if self.learner.stops else self.tails.hopeless(arm)
         if self.unreliable_since[arm] < 0 and retire:
             self.unreliable_since[arm] = self.selected
