@@ -64,6 +64,7 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
     n_weights = np.zeros(n_arms, dtype=np.int64)
     unreliable = np.zeros(n_arms, dtype=bool)
     spread = np.full(n_arms, np.nan)  # an arm in several slices: the largest spread (the cautious one)
+    excess = np.full(n_arms, np.nan)  # an arm in several slices: the tails' second moments add up
     quarantined = np.zeros(n_arms, dtype=bool)
     pulls = np.zeros(n_arms, dtype=np.int64)
     rows = decisions = 0
@@ -92,6 +93,9 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
         unreliable[index] |= rel.unreliable
         if rel.log_w_var is not None:
             spread[index] = np.fmax(spread[index], rel.log_w_var)
+        if rel.tail_excess is not None:
+            mine = np.isfinite(rel.tail_excess) | (rel.tail_excess == -np.inf)
+            excess[index[mine]] = np.logaddexp(np.nan_to_num(excess[index[mine]], nan=-np.inf), rel.tail_excess[mine])
         quarantined[index] |= result.quarantined
         pulls += np.bincount(arm, minlength=n_arms)
         rows += n
@@ -106,5 +110,5 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
     history = History.from_npz_dict(data)
     first = slices[0][1]
     merged = RunResult(arm_names, history, first.combine, first.log_scale, quarantined, settings, None,
-                       ArmReliability(khat, threshold, n_weights, unreliable, spread), notes)
+                       ArmReliability(khat, threshold, n_weights, unreliable, spread, excess), notes)
     return EvidenceResult.from_run(merged)

@@ -162,7 +162,31 @@ class RunResult(RunMessages):
         """The same observations combined with another method (for comparisons)."""
         obs, arms, within, size = (a[self._combine_order] for a in self.working_values())
         return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded,
-                       self.settings.get("deterministic"))
+                       self.settings.get("deterministic"), self.tail_scale)
+
+    @cached_property
+    def tail_scale(self) -> np.ndarray:
+        """Per arm, the factor on its variance estimate from its weights' fitted tail (1 for arms without a
+        k-hat; :mod:`pmcbandit.stats.psis`, "The tail's share of the variance"): the variance of the arm's
+        weights with the tail's second moment read from the fit, over their sample variance, at least 1.
+        Each pull's weights enter through its mean, within-batch variance and size (working scale).
+        """
+        k = len(self.arm_names)
+        excess = self.reliability.tail_excess
+        out = np.ones(k)
+        if not self.log_scale or excess is None or not np.isfinite(excess).any():
+            return out
+        obs, arms, within, size = self.working_values()
+        size = size.astype(np.float64)
+        spread = np.where((size > 1) & np.isfinite(within), (size - 1.0) * size * within, 0.0)
+        count = np.bincount(arms, weights=size, minlength=k)
+        total = np.bincount(arms, weights=size * obs, minlength=k)
+        squares = np.bincount(arms, weights=size * obs**2 + spread, minlength=k)
+        for arm in np.flatnonzero(np.isfinite(excess) & (count > 1)):
+            var = (squares[arm] - total[arm] ** 2 / count[arm]) / (count[arm] - 1.0)
+            if var > 0:
+                out[arm] = 1.0 + math.exp(excess[arm] - 2.0 * self.shift) / (count[arm] - 1.0) / var
+        return out
 
     @cached_property
     def consistency(self) -> Heterogeneity:
@@ -324,8 +348,8 @@ class RunResult(RunMessages):
         """Per-arm summary: pulls, faults, mean (working scale), variance V_k of an observation,
         mean cost delta_k, V*delta, combination weight, Pareto k-hat of its importance weights with
         its threshold and weight count, the variance of its log weights while too few for a k-hat
-        (``log_w_var``, :attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`), quarantined flag
-        and status.
+        (``log_w_var``, :attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`), the second moment its
+        fitted tail adds (``tail_excess``, :attr:`tail_scale`), quarantined flag and status.
         """
         k = len(self.arm_names)
         arms = self.history.column("arm")
@@ -349,6 +373,7 @@ class RunResult(RunMessages):
             khat_threshold=rel.threshold,
             n_weights=rel.n_weights,
             log_w_var=rel.log_w_var if rel.log_w_var is not None else np.full(k, np.nan),
+            tail_excess=rel.tail_excess if rel.tail_excess is not None else np.full(k, np.nan),
             quarantined=self.quarantined,
             status=self.arm_status(),
         )

@@ -28,7 +28,8 @@ evidence run adds ``log_marginal_likelihood`` with dims ``chain`` x ``draw`` of 
     ``weight`` (share in the combined estimate), ``quarantined``, ``khat`` (Pareto
     :math:`\hat k` of the arm's importance weights, Vehtari et al. 2024; NaN where not
     measured), ``khat_threshold``, ``n_weights``, ``log_w_var`` (variance of the log weights of an
-    arm with too few for a k-hat), ``unreliable`` and ``status`` (int code with
+    arm with too few for a k-hat), ``tail_excess`` (the second moment the fitted tail of an arm's
+    weights adds, which the combination reads), ``unreliable`` and ``status`` (int code with
     CF ``flag_values``/``flag_meanings``: ok, quarantined, unreliable). For log-scale runs
     ``mean``/``var`` are on the working scale :math:`e^{Y-\text{shift}}` (``attrs["shift"]``).
     No group of the ArviZ schema holds per-arm summaries (``constant_data`` is for model
@@ -193,6 +194,7 @@ def from_inference_data(idata) -> RunResult:
             np.asarray(summary["n_weights"].values, dtype=np.int64),
             np.asarray(summary["unreliable"].values, dtype=bool),
             np.asarray(summary["log_w_var"].values, dtype=np.float64) if "log_w_var" in summary else None,
+            np.asarray(summary["tail_excess"].values, dtype=np.float64) if "tail_excess" in summary else None,
         )
     return RunResult(
         arm_names=[str(a) for a in summary["arm"].values],

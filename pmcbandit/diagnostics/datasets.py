@@ -270,6 +270,9 @@ def _arm_summary(result: RunResult) -> xr.Dataset:
         "n_weights": (np.asarray(t["n_weights"], dtype=np.int64), "importance weights the k-hat was fitted to"),
         "log_w_var": (np.asarray(t["log_w_var"], dtype=np.float64),
                       "variance of the log weights of an arm with too few for a k-hat; NaN otherwise"),
+        "tail_excess": (np.asarray(t["tail_excess"], dtype=np.float64),
+                        "log of the second moment the weights' fitted tail adds (pmcbandit.stats.psis); NaN where "
+                        "not measured"),
         "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
                        "k-hat above its threshold: no combination weight, not chosen again"),
     }

@@ -323,7 +323,8 @@ class Engine:
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
-        while an arm has too few weights), its threshold, the weight counts and the flags.
+        while an arm has too few weights), its threshold, the weight counts, the flags, and the
+        tail's second moment the combination reads (:meth:`~pmcbandit.stats.psis.WeightTails.tail_excess`).
 
         ``final``: refit every k-hat on all the weights (during the run a fit is refreshed only
         once an arm's weights grew by 10 %, :class:`~pmcbandit.stats.psis.WeightTails`), and flag an
@@ -336,6 +337,7 @@ class Engine:
         threshold = np.full(k, np.nan)
         counts = np.zeros(k, dtype=np.int64)
         spread = np.full(k, np.nan)
+        excess = np.full(k, np.nan)
         flagged = self.unreliable_since >= 0
         if self.tails is not None:
             for arm in np.flatnonzero(self.weighted):
@@ -348,7 +350,9 @@ class Engine:
                 counts[arm] = self.tails.counts[arm]
                 if khat[arm] != khat[arm]:
                     spread[arm] = self.tails.log_weight_variance(arm)
-        return ArmReliability(khat, threshold, counts, flagged, spread)
+                else:
+                    excess[arm] = self.tails.tail_excess(arm)
+        return ArmReliability(khat, threshold, counts, flagged, spread, excess)
 
     def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
         """Accumulate an arm's log weights; take it out of play once it is hopeless, or above its threshold under a

@@ -41,6 +41,9 @@ Per-arm variance rule (documented degenerate cases)
 * zero variance otherwise (an exact arm, or the uniform combination): flagged in ``degenerate``;
   the variance is floored at the smallest positive per-arm variance of the run, so a constant arm
   can never take all the weight on its own. If every arm has zero variance the SE is 0 and flagged.
+* ``var_scale`` (per arm, at least 1): the arm's variance estimate is multiplied by it, e.g. the
+  share of an importance arm's variance that lies in its weights' fitted tail
+  (:mod:`pmcbandit.stats.psis`, "The tail's share of the variance"); its dof are unchanged.
 * ``exclude`` (arms whose variance estimate is known to be unreliable, e.g. importance weights
   failing the Pareto :math:`\hat k` check of :mod:`pmcbandit.stats.psis`): their observations enter
   neither combination (their moments are still reported). If every arm with observations is
@@ -142,7 +145,7 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
 
 def combine(
     values, arms, n_arms: int, method: str = "inverse_variance", within_var=None, batch_size=None, exclude=None,
-    exact=None,
+    exact=None, var_scale=None,
 ) -> Combined:
     """Combine observations ``values`` (one per pull) from arms ``arms``.
 
@@ -162,6 +165,8 @@ def combine(
     exact : array_like of bool, shape (n_arms,), optional
         Arms declared exact (:attr:`pmcbandit.arms.Arm.deterministic`): identical observations are
         expected of them (zero-variance rule above).
+    var_scale : array_like of float, shape (n_arms,), optional
+        Factors (NaN or below 1: 1) on the arms' own variance estimates (rule above).
 
     Returns
     -------
@@ -178,6 +183,12 @@ def combine(
     values = np.asarray(values, dtype=np.float64)
     arms = np.asarray(arms, dtype=np.int64)
     n, mean, var, nu, own, flags = arm_moments(values, arms, n_arms, within_var, batch_size)
+    if var_scale is not None:
+        scale = np.asarray(var_scale, dtype=np.float64)
+        if scale.shape != (n_arms,):
+            raise ValueError(
+                f"The 'var_scale' parameter of combine must have shape ({n_arms},). Got {scale.shape} instead.")
+        var = np.where(own, var * np.fmax(scale, 1.0), var)
     out = np.zeros(n_arms, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
     if out.shape != (n_arms,):
         raise ValueError(f"The 'exclude' parameter of combine must have shape ({n_arms},). Got {out.shape} instead.")
@@ -225,7 +236,7 @@ def combine(
     weighted = own & used & (nu >= MIN_WEIGHTED_DOF)
     if not weighted.any():
         flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
-        fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out)
+        fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out, var_scale=var_scale)
         return fallback._replace(degenerate=tuple(flags), method=method, suspect=suspect)
     w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
     share = w / w.sum()
