@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from arviz.stats.stats import _gpdfit
 
-from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, ArmReliability, WeightTails,
-                                   khat_threshold, min_sample_size, pareto_khat, tail_length, too_spread)
+from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, TAIL_SHAPE_CAP, ArmReliability,
+                                   WeightTails, _tail_fit, _top_sorted, khat_threshold, min_sample_size, pareto_khat,
+                                   tail_excess, tail_length, too_spread)
 from tests.tolerance import assert_within_se
 
 MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."
@@ -282,3 +283,60 @@ def test_a_good_proposal_is_often_above_the_threshold_on_the_way_but_never_hopel
     flags = np.array([_pareto_run_flags(rng, 0.3) for _ in range(40)])
     assert flags[:, 0].sum() >= 4
     assert flags[:, 1].sum() == 0
+
+
+def test_tail_fit_is_arviz_gpd_fit():
+    """The shape and the scale of the tail fit are ArviZ's (the scale from the shape before its prior)."""
+    rng = np.random.default_rng(3)
+    for kind in ("lognormal", "pareto0.2", "pareto0.5", "student_t", "zeros"):
+        x = sample(kind, 10**4, rng)
+        top = _top_sorted(x, tail_length(x.size) + 1)
+        k, sigma, cut, n = _tail_fit(top)
+        assert n == tail_length(x.size) and cut == pytest.approx(math.exp(top[0] - top[-1]), rel=1e-12)
+        with np.errstate(all="ignore"):
+            k_az, sigma_az = _gpdfit(np.exp(top[1:] - top[-1]) - cut)
+        assert k == pytest.approx(k_az, abs=1e-8) and sigma == pytest.approx(sigma_az, rel=1e-8), kind
+
+
+def test_tail_excess_is_the_fitted_tails_second_moment_beyond_the_observed_one():
+    rng = np.random.default_rng(4)
+    x = sample("pareto0.35", 5000, rng)
+    top = _top_sorted(x, tail_length(x.size) + 1)
+    k, sigma, cut, n = _tail_fit(top)
+    shape = min(k, TAIL_SHAPE_CAP)
+    m2 = cut**2 + 2 * cut * sigma / (1 - shape) + 2 * sigma**2 / ((1 - shape) * (1 - 2 * shape))
+    observed = np.exp(2 * (top[1:] - top[-1])).sum()
+    assert n * m2 > observed
+    assert tail_excess(x) == pytest.approx(math.log(n * m2 - observed) + 2 * top[-1], rel=1e-12)
+    # in the units of the weights: scaling them by e^c scales the second moment by e^{2c}
+    assert tail_excess(x + 5.0) == pytest.approx(tail_excess(x) + 10.0, abs=1e-9)
+    assert math.isnan(tail_excess(x[:99]))
+    # a shape above the cap is read at the cap: the moment stays finite
+    heavy = sample("pareto0.8", 5000, rng)
+    assert pareto_khat(heavy) > TAIL_SHAPE_CAP and tail_excess(heavy) < math.inf
+    with pytest.raises(ValueError, match=MESSAGE):
+        tail_excess(np.array([0.0, np.nan] * 60))
+
+
+@pytest.mark.parametrize("k, lo, hi", [(0.1, 1.0, 1.02), (0.45, 1.15, math.inf)])
+def test_tail_share_of_the_variance_is_nothing_for_light_tails_and_large_near_one_half(k, lo, hi):
+    """Median over 40 samples of the weights' variance with the fitted tail, over their sample variance."""
+    rng = np.random.default_rng(5)
+    ratios = []
+    for _ in range(40):
+        w = np.exp(sample(f"pareto{k}", 20000, rng))
+        var = w.var(ddof=1)
+        ratios.append(1.0 + math.exp(tail_excess(np.log(w))) / (w.size - 1) / var)
+    assert lo <= float(np.median(ratios)) <= hi
+
+
+@pytest.mark.parametrize("capacity", [200, 2**15])
+def test_weight_tails_tail_excess_equals_that_of_the_concatenation(capacity):
+    rng = np.random.default_rng(capacity)
+    x = sample("zeros", 3000, rng)
+    wt = WeightTails(2, capacity=capacity)
+    for chunk in np.array_split(x, 17):
+        wt.add(1, chunk)
+    assert tail_length(x.size) + 1 <= capacity
+    assert wt.tail_excess(1) == tail_excess(x)
+    assert math.isnan(wt.tail_excess(0))
