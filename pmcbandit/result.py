@@ -18,8 +18,11 @@ What is reported (``interval_status``)
    their average is most often too low by more than its SE) while another importance-weight arm kept,
    of at least :data:`~pmcbandit.stats.psis.SPREAD_MIN_WEIGHTS` weights, is not too spread: an AIS arm
    of a few annealing steps beside a longer one.
-2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), and their agreement is
-   tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
+2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), each arm with a
+   :math:`\hat k` at the variance its weights' fitted tail implies, an importance arm with too few
+   weights for one at the variance of log-normal weights of its log weights' spread, each when that is
+   the larger (:attr:`RunResult.tail_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
+   variance"), and their agreement is tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
    variances are estimated, with their degrees of freedom) over the arms whose variance estimate
    has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
    runs. Unchecked arms of step 1 are compared too (not unreliable ones): an AIS arm of 30 pulls
@@ -57,7 +60,7 @@ from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
-from pmcbandit.stats.psis import ArmReliability
+from pmcbandit.stats.psis import ArmReliability, variance_scale
 from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, SPREAD_WEIGHT_SHARE, RunMessages
 
 __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF",
@@ -166,16 +169,25 @@ class RunResult(RunMessages):
 
     @cached_property
     def tail_scale(self) -> np.ndarray:
-        """Per arm, the factor on its variance estimate from its weights' fitted tail (1 for arms without a
-        k-hat; :mod:`pmcbandit.stats.psis`, "The tail's share of the variance"): the variance of the arm's
-        weights with the tail's second moment read from the fit, over their sample variance, at least 1.
+        """Per arm, the factor (at least 1) on its variance estimate from what its weights say of their upper tail
+        (:func:`~pmcbandit.stats.psis.variance_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
+        variance"): with a k-hat, the second moment of the fitted tail; with too few weights for one, the variance
+        of log-normal weights of the same log-weight variance. 1 for arms of neither kind and for linear runs.
         Each pull's weights enter through its mean, within-batch variance and size (working scale).
         """
         k = len(self.arm_names)
-        excess = self.reliability.tail_excess
-        out = np.ones(k)
-        if not self.log_scale or excess is None or not np.isfinite(excess).any():
-            return out
+        rel = self.reliability
+        if not self.log_scale or (rel.tail_excess is None and rel.log_w_var is None):
+            return np.ones(k)
+        obs, arms, within, size = self.working_values()
+        size = size.astype(np.float64)
+        spread = np.where((size > 1) & np.isfinite(within), (size - 1.0) * size * within, 0.0)
+        count = np.bincount(arms, weights=size, minlength=k)
+        total = np.bincount(arms, weights=size * obs, minlength=k)
+        squares = np.bincount(arms, weights=size * obs**2 + spread, minlength=k)
+        nan = np.full(k, np.nan)
+        excess = (rel.tail_excess if rel.tail_excess is not None else nan) - 2.0 * self.shift
+        return variance_scale(count, total, squares, excess, rel.log_w_var if rel.log_w_var is not None else nan)
         obs, arms, within, size = self.working_values()
         size = size.astype(np.float64)
         spread = np.where((size > 1) & np.isfinite(within), (size - 1.0) * size * within, 0.0)

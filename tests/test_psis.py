@@ -13,7 +13,7 @@ from arviz.stats.stats import _gpdfit
 
 from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, TAIL_SHAPE_CAP, ArmReliability,
                                    WeightTails, _tail_fit, _top_sorted, khat_threshold, min_sample_size, pareto_khat,
-                                   tail_excess, tail_length, too_spread)
+                                   tail_excess, tail_length, too_spread, variance_scale)
 from tests.tolerance import assert_within_se
 
 MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."
@@ -340,3 +340,24 @@ def test_weight_tails_tail_excess_equals_that_of_the_concatenation(capacity):
     assert tail_length(x.size) + 1 <= capacity
     assert wt.tail_excess(1) == tail_excess(x)
     assert math.isnan(wt.tail_excess(0))
+
+
+def test_variance_scale_rules():
+    rng = np.random.default_rng(6)
+    lw = rng.normal(-0.5, 1.0, 40)  # too few for a k-hat: the log-normal rule
+    w = np.exp(lw)
+    s2 = float(np.var(lw, ddof=1))
+    var = float(np.var(w, ddof=1))
+    heavy = sample("pareto0.45", 20000, rng)  # a k-hat: the fitted tail
+    wh = np.exp(heavy)
+    count, total, squares = [40, wh.size, 40], [w.sum(), wh.sum(), w.sum()], [(w**2).sum(), (wh**2).sum(), (w**2).sum()]
+    excess = tail_excess(heavy)
+    got = variance_scale(count, total, squares, [np.nan, excess, np.nan], [s2, np.nan, 2 * math.log(40) + 1.0])
+    assert got[0] == pytest.approx(max(1.0, math.expm1(s2) * w.mean() ** 2 / var), rel=1e-9)
+    assert got[1] == pytest.approx(1.0 + math.exp(excess) / (wh.size - 1) / np.var(wh, ddof=1), rel=1e-9)
+    assert got[2] == 1.0  # too spread for 40 weights: left to its own rule
+    # the unit of the weights cancels
+    again = variance_scale(np.array(count), np.array(total) * 2, np.array(squares) * 4,
+                           [np.nan, excess + 2 * math.log(2), np.nan], [s2, np.nan, 2 * math.log(40) + 1.0])
+    np.testing.assert_allclose(again, got, rtol=1e-9)
+    assert variance_scale([1, 0], [1.0, 0.0], [1.0, 0.0], [0.0, np.nan], [np.nan, 1.0]).tolist() == [1.0, 1.0]

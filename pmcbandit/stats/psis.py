@@ -66,6 +66,16 @@ infinite and no finite rule is exact; the cap is how far the rule extrapolates, 
 95 % intervals of plain Pareto weights of shape 1/2 cover in 90-98 % of simulated runs
 (``tests/test_psis.py``). Below :math:`\hat k \approx 0.3` the fitted moment and the sample's
 agree and the rule changes nothing.
+
+An arm with too few weights for a :math:`\hat k` (an AIS arm of a few dozen pulls, one weight each)
+has the same defect, and no tail to fit. Its log weights are sums of many small increments, one per
+annealing step, so close to normal (Neal 2001, "Annealed importance sampling", Sec. 4), and normal
+log weights of variance :math:`s^2` have :math:`\mathrm{Var}(w) = (e^{s^2} - 1)\,E[w]^2`, which
+rests on the spread of the logs, not on whether the rare large weights have come. Such an arm is
+read at the larger of its sample variance and :math:`(e^{s^2} - 1)\bar w^2`, :math:`s^2` the
+variance of its log weights with the lower tail winsorized (:meth:`WeightTails.log_weight_variance`);
+an arm too spread for its number of weights (:func:`too_spread`) is left to its own rule
+(:attr:`ArmReliability.undersampled`). :func:`variance_scale` applies both rules.
 """
 
 from __future__ import annotations
@@ -81,7 +91,7 @@ from pmcbandit._validation import _msg, check_positive
 
 __all__ = [
     "ArmReliability", "KHAT_CAP", "KHAT_CAP_COUNT", "SPREAD_MIN_WEIGHTS", "TAIL_SHAPE_CAP", "WeightTails",
-    "khat_threshold", "min_sample_size", "pareto_khat", "tail_excess", "tail_length", "too_spread",
+    "khat_threshold", "min_sample_size", "pareto_khat", "tail_excess", "tail_length", "too_spread", "variance_scale",
 ]
 
 #: Fewest log weights of an unchecked arm for the spread rule of :attr:`ArmReliability.undersampled`
@@ -127,6 +137,30 @@ def _excess_from_top(top: np.ndarray) -> float:
     mx = float(top[-1])
     excess = n * m2 - float(np.exp(2.0 * (top[top.size - n:] - mx)).sum())
     return math.log(excess) + 2.0 * mx if excess > 0 else -math.inf
+
+
+def variance_scale(count, total, squares, tail_excess, log_w_var) -> np.ndarray:
+    r"""Per arm, the factor (at least 1) on the variance of its weights from what they say of their upper tail
+    (module docstring, "The tail's share of the variance").
+
+    ``count``, ``total``, ``squares``: per arm :math:`S`, :math:`\sum w` and :math:`\sum w^2`, the weights in any
+    common unit; ``tail_excess``: :meth:`WeightTails.tail_excess` in the log of that unit (NaN for an arm without
+    a :math:`\hat k`); ``log_w_var``: the variance of the log weights of an arm without a :math:`\hat k`
+    (:attr:`ArmReliability.log_w_var`; NaN otherwise). Arrays of one shape; an arm with neither gets 1.
+    """
+    count = np.asarray(count, dtype=np.float64)
+    total = np.asarray(total, dtype=np.float64)
+    excess = np.asarray(tail_excess, dtype=np.float64)
+    s2 = np.asarray(log_w_var, dtype=np.float64)
+    out = np.ones(count.shape)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        var = (np.asarray(squares, dtype=np.float64) - total**2 / count) / (count - 1.0)
+        usable = (count > 1) & (var > 0)
+        fitted = usable & np.isfinite(excess)
+        out[fitted] = 1.0 + np.exp(excess[fitted]) / (count[fitted] - 1.0) / var[fitted]
+        normal = usable & np.isnan(excess) & np.isfinite(s2) & ~too_spread(s2, count)
+        out[normal] = np.expm1(s2[normal]) * (total[normal] / count[normal]) ** 2 / var[normal]
+    return np.fmax(out, 1.0)
 
 
 def tail_length(n_samples: int) -> int:
