@@ -19,7 +19,7 @@ What is reported (``interval_status``)
    of at least :data:`~pmcbandit.stats.psis.SPREAD_MIN_WEIGHTS` weights, is not too spread: an AIS arm
    of a few annealing steps beside a longer one.
 2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), each arm with a
-   :math:`\hat k` at the variance its weights' fitted tail implies, an importance arm with too few
+   :math:`\\hat k` at the variance its weights' fitted tail implies, an importance arm with too few
    weights for one at the variance of log-normal weights of its log weights' spread, each when that is
    the larger (:attr:`RunResult.tail_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
    variance"), and their agreement is tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
