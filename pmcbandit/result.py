@@ -22,9 +22,9 @@ What is reported (``interval_status``)
    :math:`\\hat k` at the variance its weights' fitted tail implies, an importance arm with too few
    weights for one at the variance of log-normal weights of its log weights' spread, each when that is
    the larger (:attr:`RunResult.tail_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
-   variance"), and their agreement is tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with Welch's F reference (the arms'
-   variances are estimated, with their degrees of freedom) over the arms whose variance estimate
-   has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
+   variance"), and their agreement is tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with
+   Welch's F reference (the arms' variances are estimated, with their degrees of freedom) over the
+   arms whose variance estimate has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
    runs. Unchecked arms of step 1 are compared too (not unreliable ones): an AIS arm of 30 pulls
    can show that the importance samplers carrying the estimate are wrong, though it does not
    carry the estimate itself; the random-effects estimate of a disagreement includes it. The
@@ -188,17 +188,6 @@ class RunResult(RunMessages):
         nan = np.full(k, np.nan)
         excess = (rel.tail_excess if rel.tail_excess is not None else nan) - 2.0 * self.shift
         return variance_scale(count, total, squares, excess, rel.log_w_var if rel.log_w_var is not None else nan)
-        obs, arms, within, size = self.working_values()
-        size = size.astype(np.float64)
-        spread = np.where((size > 1) & np.isfinite(within), (size - 1.0) * size * within, 0.0)
-        count = np.bincount(arms, weights=size, minlength=k)
-        total = np.bincount(arms, weights=size * obs, minlength=k)
-        squares = np.bincount(arms, weights=size * obs**2 + spread, minlength=k)
-        for arm in np.flatnonzero(np.isfinite(excess) & (count > 1)):
-            var = (squares[arm] - total[arm] ** 2 / count[arm]) / (count[arm] - 1.0)
-            if var > 0:
-                out[arm] = 1.0 + math.exp(excess[arm] - 2.0 * self.shift) / (count[arm] - 1.0) / var
-        return out
 
     @cached_property
     def consistency(self) -> Heterogeneity:
