@@ -24,8 +24,8 @@ What is reported (``interval_status``)
    the larger (:attr:`RunResult.tail_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
    variance"), and their agreement is tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with
    Welch's F reference (the arms' variances are estimated, with their degrees of freedom) over the
-   arms whose variance estimate has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the log scale for log-scale
-   runs. Unchecked arms of step 1 are compared too (not unreliable ones): an AIS arm of 30 pulls
+   arms whose variance estimate has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the
+   log scale for log-scale runs. Unchecked arms of step 1 are compared too (not unreliable ones): an AIS arm of 30 pulls
    can show that the importance samplers carrying the estimate are wrong, though it does not
    carry the estimate itself; the random-effects estimate of a disagreement includes it. The
    test treats each arm's mean as normal with its estimated standard error; an arm
