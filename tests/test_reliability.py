@@ -373,23 +373,10 @@ def test_light_tailed_weights_get_no_tail_share():
     assert again.combined.se == res.combined.se
 
 
-class _LogNormalWeight(pb.Arm):
-    """One log-normal weight a pull, :math:`E[w] = 1`: an AIS arm's weights, whose logs are close to normal."""
-
-    log_scale = True
-    importance_weights = True
-
-    def __init__(self, name, s2):
-        self.name, self.s2 = name, s2
-
-    def draw(self, rng):
-        return float(rng.normal(-self.s2 / 2, np.sqrt(self.s2))), {}, 1.0
-
-
 def _lognormal_misses(n_runs: int) -> int:
     missed = 0
     for seed in range(n_runs):
-        res, _ = _run([_LogNormalWeight("ais", 1.0)], policy="uniform", budget=pb.Pulls(60), random_seed=seed)
+        res, _ = _run([_SpreadArm("ais", 1.0)], policy="uniform", budget=pb.Pulls(60), random_seed=seed)
         lo, hi = res.log_ci()
         missed += not lo <= 0.0 <= hi
     return missed
