@@ -120,10 +120,7 @@ def tail_excess(log_weights) -> float:
     (module docstring, "The tail's share of the variance"), in the units of the weights; ``-inf`` when it adds none,
     NaN with fewer than 100 weights or no tail fit. ``log_weights``: 1-D, ``-inf`` allowed (zero weights).
     """
-    x = _as_log_weights(log_weights, "log_weights", "tail_excess", (1,))
-    bad = _first_bad(x)
-    if bad >= 0:
-        raise _bad_value(x, bad, "log_weights", "tail_excess")
+    x = _checked_log_weights(log_weights, "tail_excess")
     if x.size < 100:
         return math.nan
     return _excess_from_top(_top_sorted(x, tail_length(x.size) + 1))
@@ -297,6 +294,15 @@ def _as_log_weights(log_weights, param: str, owner: str, ndim: tuple[int, ...]) 
     return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
+def _checked_log_weights(log_weights, owner: str) -> np.ndarray:
+    """1-D log weights of ``owner`` with no NaN or ``+inf`` (ValueError naming the first one)."""
+    x = _as_log_weights(log_weights, "log_weights", owner, (1,))
+    bad = _first_bad(x)
+    if bad >= 0:
+        raise _bad_value(x, bad, "log_weights", owner)
+    return x
+
+
 def _bad_value(x: np.ndarray, bad: int, param: str, owner: str) -> ValueError:
     return ValueError(
         _msg(param, owner, "free of NaN and +inf (-inf is a zero weight)", f"{float(x[bad])!r} at index {bad}")
@@ -332,12 +338,9 @@ def pareto_khat(log_weights) -> float:
         If ``log_weights`` is empty, not one-dimensional, or holds NaN or ``+inf``.
     """
     owner = "pareto_khat"
-    x = _as_log_weights(log_weights, "log_weights", owner, (1,))
+    x = _checked_log_weights(log_weights, owner)
     if x.size == 0:
         raise ValueError(_msg("log_weights", owner, "non-empty", log_weights))
-    bad = _first_bad(x)
-    if bad >= 0:
-        raise _bad_value(x, bad, "log_weights", owner)
     if x.size < 2:
         return math.inf
     return float(_khat_from_top(_top_sorted(x, tail_length(x.size) + 1)))
