@@ -21,7 +21,7 @@ What is reported (``interval_status``)
 2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), each arm with a
    :math:`\\hat k` at the variance its weights' fitted tail implies, an importance arm with too few
    weights for one at the variance of log-normal weights of its log weights' spread, each when that is
-   the larger (:attr:`RunResult.tail_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
+   the larger (:attr:`RunResult.tail_scale`; :mod:`pmcbandit.stats.pareto_tail`, "The tail's share of the
    variance"), and their agreement is tested (:mod:`pmcbandit.stats.consistency`): Cochran's Q with
    Welch's F reference (the arms' variances are estimated, with their degrees of freedom) over the
    arms whose variance estimate has at least :data:`MIN_CONSISTENCY_DOF` degrees of freedom, on the
@@ -60,7 +60,8 @@ from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
-from pmcbandit.stats.psis import ArmReliability, variance_scale
+from pmcbandit.stats.pareto_tail import variance_scale
+from pmcbandit.stats.psis import ArmReliability
 from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, SPREAD_WEIGHT_SHARE, RunMessages
 
 __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF", "MIN_CONSISTENCY_DOF",
@@ -170,9 +171,9 @@ class RunResult(RunMessages):
     @cached_property
     def tail_scale(self) -> np.ndarray:
         """Per arm, the factor (at least 1) on its variance estimate from what its weights say of their upper tail
-        (:func:`~pmcbandit.stats.psis.variance_scale`; :mod:`pmcbandit.stats.psis`, "The tail's share of the
-        variance"): with a k-hat, the second moment of the fitted tail; with too few weights for one, the variance
-        of log-normal weights of the same log-weight variance. 1 for arms of neither kind and for linear runs.
+        (:func:`~pmcbandit.stats.pareto_tail.variance_scale`; :mod:`pmcbandit.stats.pareto_tail`, "The tail's share
+        of the variance"): with a k-hat, the second moment of the fitted tail; with too few weights for one, the
+        variance of log-normal weights of the same log-weight variance. 1 for arms of neither kind and for linear runs.
         Each pull's weights enter through its mean, within-batch variance and size (working scale).
         """
         k = len(self.arm_names)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from arviz.stats.stats import _gpdfit
 
-from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, TAIL_SHAPE_CAP, ArmReliability,
-                                   WeightTails, _tail_fit, _top_sorted, khat_threshold, min_sample_size, pareto_khat,
-                                   tail_excess, tail_length, too_spread, variance_scale)
+from pmcbandit.stats.pareto_tail import (TAIL_SHAPE_CAP, _tail_fit, _top_sorted, tail_excess, tail_length, too_spread,
+                                         variance_scale)
+from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, ArmReliability, WeightTails,
+                                   khat_threshold, min_sample_size, pareto_khat)
 from tests.tolerance import assert_within_se
 
 MESSAGE = r"The '\w+' parameter of [\w.]+ must be .+\. Got .+ instead\."

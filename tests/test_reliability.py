@@ -355,7 +355,7 @@ def _misses(n_runs: int, k: float) -> int:
 def test_intervals_of_weights_near_infinite_variance_cover_with_the_fitted_tail(monkeypatch):
     """Weights of shape k = 0.55 pass the k-hat check (threshold 0.7) but their variance is infinite: the sample
     variance is small when the average is low, and the bandit favours the arm that looks precise. With the fitted
-    tail's second moment (pmcbandit.stats.psis) the 95 % intervals miss at most 10 % of 400 seeded runs
+    tail's second moment (pmcbandit.stats.pareto_tail) the 95 % intervals miss at most 10 % of 400 seeded runs
     (Clopper-Pearson); without it (the mutation) the same check fails.
     """
     runs, delta = 400, 0.10

@@ -271,8 +271,8 @@ def _arm_summary(result: RunResult) -> xr.Dataset:
         "log_w_var": (np.asarray(t["log_w_var"], dtype=np.float64),
                       "variance of the log weights of an arm with too few for a k-hat; NaN otherwise"),
         "tail_excess": (np.asarray(t["tail_excess"], dtype=np.float64),
-                        "log of the second moment the weights' fitted tail adds (pmcbandit.stats.psis); NaN where "
-                        "not measured"),
+                        "log of the second moment the weights' fitted tail adds (pmcbandit.stats.pareto_tail); "
+                        "NaN where not measured"),
         "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
                        "k-hat above its threshold: no combination weight, not chosen again"),
     }

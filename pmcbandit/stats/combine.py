@@ -43,7 +43,7 @@ Per-arm variance rule (documented degenerate cases)
   can never take all the weight on its own. If every arm has zero variance the SE is 0 and flagged.
 * ``var_scale`` (per arm, at least 1): the arm's variance estimate is multiplied by it, e.g. the
   share of an importance arm's variance that lies in its weights' fitted tail
-  (:mod:`pmcbandit.stats.psis`, "The tail's share of the variance"); its dof are unchanged.
+  (:mod:`pmcbandit.stats.pareto_tail`, "The tail's share of the variance"); its dof are unchanged.
 * ``exclude`` (arms whose variance estimate is known to be unreliable, e.g. importance weights
   failing the Pareto :math:`\hat k` check of :mod:`pmcbandit.stats.psis`): their observations enter
   neither combination (their moments are still reported). If every arm with observations is
