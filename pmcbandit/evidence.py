@@ -85,8 +85,8 @@ class EvidenceResult(RunResult):
     """A :class:`~pmcbandit.result.RunResult` read as a model evidence.
 
     ``log_z``/``log_z_se`` are ``log Ẑ`` and its delta-method SE (``se(Ẑ)/Ẑ``);
-    ``log_z_ci(level)`` maps the interval for ``Z`` to the log scale (see
-    :func:`pmcbandit.stats.combine.log_interval`).
+    ``log_z_ci(level)`` is the log-normal interval of ``Ẑ`` and its SE, which is longer above ``log Ẑ`` than
+    below (see :func:`pmcbandit.stats.combine.log_interval`).
 
     ``posterior_draws`` is a by-product: approximate posterior draws from the importance arm whose
     weights passed the Pareto k-hat check with the largest effective sample size, resampled by

@@ -277,12 +277,16 @@ class RunResult(RunMessages):
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         """Two-sided ``level`` interval: ``estimate ± t_df se`` with Satterthwaite's degrees of freedom
-        (:mod:`pmcbandit.stats.combine`), or the random-effects interval when the arms disagree. Check
+        (:mod:`pmcbandit.stats.combine`), or the random-effects interval when the arms disagree. For a log-scale run
+        (a positive target) it is :meth:`log_ci` on the linear scale, so the two always agree. Check
         :attr:`interval_status` before reading it as an interval.
         """
         h = self._random_effects
         if h is None:
             c = self.combined
+            if self.log_scale:
+                lo, hi = log_interval(c.estimate, c.se, c.df, level)
+                return self._linear(math.exp(lo)), self._linear(math.exp(hi))
             lo, hi = interval(c.estimate, c.se, c.df, level)
             return self._linear(lo), self._linear(hi)
         lo, hi = random_effects_interval(h, level)
@@ -309,9 +313,9 @@ class RunResult(RunMessages):
         return float(se / est) if est > 0 else float("nan")
 
     def log_ci(self, level: float = 0.95) -> tuple[float, float]:
-        """Interval for ``log`` of a positive target: the log of the linear interval when its lower
-        end is positive, else the log-normal approximation (:func:`pmcbandit.stats.combine.log_interval`);
-        the random-effects interval of the logs when the arms of a log-scale run disagree.
+        """Interval for ``log`` of a positive target: the log-normal interval of the combined estimate and its
+        SE (:func:`pmcbandit.stats.combine.log_interval`); the random-effects interval of the logs when the arms of
+        a log-scale run disagree.
         """
         h = self._random_effects
         if h is not None and self.log_scale:

@@ -84,10 +84,19 @@ def test_intervals():
     lo, hi = interval(1.0, 0.1, 5, 0.95)
     q = stats.t.ppf(0.975, 5)
     assert (lo, hi) == pytest.approx((1 - q * 0.1, 1 + q * 0.1))
-    assert log_interval(2.0, 0.1, np.inf, 0.9) == pytest.approx(tuple(np.log(interval(2.0, 0.1, np.inf, 0.9))))
-    lo, hi = log_interval(1.0, 2.0, np.inf)  # linear lower end negative: log-normal form
+    # log-normal with mean 2 and SE 0.1: log-variance log(1 + 0.05^2), log-mean log 2 - half of it
+    s2 = np.log1p(0.05**2)
+    q = stats.norm.ppf(0.95)
+    assert log_interval(2.0, 0.1, np.inf, 0.9) == pytest.approx((np.log(2.0) + s2 / 2 - q * np.sqrt(s2),
+                                                                np.log(2.0) + s2 / 2 + q * np.sqrt(s2)), rel=1e-12)
+    lo, hi = log_interval(2.0, 0.002, np.inf)  # a small SE: the delta method's log 2 +- 1.96 * 0.001, moved by s2/2
+    assert (lo, hi) == pytest.approx((np.log(2.0) - 1.959964e-3, np.log(2.0) + 1.959964e-3), abs=1e-6)
+    lo, hi = log_interval(1.0, 2.0, 7)  # an SE twice the estimate: still bounded, longer above
     s = np.sqrt(np.log1p(4.0))
-    assert (lo, hi) == pytest.approx((-1.959964 * s, 1.959964 * s), rel=1e-5)
+    assert (lo, hi) == pytest.approx((s * s / 2 - stats.t.ppf(0.975, 7) * s, s * s / 2 + stats.t.ppf(0.975, 7) * s))
+    assert hi > -lo > 0
+    assert np.isnan(log_interval(-1.0, 0.1, 5)).all()
+    assert log_interval(1.0, np.inf, 5) == (-np.inf, np.inf)
     with pytest.raises(ValueError, match="'level'"):
         interval(1.0, 0.1, 5, 1.5)
 

@@ -49,9 +49,8 @@ Per-arm variance rule (documented degenerate cases)
   neither combination (their moments are still reported). If every arm with observations is
   excluded, all are combined and the result is flagged.
 
-For positive targets (evidence) :func:`log_interval` maps the linear interval to the log
-scale exactly when its lower end is positive, else uses the log-normal approximation
-:math:`\log\hat\mu \pm q\sqrt{\log(1+(SE/\hat\mu)^2)}`.
+For positive targets (evidence) :func:`log_interval` gives the interval on the log scale from the
+log-normal law with the estimate's mean and standard error.
 """
 
 from __future__ import annotations
@@ -273,12 +272,28 @@ def interval(estimate: float, se: float, df: float, level: float = 0.95) -> tupl
 
 
 def log_interval(estimate: float, se: float, df: float, level: float = 0.95) -> tuple[float, float]:
-    """Interval for ``log(mu)`` of a positive target from the linear estimate and SE."""
-    lo, hi = interval(estimate, se, df, level)
+    r"""Interval for :math:`\log\mu` of a positive target from an unbiased linear estimate and its SE.
+
+    The estimate is read as log-normal with mean :math:`\mu` and coefficient of variation
+    :math:`r = SE/\hat\mu`: its log is normal with variance :math:`s^2 = \log(1 + r^2)` and mean
+    :math:`\log\mu - s^2/2` (the moments of the log-normal law; Aitchison & Brown, "The Lognormal
+    Distribution", 1957), so
+
+    .. math:: \log\hat\mu + s^2/2 \pm q\, s,
+
+    ``q`` the t quantile of ``df`` degrees of freedom. An importance or AIS average of few heavy
+    weights is skewed to the right: it lies below :math:`\mu` more often than above, and
+    :math:`\hat\mu \pm q\,SE` misses mostly on its upper side, while its log is close to
+    symmetric (the log weights of AIS are sums of one increment per annealing step, Neal 2001,
+    "Annealed importance sampling", Sec. 4). For :math:`r \to 0` the interval is that of the
+    delta method, :math:`\log\hat\mu \pm q\,r`; it is never empty nor unbounded below.
+    """
+    check_open_unit(level, "level", "ci")
     if not estimate > 0:
         return np.nan, np.nan
-    if lo > 0:
-        return float(np.log(lo)), float(np.log(hi))
+    if not np.isfinite(se):
+        return (np.nan, np.nan) if np.isnan(se) else (-np.inf, np.inf)
     q = stats.t.ppf(0.5 + level / 2, df) if np.isfinite(df) else stats.norm.ppf(0.5 + level / 2)
-    s = np.sqrt(np.log1p((se / estimate) ** 2))
-    return float(np.log(estimate) - q * s), float(np.log(estimate) + q * s)
+    s2 = float(np.log1p((se / estimate) ** 2))
+    centre = float(np.log(estimate)) + 0.5 * s2
+    return centre - float(q * np.sqrt(s2)), centre + float(q * np.sqrt(s2))
