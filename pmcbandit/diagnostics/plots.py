@@ -116,10 +116,13 @@ def running_estimate(result, level: float = 0.95, n_checkpoints: int = 200) -> d
 
     Re-running the combiner (:func:`pmcbandit.stats.combine.combine`, same method as the run) on
     every prefix would cost :math:`O(n^2)`; it is evaluated at ``n_checkpoints`` log-spaced
-    prefix lengths :math:`m` between 2 and ``n`` instead (always including ``n``, where it
-    equals the run's own estimate). Faulty pulls count towards ``m`` but are not combined.
-    For log-scale runs every quantity is :math:`\\log\\hat Z` with the interval of
-    :func:`pmcbandit.stats.combine.log_interval`.
+    prefix lengths :math:`m` between 2 and ``n`` instead. Each prefix is combined as the run
+    combines its pulls: the arms the run excluded get no weight, and each arm's variance is read
+    at the run's factor from its weights' tails (:attr:`~pmcbandit.result.RunResult.tail_scale`),
+    both as judged on all the run's pulls. At ``m = n`` the point is the run's own reported
+    estimate and interval (the random-effects ones when its arms disagree). Faulty pulls count
+    towards ``m`` but are not combined. For log-scale runs every quantity is
+    :math:`\\log\\hat Z` with the interval of :func:`pmcbandit.stats.combine.log_interval`.
 
     Parameters
     ----------
@@ -150,7 +153,8 @@ def running_estimate(result, level: float = 0.95, n_checkpoints: int = 200) -> d
         c_ = int(np.searchsorted(valid_rows, m))  # valid observations among the first m pulls
         if c_ == 0:
             continue
-        c = combine(obs[:c_], arms[:c_], k, result.combine, within[:c_], size[:c_])
+        c = combine(obs[:c_], arms[:c_], k, result.combine, within[:c_], size[:c_], result.reliability.excluded,
+                    result.settings.get("deterministic"), result.tail_scale)
         if result.log_scale:
             if c.estimate > 0:
                 est[i] = result.shift + np.log(c.estimate)
@@ -158,6 +162,9 @@ def running_estimate(result, level: float = 0.95, n_checkpoints: int = 200) -> d
         else:
             est[i] = c.estimate
             lo[i], hi[i] = interval(c.estimate, c.se, c.df, level)
+    if ms[-1] == n:  # the run's own reported values
+        est[-1] = result.log_estimate if result.log_scale else result.estimate
+        lo[-1], hi[-1] = result.log_ci(level) if result.log_scale else result.ci(level)
     bad = ~(np.isfinite(lo) & np.isfinite(hi))
     lo[bad] = hi[bad] = np.nan
     return dict(pulls=ms, time=h.column("wall")[ms - 1], estimate=est, lower=lo, upper=hi)

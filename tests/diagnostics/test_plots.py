@@ -95,6 +95,24 @@ def test_running_estimate_log_scale(logrun):
     assert np.all(np.abs(run["estimate"][np.isfinite(run["estimate"])] + 30) < 2)
 
 
+def test_running_estimate_combines_as_the_run_and_ends_at_its_reported_values():
+    """An arm the run excluded (Pareto weights of shape 0.9) gets no weight in any prefix, the other arm's variance is
+    read at the run's tail factor, and the last point is the run's own estimate and interval."""
+    from tests.test_reliability import _WeightArm
+
+    arms = [_WeightArm("a", 0.45, size=500), _WeightArm("b", 0.9)]
+    res = pb.run(arms, policy="thompson", budget=pb.Pulls(120), random_seed=1, progressbar=False)
+    assert res.reliability.excluded.tolist() == [False, True] and res.tail_scale[0] > 1.0
+    run = running_estimate(res)
+    assert run["estimate"][-1] == res.log_estimate
+    assert (run["lower"][-1], run["upper"][-1]) == res.log_ci(0.95)
+    i = run["pulls"].size // 2
+    m = run["pulls"][i]
+    obs, arm, within, size = (a[:m] for a in res.working_values())
+    c = combine(obs, arm, 2, res.combine, within, size, res.reliability.excluded, None, res.tail_scale)
+    assert run["estimate"][i] == pytest.approx(res.shift + np.log(c.estimate), rel=1e-12)
+
+
 @pytest.mark.parametrize("name", ["linear", "logrun", "quarantined"])
 def test_running_estimate_plot(request, name):
     result = request.getfixturevalue(name)
