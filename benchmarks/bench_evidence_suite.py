@@ -314,6 +314,33 @@ def _kind(warning: str) -> str:
     return warning[:cut].strip(" ,;")
 
 
+def interval_now(run: dict, references: dict | None = None) -> bool:
+    """Give a saved pool run with status ``"ok"`` the interval :func:`pmcbandit.stats.combine.log_interval` gives its
+    ``log_z`` and ``log_z_se`` today, with the t quantile ``q`` read off the saved interval: for runs saved before the
+    log-normal rule, whose interval was ``log(Z-hat -+ q se)``. Returns whether the reference's coverage changed
+    (False without ``references``).
+    """
+    from scipy import stats
+
+    from pmcbandit.stats.combine import log_interval
+
+    if run.get("method") != "pool" or run.get("status") != "ok" or not np.isfinite(run["log_z_se"]):
+        return False
+    lo, hi = run["ci"]
+    r = run["log_z_se"]
+    q = (np.exp(hi - run["log_z"]) - np.exp(lo - run["log_z"])) / (2.0 * r)
+    level = 2.0 * stats.norm.cdf(q) - 1.0
+    new = np.add(log_interval(1.0, r, np.inf, level), run["log_z"])
+    before = None
+    if references is not None:
+        log_z, ref_se = references[run["model"]]
+        before = lo - 1.96 * ref_se <= log_z <= hi + 1.96 * ref_se
+    run["ci"] = [float(new[0]), float(new[1])]
+    if before is None:
+        return False
+    return before != (new[0] - 1.96 * ref_se <= log_z <= new[1] + 1.96 * ref_se)
+
+
 def summarise(runs: list[dict], references: dict) -> list[dict]:
     rows = []
     keys = sorted({(r["model"], r["seconds"]) for r in runs}, key=lambda k: (list(references).index(k[0]), k[1]))
@@ -504,6 +531,10 @@ def main(argv=None) -> int:
         metavar="JSON",
         help="re-summarise the runs saved in these .json / .jsonl files without running anything",
     )
+    parser.add_argument("--interval-now", action="store_true",
+                        help="with --rescore, for runs saved before the log-normal interval: give each pool run with "
+                             "status 'ok' the interval of today's log_interval for its estimate and SE (the t "
+                             "quantile read off the saved interval)")
     parser.add_argument("--worker", nargs=2, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -524,6 +555,9 @@ def main(argv=None) -> int:
     if args.rescore:
         runs = [r for path in args.rescore for r in read_runs(path)]
         runs = [r for r in runs if r["model"] in references]
+        if args.interval_now:
+            changed = sum(interval_now(r, references) for r in runs)
+            print(f"--interval-now: {changed} run(s) of {len(runs)} change their verdict", file=sys.stderr)
         args.seeds = max(Counter((r["model"], r["seconds"], r["method"]) for r in runs).values())
         args.seconds = sorted({r["seconds"] for r in runs})
         # Runs saved before --timing existed were timed by the older rule.
