@@ -49,7 +49,7 @@ def _model(name: str):
 def measure(name: str, evals: int, chains: int, pulls: int) -> str:
     from pmcbandit.arms.evidence import AISArm
     from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_PERSISTENCE, HMC_TARGET_ACCEPT, tune_hmc
-    from pmcbandit.evidence import density_for
+    from pmcbandit.arms.evidence._cache import density_for
 
     model, log_z = _model(name)
     notes: list[str] = []

@@ -51,7 +51,7 @@ import numpy as np
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit.arms.evidence._draws import reservoir_states
-from pmcbandit.evidence import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, _pool, seconds_after_setup
+from pmcbandit.evidence_pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, _pool, seconds_after_setup
 from pmcbandit.evidence_slices import merge_slices, slice_arms
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.model_comparison_result import ModelComparison, model_probabilities
@@ -238,7 +238,7 @@ def compare_models(
         two leading models (``max_seconds`` required). A wall-time budget (and ``max_seconds``) runs
         from the call to the answer: building the default pools (compiling the models, mode searches)
         is counted, as in :func:`~pmcbandit.estimate_evidence`, and the slices share what is left (at
-        least :data:`~pmcbandit.evidence.MIN_RUN_SHARE` of it); ``settings["setup_seconds"]`` has each
+        least :data:`~pmcbandit.evidence_pool.MIN_RUN_SHARE` of it); ``settings["setup_seconds"]`` has each
         model's set-up.
     prior : sequence or mapping of float, optional
         Prior model probabilities (uniform when None).

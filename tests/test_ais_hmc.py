@@ -247,7 +247,7 @@ def test_pilot_stops_at_its_deadline():
 
 
 def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
-    import pmcbandit.evidence as ev
+    import pmcbandit.evidence_pool as ev
 
     model = _normal_model()[0]  # 30 dimensions: the HMC arm's pilot runs, and serves the pilot-t arms too
     kw = dict(ais_steps=(20,), prior=False, non_centre=False)
@@ -277,7 +277,7 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
 
 
 def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
-    from pmcbandit.evidence import _laplace_passes
+    from pmcbandit.evidence_pool import _laplace_passes
 
     class Fixed:  # an arm whose log weights are given
         batch_size = 1000
@@ -313,7 +313,7 @@ def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
 )
 def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch, asked, slice_step, hmc_step, names,
                                                                      alert):
-    import pmcbandit.evidence as ev
+    import pmcbandit.evidence_pool as ev
     from pmcbandit.arms.evidence import ais
 
     def step_seconds(self, betas):

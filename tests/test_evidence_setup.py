@@ -82,7 +82,7 @@ def _sizing_after_a_slow_build(monkeypatch, cls, slow, **pool):
     saw, when that construction ended (seconds from the start), and the arms."""
     import time
 
-    from pmcbandit import evidence
+    from pmcbandit import evidence_pool as evidence
 
     built = {}
     original = cls.__init__

@@ -1,0 +1,531 @@
+"""The default pool of evidence arms for a PyMC model, built within a time budget.
+
+:func:`evidence_arms` builds it (Neufeld et al. 2014, Sec. 6.3 and App. G: AIS arms of 400 / 2000 / 8000
+annealing steps, Laplace-centred Student-t importance sampling and prior importance sampling); the door
+:func:`pmcbandit.evidence.estimate_evidence` builds it with the set-up counted in its budget: the Laplace arms' mode
+search, the HMC pilot and the other arms' set-up first, the AIS arms last, sized for what is left
+(:func:`seconds_after_setup`). What the pool leaves out or shrinks, and why, goes into the run's notes.
+
+May import: the arms, the runtime's guards, the statistics layer, the exception types and the logging helpers;
+never a door.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from pmcbandit.arms.base import Arm
+from pmcbandit._logging import log_notes
+from pmcbandit.arms.evidence._cache import density_for, modes_for, refined_for
+from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
+from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
+
+__all__ = ["evidence_arms", "resolve_model", "seconds_after_setup", "DEFAULT_AIS_STEPS", "DEFAULT_LAPLACE_PROPOSALS",
+           "MIN_AIS_STEPS", "MIN_RUN_SHARE"]
+
+DEFAULT_AIS_STEPS = (400, 2000, 8000)
+#: Least time left to the pulls (after the set-up so far) for the default pool to add its HMC AIS arm (whose pilot
+#: also serves the pilot-t arms).
+HMC_MIN_RUN_SECONDS = 30.0
+#: Least time left to the pulls (after the set-up so far) for a timed default pool to run the HMC pilot for its
+#: pilot-t arms alone (no HMC AIS arm), where no Laplace arm passes the k-hat check at set-up.
+PILOT_MIN_RUN_SECONDS = 15.0
+#: Share of the time left to the pulls the HMC pilot may take (after the gradient's compilation) before it is given up.
+PILOT_MAX_SHARE = 0.5
+#: Least share of a wall-time budget left to the pulls when building the default pool took longer.
+MIN_RUN_SHARE = 0.1
+#: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
+MIN_AIS_STEPS = 20
+#: Share of the cross-check share's seconds the check arm's pulls are sized to fill (the rest is the
+#: margin between the wall budget and the costs the run records).
+CHECK_FILL = 0.6
+#: Leapfrog steps per move of the HMC AIS arm sized for the independent check (``evidence_arms``' ``hmc_arm``).
+CHECK_LEAPFROG = 2
+# (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
+# 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
+# near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
+# multiplies E[w^2] by up to 1/(1 - alpha) (LaplaceISArm).
+DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2, 0.1), (20.0, 1.1, 0.02))
+
+
+def evidence_arms(
+    model=None,
+    *,
+    ais_steps: Sequence[int] = DEFAULT_AIS_STEPS,
+    n_chains: int = 1,
+    transition: str = "slice",
+    laplace: bool = True,
+    laplace_proposals: Sequence[tuple[float, ...]] = DEFAULT_LAPLACE_PROPOSALS,
+    prior: bool = True,
+    smc: bool = False,
+    batch_size: int = 1000,
+    cost: str = "cpu_seconds",
+    budget_seconds: float | None = None,
+    non_centre: bool = True,
+    hmc_arm: bool | None = None,
+    pilot_is: bool | None = None,
+    refine: bool = True,
+) -> list[Arm]:
+    """The default pool of evidence arms for ``model``.
+
+    Parameters
+    ----------
+    model : pymc.Model, optional
+        Continuous free variables with a forward-sampleable prior; ``None`` takes it from the
+        ``with pm.Model():`` context, as PyMC does.
+    ais_steps : sequence of int
+        One AIS arm per number of annealing steps (the paper's 400 / 2000 / 8000).
+    n_chains : int
+        Independent AIS chains (estimates) per pull, evaluated together by one kernel call.
+        The default 1 keeps the bandit's unit of decision small: with the paired reward a
+        decision is two pulls, and every chain of a long AIS arm multiplies its duration.
+    transition : {"slice", "imh", "hmc"}
+        AIS transition (slice sampling as the paper, independence Metropolis from the
+        Laplace Student-t, for near-Gaussian posteriors, or HMC with a step size and mass matrix
+        per temperature from a pilot run, :class:`~pmcbandit.arms.evidence.AISArm`).
+    laplace, prior, smc : bool
+        Include Laplace-t importance sampling, prior importance sampling, PyMC's SMC
+        (one ``pm.sample_smc`` run per pull; biased-consistent, see
+        :class:`~pmcbandit.arms.evidence.SMCArm`; two runs at construction, the second timed
+        for its ``expected_seconds``).
+    laplace_proposals : sequence of (df, inflation) or (df, inflation, defensive)
+        One Laplace-centred Student-t mixture arm per tuple (see
+        :class:`~pmcbandit.arms.evidence.LaplaceISArm`; ``defensive`` is the share of its draws
+        from the prior, 0.1 when not given), named ``"laplace-t"`` for df = 5 and
+        ``"laplace-t{df}"`` otherwise. The default pairs a heavy-tailed proposal (ν = 5,
+        covariance × 1.2, 10 % defensive: safe when the posterior is skewed or heavier-tailed
+        than a Gaussian) with a light-tailed one (ν = 20, × 1.1, 2 % defensive: a lower variance
+        per draw on near-Gaussian posteriors, ``benchmarks/results/bench_laplace_smc.md``);
+        which one is better depends on the model, so the bandit decides. Both share one
+        multi-start mode search. When the search finds no interior mode (e.g. the density grows
+        without bound towards a boundary, as in a centred hierarchical model's funnel), the
+        Laplace arms are left out and a note says why (logged at INFO on the ``pmcbandit`` logger).
+    batch_size : int
+        Draws per pull of the importance-sampling arms.
+    cost : {"cpu_seconds", "logp_evals"}
+        Cost of an AIS/prior-IS pull: CPU seconds (default) or log-density evaluations.
+    budget_seconds : float, optional
+        Size the AIS arms for a run of this many seconds (:func:`estimate_evidence` passes its
+        time budget). AIS pull durations are predicted from a timed short run on the model
+        (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
+        at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
+        (a paired decision is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), and the arm with the
+        fewest steps at most those of a pull of which :data:`~pmcbandit.runtime.guards.CHECK_PULLS`
+        (the 30 pulls the consistency test needs) fit in :data:`CHECK_FILL` x the ``CROSS_CHECK_SHARE`` of
+        the budget, so the cross-check family reaches the observations the consistency test needs
+        (the *independent check*, :mod:`pmcbandit.runtime.guards` rule 4). Shrunk arms keep at least
+        :data:`MIN_AIS_STEPS` steps (an arm that cannot get that many is left out, and of two counts
+        less than 1.5x apart the smaller is kept); a note, logged at INFO on the ``pmcbandit``
+        logger, reports the new counts. When even :data:`MIN_AIS_STEPS` steps are too many for the
+        check, a :class:`~pmcbandit.exceptions.NoGuaranteeWarning` says so with the budget that would
+        let it run.
+    non_centre : bool
+        Estimate the evidence on the model non-centred
+        (:func:`~pmcbandit.arms.evidence.reparam.non_centred`): every free ``Normal``/``LogNormal``
+        variable whose parameters depend on other free variables is drawn as ``mu + sigma * z``
+        with ``z ~ Normal(0, 1)``. It is the same model (the same prior of every variable, so the
+        same evidence, exactly) without the funnel of a centred hierarchy, so the Laplace arms find
+        a mode and the annealing mixes; a note names the variables, and the posterior draws hold
+        each ``z`` (named ``<name>_z``) and the original variable as a deterministic. ``False``
+        keeps the model as written.
+    hmc_arm : bool, optional
+        Add one AIS arm with HMC transitions (5 leapfrog steps per temperature; the middle count of
+        ``ais_steps``, capped by the HMC step's own predicted duration so a pull is predicted to take
+        at most 0.8 x ``MAX_DECISION_SHARE / 2`` of ``budget_seconds``) beside the ``transition`` arms.
+        Under a time budget, when an HMC arm sized for the independent check (see ``budget_seconds``)
+        gets more annealing steps than the ``transition`` arm sized for it, and at least
+        :data:`MIN_AIS_STEPS`, one more HMC arm is sized for the check the same way, named
+        ``"ais-hmc2-<n>"``: :data:`CHECK_LEAPFROG` leapfrog steps per move along the HMC pilot's
+        adaptive temperatures (:func:`~pmcbandit.arms.evidence.ais.pilot_schedule`), so the check's share
+        holds more temperatures, where the model needs them; the longer HMC arm is then left out unless
+        its pulls take at least 1.5x the check arm's. A note says so, and no warning that the check cannot
+        run is issued. At equal evaluations, shorter moves over the pilot's temperatures gave log weights of
+        a lower variance per second than 5-leapfrog moves on the power-4 schedule on the suite's two
+        logistic models and its 100-group hierarchy, and about the same on a Gamma-Poisson hierarchy
+        (``benchmarks/results/bench_check_arm.md``); the longer arm keeps 5-leapfrog moves.
+        ``None`` (default): added when the model has at least 20 unconstrained dimensions,
+        ``transition`` is not ``"hmc"``, and the run is not timed or has at least
+        :data:`HMC_MIN_RUN_SECONDS` (what the budget leaves after the set-up so far): its gradient
+        compilation and pilot are set-up a short run cannot pay back. The rule comes from
+        ``benchmarks/results/bench_ais_hmc.md``:
+        a slice sweep costs several evaluations per coordinate, an HMC move a few gradient
+        evaluations whatever the dimension, and on a 22-dimensional Gamma-Poisson hierarchy the HMC
+        arm's variance x cost was several times the slice arms' smaller. The HMC arm compiles the
+        model's gradient and runs a pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`), both part
+        of the set-up; a model whose gradient cannot be compiled gets no HMC arm, and a note says why.
+    pilot_is : bool, optional
+        Add one importance-sampling arm per ``laplace_proposals`` tuple whose t is centred at the
+        posterior mean and scaled by the posterior covariance of the HMC pilot's draws
+        (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`: moment-matched importance
+        sampling), named ``"pilot-t"`` for df = 5 and ``"pilot-t{df}"`` otherwise (none when
+        ``laplace=False``: the proposals are the Laplace arms'). Where the
+        posterior is skewed or its mode sits away from its mass (a hierarchy's group scale, a
+        probability near 0 or 1), the moments describe the spread that the curvature at the mode
+        misses, and the arm can pass the Pareto k-hat check where the Laplace arms fail; the
+        proposal is fixed by the pilot before any pull, so the weights stay unbiased. ``None``
+        (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
+        least :data:`PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
+        model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
+        only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
+        (seed :data:`SETUP_CHECK_SEED`; or none was built), as the pilot's gradient compilation
+        is set-up that pays only then. The pilot then runs on the model whatever its dimension,
+        given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
+        a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
+        note says why.
+    refine : bool
+        Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
+        and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
+        effective-sample fraction (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`, seed
+        :data:`REFINE_SEED`: a fixed function of the model). Where the posterior is skewed the curvature at
+        the mode misses its spread and the Laplace weights are heavy-tailed; the refined proposal is fixed
+        at set-up, so the weights stay unbiased. The arms keep their names and a note reports the
+        refinement. ``False`` keeps the Laplace fit.
+    """
+    model = resolve_model(model, "evidence_arms")
+    if hmc_arm is not None and not isinstance(hmc_arm, bool):
+        raise TypeError(f"The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got {hmc_arm!r} instead.")
+    if pilot_is is not None and not isinstance(pilot_is, bool):
+        raise TypeError(f"The 'pilot_is' parameter of evidence_arms must be None or a bool. Got {pilot_is!r} instead.")
+    if not isinstance(refine, bool):
+        raise TypeError(f"The 'refine' parameter of evidence_arms must be a bool. Got {refine!r} instead.")
+    if not isinstance(non_centre, bool):
+        raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
+    arms, notes, alerts = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
+                                laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
+                                batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
+                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine)
+    for alert in alerts:
+        warnings.warn(str(alert), alert.category, stacklevel=2)
+    log_notes(notes)
+    return arms
+
+
+def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
+          budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
+          non_centre=True, hmc_arm=None, pilot_is=None, refine=True) -> tuple[list[Arm], list[str], list[WarningText]]:
+    """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
+    settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
+    independent check, with the budget that would do.
+
+    ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
+    counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
+    other arms' set-up run first, and the AIS arms are sized last, for what is left of ``budget_seconds``
+    after the set-up so far (at least :data:`MIN_RUN_SHARE` of it); the budget the warning names then
+    includes that set-up.
+    """
+    from pmcbandit.arms.evidence import AISArm, PriorISArm
+    from pmcbandit.arms.evidence.ais import PROBE_STEPS
+
+    proposals = _check_proposals(laplace_proposals) if laplace else []
+    if budget_seconds is not None and not (budget_seconds > 0):
+        raise ValueError(
+            f"The 'budget_seconds' parameter of evidence_arms must be None or > 0. Got {budget_seconds!r} instead."
+        )
+    notes: list[str] = []
+    # compiled once, shared by every AIS, Laplace-t and prior-IS arm (and by later calls on the same model)
+    density = density_for(model, non_centre, notes)
+    total = budget_seconds
+    # Where HMC transitions will run (the hmc_arm rule, on the time left so far), their NUMBA gradient is compiled
+    # first, so the mode search's Hessians use it too (ModelDensity._laplace_functions).
+    left = total if total is None or started is None else seconds_after_setup(total, time.perf_counter() - started)
+    if laplace and (transition == "hmc" or _wants_hmc(density, hmc_arm, transition, ais_steps, left)):
+        try:
+            density.grad_jit_fn
+        except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
+            pass
+    # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
+    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes, refine) if laplace else []
+    spent = 0.0 if started is None else time.perf_counter() - started
+    if budget_seconds is not None and started is not None:
+        budget_seconds = seconds_after_setup(total, spent)
+    # The HMC pilot serves the HMC AIS arm and the pilot-t arms (the rules of evidence_arms' hmc_arm and pilot_is);
+    # it runs before the AIS arms are sized, so they are sized for the time it leaves.
+    timed = budget_seconds is not None
+    want_hmc = _wants_hmc(density, hmc_arm, transition, ais_steps, budget_seconds)
+    auto_pilot = laplace and (budget_seconds >= PILOT_MIN_RUN_SECONDS if timed else density.dim >= 20)
+    want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
+    if want_pilot_arms and pilot_is is None and not want_hmc and _laplace_passes(laplace_arms):
+        # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
+        # Laplace proposals fail.
+        want_pilot_arms = False
+        notes.append("pilot-t arms left out: a Laplace arm's set-up draws passed the Pareto k-hat check, so no HMC "
+                     "pilot was run for them (evidence_arms(model, pilot_is=True) runs it)")
+    served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
+    pilot = _pilot(density, budget_seconds, notes, served) if served else None
+    hmc_probe = None
+    if want_hmc and pilot is not None:
+        hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
+                           hmc_pilot=pilot)
+    # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
+    # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
+    other_arms = []
+    if prior:
+        other_arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
+    if smc:
+        other_arms.append(_timed_smc_arm(model))
+    if (served or other_arms) and budget_seconds is not None and started is not None:
+        spent = time.perf_counter() - started
+        budget_seconds = seconds_after_setup(total, spent)
+    steps = sorted(int(n) for n in ais_steps)
+    asked = steps
+    # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
+    need = CHECK_PULLS
+    check_budget = None
+    check_cap = None
+    if budget_seconds is not None and steps:
+        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
+        if started is not None:
+            # The probe compiled the annealing kernel for this model: set-up the pulls will not have.
+            spent = time.perf_counter() - started
+            budget_seconds = seconds_after_setup(total, spent)
+        caps = [decision_share * budget_seconds / 2] * len(steps)
+        if check_share > 0:
+            caps[0] = check_cap = min(caps[0], check_share * budget_seconds / need)
+        # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1); the
+        # check arm's CHECK_FILL: the costs a run records add up to less than its wall budget (the
+        # loop's own work, a busy machine), and its share is of those costs.
+        fill = [0.8] * len(steps)
+        if check_share > 0:
+            fill[0] = CHECK_FILL
+        capped = _distinct_steps([min(n, int(f * cap / probe.step_seconds)) for n, f, cap in zip(steps, fill, caps)])
+        if check_share > 0 and int(CHECK_FILL * caps[0] / probe.step_seconds) < MIN_AIS_STEPS:
+            check_budget = need * MIN_AIS_STEPS * probe.step_seconds / (CHECK_FILL * check_share)
+        if capped != steps:
+            notes.append(
+                f"AIS step counts {steps} sized for a {budget_seconds:g} s budget (one annealing step takes "
+                f"{probe.step_seconds:.3g} s on this model; the fewest steps so {need} pulls fit in the cross-check "
+                f"share {check_share:g}, each arm's pull at most {decision_share / 2:g} of the budget): "
+                f"{capped or 'no AIS arm left'}"
+            )
+        steps = capped
+    arms: list[Arm] = [
+        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
+    ]
+    check_step = probe.step_seconds if check_budget is not None else math.nan
+    if hmc_probe is not None:
+        # The middle count asked for, capped by the HMC step's own cost (not by the other arms' caps).
+        n_hmc = asked[len(asked) // 2] if asked else 0
+        if budget_seconds is not None:
+            n_hmc = min(n_hmc, int(0.8 * decision_share * budget_seconds / 2 / hmc_probe.step_seconds))
+        hmc_steps = _distinct_steps([n_hmc])
+        check_arm = None
+        if check_cap is not None:
+            # An HMC arm sized for the check, where it gets more steps in the check's share than the slice check
+            # arm: fewer steps make an arm whose estimates are more skewed, which the consistency test, comparing
+            # it before it has the weights of a k-hat, would read as a disagreement. Its moves are shorter
+            # (CHECK_LEAPFROG) along the pilot's temperatures, so the share holds more, better-placed temperatures.
+            check_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
+                                 hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot")
+            n_check = min(int(CHECK_FILL * check_cap / check_probe.step_seconds), max(asked))
+            slice_check = int(CHECK_FILL * check_cap / probe.step_seconds)
+            if n_check >= MIN_AIS_STEPS and n_check > slice_check:
+                check_arm = AISArm(density, n_steps=n_check, n_chains=n_chains, transition="hmc", cost=cost,
+                                   hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot",
+                                   name=f"ais-hmc{CHECK_LEAPFROG}-{n_check}")
+                # The longer HMC arm stays where its pulls take at least 1.5x the check arm's (as _distinct_steps).
+                short = hmc_steps and hmc_steps[0] * hmc_probe.step_seconds < 1.5 * check_arm.expected_seconds
+                dropped = hmc_steps.pop() if short else None
+                check_budget = None
+                notes.append(
+                    f"AIS arm with HMC transitions ({CHECK_LEAPFROG} leapfrog steps per move, along the HMC pilot's "
+                    f"temperatures) of {n_check} steps sized for the independent check (one annealing step takes "
+                    f"{check_probe.step_seconds:.3g} s with these moves on this model, {probe.step_seconds:.3g} s "
+                    f"with {transition} moves): {need} pulls fit in the cross-check share {check_share:g}"
+                    + (f"; the HMC arm of {dropped} steps left out, its pulls predicted to take less than 1.5x the "
+                       "check arm's" if short else "")
+                )
+            elif check_budget is not None and check_probe.step_seconds < check_step:
+                check_step = check_probe.step_seconds
+                check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
+        if check_arm is not None:
+            arms.append(check_arm)
+        arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot)
+                 for n in hmc_steps]
+    arms += laplace_arms
+    if want_pilot_arms and pilot is not None:
+        arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
+    arms += other_arms
+    if not arms:
+        raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
+    alerts: list[WarningText] = []
+    families = {a.family for a in arms} - {None}
+    # check_budget is set only when AIS arms were asked for: with them the pool spans two families,
+    # even when the budget left none of them in it.
+    if check_budget is not None and len(families | {"annealing"}) >= 2:
+        alerts.append(WarningText(
+            f"no independent check within a {budget_seconds:g} s budget: an AIS arm of {MIN_AIS_STEPS} annealing "
+            f"steps ({check_step:.3g} s each on this model) reaches the {need} pulls the consistency test "
+            f"needs within the cross-check share {check_share:g} only in a budget of at least "
+            f"{math.ceil(check_budget):d} s: run with budget >= {math.ceil(check_budget + spent):d} s (estimated from "
+            f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",
+            NoGuaranteeWarning, "independent_check"))
+    return arms, notes, alerts
+
+
+def _wants_hmc(density, hmc_arm, transition, ais_steps, seconds_left) -> bool:
+    """The ``hmc_arm`` rule of :func:`evidence_arms` on ``seconds_left`` to the pulls after the set-up so far (``None``:
+    an untimed run).
+    """
+    auto = density.dim >= 20 and (seconds_left is None or seconds_left >= HMC_MIN_RUN_SECONDS)
+    return bool((auto if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
+
+
+#: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`_laplace_passes`): a fixed function of the model.
+SETUP_CHECK_SEED = 20_171_101
+#: Seed of the set-up draws that refine the Laplace arms' proposal (``evidence_arms``' ``refine``).
+REFINE_SEED = 20_171_102
+
+
+def _laplace_passes(laplace_arms) -> bool:
+    """Whether one batch of a Laplace arm's draws at set-up passes the Pareto k-hat check (``khat_threshold``)."""
+    from pmcbandit.stats.psis import khat_threshold, pareto_khat
+
+    for arm in laplace_arms:
+        try:
+            log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
+            if pareto_khat(log_w) <= khat_threshold(log_w.size):
+                return True
+        except (FloatingPointError, ValueError):
+            continue  # NaN or +inf weights: this arm does not pass
+    return False
+
+
+def _pilot(density, budget_seconds, notes: list[str], served: str):
+    """The HMC pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`) at the HMC transitions' defaults, given
+    :data:`PILOT_MAX_SHARE` of ``budget_seconds`` after compiling the gradient when timed; ``None`` with a note when
+    it could not be run.
+    """
+    from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_PERSISTENCE, HMC_TARGET_ACCEPT, PilotTimeout, tune_hmc
+
+    try:
+        density.grad_jit_fn  # compiled before the pilot's clock starts
+        deadline = None if budget_seconds is None else time.perf_counter() + PILOT_MAX_SHARE * budget_seconds
+        return tune_hmc(density, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE, deadline=deadline)
+    except PilotTimeout as err:
+        notes.append(f"{served} left out: {err} ({PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the pulls had "
+                     "left)")
+    except Exception as err:  # noqa: BLE001 (a graph without a gradient, one numba cannot compile, chains lost)
+        notes.append(f"{served} left out: the HMC pilot could not be run ({type(err).__name__}: {err})")
+    return None
+
+
+def _pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    """One importance-sampling arm per proposal, its t at the pilot's posterior moments (``moment_fit``)."""
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+
+    try:
+        fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the HMC pilot")
+    except ValueError as err:
+        notes.append(f"pilot-t arms left out: {err}")
+        return []
+    return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                         name="pilot-t" if df == 5.0 else f"pilot-t{df:g}", modes=fit, cost=cost)
+            for df, inflation, defensive in proposals]
+
+
+def _setup_words(spent: float) -> str:
+    return f", with the {spent:.3g} s of set-up the budget counts" if spent else ""
+
+
+def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool = True) -> list[Arm]:
+    """The Laplace-t arms over one shared mode search, or none with a note saying why (no interior mode); with
+    ``refine``, their t moved to the weighted moments where that helps (:mod:`~pmcbandit.arms.evidence.refine`).
+    """
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
+    from pmcbandit.arms.evidence.refine import refine_proposal
+
+    search = modes_for(density, find_modes)
+    try:
+        arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                             name="laplace-t" if df == 5.0 else f"laplace-t{df:g}", modes=search, cost=cost)
+                for df, inflation, defensive in proposals]
+    except NoInteriorModeError as err:
+        notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
+        return []
+    if not refine or not arms:
+        return arms
+    done = refined_for(density, arms[0], refine_proposal, REFINE_SEED)
+    if done.modes is None:
+        return arms
+    fractions = " -> ".join(f"{f:.3g}" for f in done.ess_fractions)
+    notes.append(f"Laplace arms' t moved to the importance-weighted posterior moments of {done.draws} set-up draws "
+                 f"(effective-sample fraction of each proposal tried: {fractions}; {done.reason}; "
+                 "evidence_arms(model, refine=False) keeps the Laplace fit)")
+    return [arm.with_modes(done.modes) for arm in arms]
+
+
+def _distinct_steps(steps: list[int]) -> list[int]:
+    """Step counts of at least :data:`MIN_AIS_STEPS`, each at least 1.5x the next smaller one: of
+    two counts closer than that (a ladder cut down by a cap), the smaller is kept, as the smallest
+    is the one sized for the independent check.
+    """
+    kept: list[int] = []
+    for n in sorted(n for n in steps if n >= MIN_AIS_STEPS):
+        if not kept or n >= 1.5 * kept[-1]:
+            kept.append(n)
+    return kept
+
+
+def _timed_smc_arm(model):
+    """PyMC's SMC as an arm, with a pull's predicted duration from a timed run (an untimed one compiles first)."""
+    from pmcbandit.arms.evidence import SMCArm
+
+    smc_arm = SMCArm(model)
+    smc_arm.draw(np.random.default_rng(0))
+    start = time.perf_counter()
+    smc_arm.draw(np.random.default_rng(1))
+    smc_arm.expected_seconds = time.perf_counter() - start
+    return smc_arm
+
+
+def _check_proposals(proposals) -> list[tuple[float, float, float]]:
+    """``laplace_proposals`` as (df, inflation, defensive) floats with distinct df (they name the arms)."""
+    try:
+        pairs = [(float(p[0]), float(p[1]), float(p[2]) if len(p) == 3 else 0.1) for p in proposals]
+        if any(len(p) not in (2, 3) for p in proposals):
+            raise ValueError
+    except (TypeError, ValueError, IndexError):
+        raise TypeError(
+            "The 'laplace_proposals' parameter of evidence_arms must be a sequence of (df, inflation) or "
+            f"(df, inflation, defensive) tuples of numbers. Got {proposals!r} instead."
+        ) from None
+    dfs = [df for df, _, _ in pairs]
+    if len(set(dfs)) != len(dfs):
+        raise ValueError(
+            "The 'laplace_proposals' parameter of evidence_arms must have distinct df values "
+            f"(they name the arms). Got {proposals!r} instead."
+        )
+    return pairs
+
+
+def seconds_after_setup(seconds: float, setup: float) -> float:
+    """What a wall-time budget of ``seconds`` leaves to the pulls after ``setup`` seconds of set-up: the rest, but at
+    least :data:`MIN_RUN_SHARE` of it (the one rule of :func:`estimate_evidence` and :func:`pmcbandit.compare_models`).
+    """
+    return max(seconds - setup, MIN_RUN_SHARE * seconds)
+
+
+def resolve_model(model, door: str):
+    """``model``, or the model of the enclosing ``with pm.Model():`` block when ``None`` (PyMC's
+    ``modelcontext``); a ``TypeError`` naming ``door`` when there is neither.
+    """
+    import pymc as pm
+
+    if model is None:
+        try:
+            return pm.modelcontext(None)
+        except TypeError:
+            raise TypeError(
+                f"The 'model' parameter of {door} must be a pymc.Model, or the call must be inside a "
+                "`with pm.Model():` block. Got None outside any model context instead."
+            ) from None
+    if not isinstance(model, pm.Model):
+        raise TypeError(f"The 'model' parameter of {door} must be a pymc.Model. Got {model!r} instead.")
+    return model
