@@ -281,18 +281,15 @@ class RunResult(RunMessages):
         (a positive target) it is :meth:`log_ci` on the linear scale, so the two always agree. Check
         :attr:`interval_status` before reading it as an interval.
         """
+        if self.log_scale:
+            lo, hi = self.log_ci(level)
+            with np.errstate(over="ignore", under="ignore"):  # as _linear: extreme evidences are read as logs
+                return float(np.exp(lo)), float(np.exp(hi))
         h = self._random_effects
         if h is None:
             c = self.combined
-            if self.log_scale:
-                lo, hi = log_interval(c.estimate, c.se, c.df, level)
-                return self._linear(math.exp(lo)), self._linear(math.exp(hi))
-            lo, hi = interval(c.estimate, c.se, c.df, level)
-            return self._linear(lo), self._linear(hi)
-        lo, hi = random_effects_interval(h, level)
-        if self.log_scale:
-            return self._linear(math.exp(lo)), self._linear(math.exp(hi))
-        return float(lo), float(hi)
+            return tuple(float(v) for v in interval(c.estimate, c.se, c.df, level))
+        return tuple(float(v) for v in random_effects_interval(h, level))
 
     @property
     def log_estimate(self) -> float:
