@@ -35,6 +35,9 @@ HMC_MIN_RUN_SECONDS = 30.0
 #: Least time left to the pulls (after the set-up so far) for a timed default pool to run the HMC pilot for its
 #: pilot-t arms alone (no HMC AIS arm), where no Laplace arm passes the k-hat check at set-up.
 PILOT_MIN_RUN_SECONDS = 15.0
+#: Share of the time left to the pulls (after the density's compilation) the Laplace arms' mode search may take before
+#: it starts no further search (:func:`~pmcbandit.arms.evidence.modes.find_modes`' ``max_seconds``), when timed.
+MODE_SEARCH_SHARE = 0.1
 #: Share of the time left to the pulls the HMC pilot may take (after the gradient's compilation) before it is given up.
 PILOT_MAX_SHARE = 0.5
 #: Least share of a wall-time budget left to the pulls when building the default pool took longer.
@@ -112,7 +115,8 @@ def evidence_arms(
     budget_seconds : float, optional
         Size the AIS arms for a run of this many seconds (:func:`estimate_evidence` passes its
         time budget). AIS pull durations are predicted from a timed short run on the model
-        (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`); every AIS arm gets
+        (:attr:`~pmcbandit.arms.evidence.AISArm.step_seconds`), one per transition, which also predicts
+        the pulls of the arms it sized (their ``step_seconds``); every AIS arm gets
         at most the steps of a pull predicted to take 0.8 x ``MAX_DECISION_SHARE / 2`` of the budget
         (a paired decision is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), and the arm with the
         fewest steps at most those of a pull of which :data:`~pmcbandit.runtime.guards.CHECK_PULLS`
@@ -123,7 +127,9 @@ def evidence_arms(
         less than 1.5x apart the smaller is kept); a note, logged at INFO on the ``pmcbandit``
         logger, reports the new counts. When even :data:`MIN_AIS_STEPS` steps are too many for the
         check, a :class:`~pmcbandit.exceptions.NoGuaranteeWarning` says so with the budget that would
-        let it run.
+        let it run. The Laplace arms' mode search starts no further Newton search after
+        :data:`MODE_SEARCH_SHARE` of the time left (:func:`~pmcbandit.arms.evidence.modes.find_modes`'
+        ``max_seconds``; a note says how many ran).
     non_centre : bool
         Estimate the evidence on the model non-centred
         (:func:`~pmcbandit.arms.evidence.reparam.non_centred`): every free ``Normal``/``LogNormal``
@@ -239,7 +245,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
-    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes, refine) if laplace else []
+    if total is not None and started is not None:
+        left = seconds_after_setup(total, time.perf_counter() - started)
+    search_seconds = None if left is None else MODE_SEARCH_SHARE * left
+    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes, refine, search_seconds) if laplace else []
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
@@ -277,6 +286,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     need = CHECK_PULLS
     check_budget = None
     check_cap = None
+    probe = None
     if budget_seconds is not None and steps:
         probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
         if started is not None:
@@ -303,8 +313,11 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                 f"{capped or 'no AIS arm left'}"
             )
         steps = capped
+    # Each arm is predicted by the probe it was sized by (AISArm's step_seconds), not by a reading of its own.
+    sized_step = probe.step_seconds if probe is not None else None
     arms: list[Arm] = [
-        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost) for n in steps
+        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost, step_seconds=sized_step)
+        for n in steps
     ]
     check_step = probe.step_seconds if check_budget is not None else math.nan
     if hmc_probe is not None:
@@ -326,7 +339,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
             if n_check >= MIN_AIS_STEPS and n_check > slice_check:
                 check_arm = AISArm(density, n_steps=n_check, n_chains=n_chains, transition="hmc", cost=cost,
                                    hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot",
-                                   name=f"ais-hmc{CHECK_LEAPFROG}-{n_check}")
+                                   name=f"ais-hmc{CHECK_LEAPFROG}-{n_check}", step_seconds=check_probe.step_seconds)
                 # The longer HMC arm stays where its pulls take at least 1.5x the check arm's (as _distinct_steps).
                 short = hmc_steps and hmc_steps[0] * hmc_probe.step_seconds < 1.5 * check_arm.expected_seconds
                 dropped = hmc_steps.pop() if short else None
@@ -344,8 +357,9 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                 check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
         if check_arm is not None:
             arms.append(check_arm)
-        arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot)
-                 for n in hmc_steps]
+        hmc_step = hmc_probe.step_seconds if timed else None
+        arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot,
+                        step_seconds=hmc_step) for n in hmc_steps]
     arms += laplace_arms
     if want_pilot_arms and pilot is not None:
         arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
@@ -433,15 +447,21 @@ def _setup_words(spent: float) -> str:
     return f", with the {spent:.3g} s of set-up the budget counts" if spent else ""
 
 
-def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool = True) -> list[Arm]:
-    """The Laplace-t arms over one shared mode search, or none with a note saying why (no interior mode); with
-    ``refine``, their t moved to the weighted moments where that helps (:mod:`~pmcbandit.arms.evidence.refine`).
+def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool = True,
+                  search_seconds: float | None = None) -> list[Arm]:
+    """The Laplace-t arms over one shared mode search (given ``search_seconds`` when timed: ``find_modes``'
+    ``max_seconds``), or none with a note saying why (no interior mode); with ``refine``, their t moved to the weighted
+    moments where that helps (:mod:`~pmcbandit.arms.evidence.refine`). A search cut short by its time is neither
+    kept for later calls on the model nor is its refinement.
     """
     from pmcbandit.arms.evidence import LaplaceISArm
     from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
     from pmcbandit.arms.evidence.refine import refine_proposal
 
-    search = modes_for(density, find_modes)
+    search = modes_for(density, find_modes, search_seconds)
+    if search.timed_out:
+        notes.append(f"mode search cut to {search.n_starts} Newton searches by its share {MODE_SEARCH_SHARE:g} of the "
+                     f"time left ({search_seconds:.3g} s; evidence_arms(model) without a budget runs every start)")
     try:
         arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                              name="laplace-t" if df == 5.0 else f"laplace-t{df:g}", modes=search, cost=cost)
@@ -451,7 +471,8 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
         return []
     if not refine or not arms:
         return arms
-    done = refined_for(density, arms[0], refine_proposal, REFINE_SEED)
+    done = (refine_proposal(arms[0], np.random.default_rng(REFINE_SEED)) if search.timed_out
+            else refined_for(density, arms[0], refine_proposal, REFINE_SEED))
     if done.modes is None:
         return arms
     fractions = " -> ".join(f"{f:.3g}" for f in done.ess_fractions)

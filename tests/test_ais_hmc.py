@@ -295,6 +295,30 @@ def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
     assert not _laplace_passes([heavy]) and not _laplace_passes([])
 
 
+def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatch):
+    import pmcbandit.evidence_pool as ev
+    from pmcbandit.arms.evidence import ais
+    from pmcbandit.runtime.guards import MAX_DECISION_SHARE
+
+    readings = iter([0.004] + [0.008] * 20)  # the sizing probe first; any later reading twice as slow
+
+    def step_seconds(self, betas):
+        return next(readings)
+
+    monkeypatch.setattr(ais.AISArm, "_probe_step_seconds", step_seconds)
+    arms, _, _ = ev._pool(
+        _normal_model()[0], ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=False,
+        laplace_proposals=(), prior=True, smc=False, batch_size=100, cost="cpu_seconds", budget_seconds=60.0,
+        non_centre=False, hmc_arm=False, pilot_is=False)
+    sized = [a for a in arms if isinstance(a, ais.AISArm)]
+    # 0.8 x (0.1 x 60 / 2) / 0.004 = 600 steps; the check arm 0.6 x 0.1 x 60 / 30 / 0.004 = 30
+    assert [a.name for a in sized] == ["ais-30", "ais-600"]
+    for arm in sized:
+        assert arm.step_seconds == 0.004 and arm.expected_seconds == arm.n_steps * 0.004
+    # so each paired decision is predicted within the run's decision cap, as it was sized
+    assert 2 * sized[-1].expected_seconds <= MAX_DECISION_SHARE * 60.0
+
+
 @pytest.mark.parametrize(
     "asked, slice_step, hmc_step, names, alert",
     [

@@ -170,3 +170,34 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
     assert evidence._COMPILED_LOOPS == {("thompson", "auto")}
     # The toy run draws from its own seed: the user's run is the same whether or not it ran.
     assert res.log_z == again.log_z and res.history.column("arm").tolist() == again.history.column("arm").tolist()
+
+
+def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_noted(monkeypatch):
+    from pmcbandit import evidence_pool
+    from pmcbandit.arms.evidence import modes
+
+    asked = []
+    real = modes.find_modes
+
+    def spy(density, **kwargs):
+        asked.append(kwargs["max_seconds"])
+        # three starts; a timed search cut after the first
+        return real(density, n_starts=3, max_seconds=1e-12 if kwargs["max_seconds"] is not None else None)
+
+    monkeypatch.setattr(modes, "find_modes", spy)
+
+    def pool(budget):
+        return evidence_pool._pool(analytic_models.normal_normal()[0], ais_steps=(), n_chains=1, transition="slice",
+                                   laplace_proposals=evidence_pool.DEFAULT_LAPLACE_PROPOSALS, smc=False,
+                                   batch_size=200, cost="cpu_seconds", budget_seconds=budget, laplace=True,
+                                   prior=True, refine=False)
+
+    arms, notes, _ = pool(20.0)
+    assert asked == [evidence_pool.MODE_SEARCH_SHARE * 20.0]
+    cut = [n for n in notes if n.startswith("mode search cut")]
+    assert cut == [f"mode search cut to 1 Newton searches by its share {evidence_pool.MODE_SEARCH_SHARE:g} of the "
+                   f"time left ({evidence_pool.MODE_SEARCH_SHARE * 20.0:.3g} s; evidence_arms(model) without a "
+                   "budget runs every start)"]
+    assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "prior-is"]  # the one search found the mode
+    _, notes, _ = pool(None)
+    assert asked[-1] is None and not [n for n in notes if n.startswith("mode search cut")]

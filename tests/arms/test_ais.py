@@ -112,12 +112,28 @@ def test_cpu_cost_is_measured(evidence_models):
         ({"slice_width": [0.5, 0.5]}, ValueError, "one per coordinate, 3"),
         ({"parallel": 1}, TypeError, "'parallel' parameter of AISArm"),
         ({"imh_df": 2.5}, ValueError, "'imh_df' parameter of AISArm"),
+        ({"step_seconds": 0.0}, ValueError, "'step_seconds' parameter of AISArm"),
+        ({"step_seconds": float("nan")}, ValueError, "'step_seconds' parameter of AISArm"),
+        ({"step_seconds": "0.1"}, TypeError, "'step_seconds' parameter of AISArm"),
     ],
 )
 def test_bad_arguments_raise(evidence_models, kwargs, error, match):
     density, _ = evidence_models("linear_regression")
     with pytest.raises(error, match=match):
         AISArm(density, **kwargs)
+
+
+def test_a_given_step_time_predicts_the_pulls_and_no_probe_runs(evidence_models, monkeypatch):
+    density, _ = evidence_models("linear_regression")
+    measured = AISArm(density, n_steps=40, n_chains=2)
+    assert measured.step_seconds > 0 and measured.expected_seconds == 40 * measured.step_seconds
+
+    def no_probe(self, betas):
+        raise AssertionError("the arm timed itself although its step time was given")
+
+    monkeypatch.setattr(AISArm, "_probe_step_seconds", no_probe)
+    given = AISArm(density, n_steps=40, n_chains=2, step_seconds=0.25)
+    assert given.step_seconds == 0.25 and given.expected_seconds == 10.0
 
 
 def test_bad_model_raises():

@@ -216,6 +216,35 @@ def test_search_is_reproducible():
         np.testing.assert_array_equal(a.location, b.location)
 
 
+def test_a_search_out_of_time_starts_no_further_search_and_is_not_kept(monkeypatch):
+    from pmcbandit.arms.evidence import _cache
+    from pmcbandit.arms.evidence import modes as modes_module
+
+    density, _, full = compiled("mixture")
+    class Clock:  # each reading of the search's clock one second on
+        now = -1.0
+
+        @classmethod
+        def perf_counter(cls):
+            cls.now += 1.0
+            return cls.now
+
+    monkeypatch.setattr(modes_module, "time", Clock)
+    cut = find_modes(density, max_seconds=2.5)
+    # readings at 0 (start), 1 and 2 before the 2nd and 3rd searches, 3 >= 2.5 before the 4th: three ran
+    assert cut.timed_out and cut.n_starts == 3 and not full.timed_out
+    assert cut.reason.endswith("(the 3 of 16 starts that ran within 2.5 s)")
+    # the searches that ran are the full search's first three: the same starts, in order
+    assert cut.n_converged == 3 and {m.location.round(6).tobytes() for m in cut.modes} <= {
+        m.location.round(6).tobytes() for m in full.modes}
+    fresh = ModelDensity(density.model)
+    assert _cache.modes_for(fresh, find_modes, 1e-12).timed_out
+    assert fresh not in _cache._MODES  # a cut search serves no later call
+    monkeypatch.undo()
+    kept = _cache.modes_for(fresh, find_modes, None)
+    assert not kept.timed_out and _cache._MODES[fresh] is kept and _cache.modes_for(fresh, find_modes, 1e-12) is kept
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, param",
     [
@@ -225,6 +254,8 @@ def test_search_is_reproducible():
         ({"max_condition": 0.5}, ValueError, "'max_condition'"),
         ({"merge_distance": -1.0}, ValueError, "'merge_distance'"),
         ({"max_iter": 0}, ValueError, "'max_iter'"),
+        ({"max_seconds": 0.0}, ValueError, "'max_seconds'"),
+        ({"max_seconds": "1"}, TypeError, "'max_seconds'"),
     ],
 )
 def test_find_modes_bad_arguments(kwargs, exc, param):

@@ -71,11 +71,15 @@ def non_centred_model(model, notes: list[str]):
     return nc.model
 
 
-def modes_for(density, find_modes):
-    """The mode search of ``density`` (``find_modes(density)``), made once per density."""
+def modes_for(density, find_modes, max_seconds: float | None = None):
+    """The mode search of ``density`` (``find_modes(density, max_seconds=max_seconds)``), made once per density: a
+    search that ran all its starts is kept and serves every later call, one cut short by ``max_seconds`` is not.
+    """
     search = _MODES.get(density)
     if search is None:
-        search = _MODES[density] = find_modes(density)
+        search = find_modes(density, max_seconds=max_seconds)
+        if not search.timed_out:
+            _MODES[density] = search
     return search
 
 

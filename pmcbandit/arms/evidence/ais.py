@@ -425,6 +425,14 @@ class AISArm(Arm):
     name : str, optional
         Defaults to ``f"ais-{n_steps}"`` (``f"ais-imh-{n_steps}"`` for IMH,
         ``f"ais-hmc-{n_steps}"`` for HMC).
+    step_seconds : float, optional
+        Wall seconds per annealing step that predict a pull's duration (``expected_seconds``, Notes),
+        as measured by another arm on the same density with the same transition, settings and kind
+        of schedule (its ``step_seconds``). The default pool passes the one probe it sizes its arms
+        by (:func:`pmcbandit.evidence_arms`), so an arm is predicted at the duration it was sized for:
+        each arm timing itself would read the machine's load at another moment, and a reading above the
+        sizing one can put the arm over the run's decision cap before its first pull
+        (:mod:`pmcbandit.runtime.guards`, rule 1). ``None`` (default): measured at construction.
 
     Notes
     -----
@@ -442,7 +450,7 @@ class AISArm(Arm):
     ``expected_seconds`` (the predicted wall time of one pull, for the run's guards,
     :mod:`pmcbandit.runtime.guards`) is ``n_steps * step_seconds``, with ``step_seconds`` the wall time
     per annealing step of timed runs of :data:`PROBE_STEPS` steps on the same kind of schedule
-    at construction (the mean of three; the steps of a power-of-4 schedule of any length spread
+    at construction unless given (the mean of three; the steps of a power-of-4 schedule of any length spread
     over the temperatures alike, so the per-step cost carries over). It includes what a model
     evaluation alone does not: the sampler's own work and how many evaluations a step takes
     on this model.
@@ -483,8 +491,11 @@ class AISArm(Arm):
         cost: str = "cpu_seconds",
         parallel: bool = False,
         name: str | None = None,
+        step_seconds: float | None = None,
     ):
         owner = "AISArm"
+        if step_seconds is not None:
+            step_seconds = float(check_positive(step_seconds, "step_seconds", owner))
         self.transition = check_choice(transition, TRANSITIONS, "transition", owner)
         self.betas = _check_schedule(schedule, n_steps, self.transition)
         on_pilot = isinstance(schedule, str) and schedule == "pilot"  # the betas are the pilot's, once it has run
@@ -525,9 +536,11 @@ class AISArm(Arm):
         default = f"ais-{self.n_steps}" if self.transition == "slice" else f"ais-{self.transition}-{self.n_steps}"
         self.name = default if name is None else str(name)
         self._warm_up()
-        probe = (pilot_schedule(self.pilot.betas, PROBE_STEPS) if on_pilot
-                 else annealing_schedule(PROBE_STEPS, schedule if isinstance(schedule, str) else "linear"))
-        self.step_seconds = self._probe_step_seconds(probe)
+        if step_seconds is None:
+            probe = (pilot_schedule(self.pilot.betas, PROBE_STEPS) if on_pilot
+                     else annealing_schedule(PROBE_STEPS, schedule if isinstance(schedule, str) else "linear"))
+            step_seconds = self._probe_step_seconds(probe)
+        self.step_seconds = step_seconds
         self.expected_seconds = self.n_steps * self.step_seconds
 
     def __setstate__(self, state):

@@ -108,6 +108,8 @@ class ModeSearch(NamedTuple):
         Starts tried, starts that ended at an interior mode, distinct modes.
     seconds : float
         Wall seconds of the search (compiling the gradient and Hessian excluded).
+    timed_out : bool
+        Whether ``max_seconds`` of :func:`find_modes` ended the search before all its starts ran.
     """
 
     modes: tuple
@@ -117,6 +119,7 @@ class ModeSearch(NamedTuple):
     n_converged: int
     n_distinct: int
     seconds: float
+    timed_out: bool = False
 
 
 class NoInteriorModeError(ValueError):
@@ -282,6 +285,7 @@ def find_modes(
     max_condition: float = MAX_CONDITION,
     merge_distance: float = MERGE_DISTANCE,
     max_iter: int = MAX_ITER,
+    max_seconds: float | None = None,
 ) -> ModeSearch:
     """Multi-start search for the distinct interior posterior modes of a model.
 
@@ -325,6 +329,13 @@ def find_modes(
     max_iter : int, default 200
         Iteration limit of each search (Newton with exact Hessians reaches an interior mode in
         tens of iterations; a search still moving after ``max_iter`` is non-stationary).
+    max_seconds : float, optional
+        Wall seconds after which no further search starts (the one from the initial point always
+        runs; a search under way is finished); ``timed_out`` and ``reason`` then say how many of the
+        ``n_starts`` ran. A timed pool passes a share of its budget
+        (:data:`pmcbandit.evidence_pool.MODE_SEARCH_SHARE`): on a model of a hundred dimensions a search
+        costs tens of Hessians, and sixteen of them can take more of a short budget than the Laplace
+        arms repay. ``None`` (default): every start runs.
 
     Returns
     -------
@@ -364,12 +375,18 @@ def find_modes(
         )
     merge_distance = float(check_positive(merge_distance, "merge_distance", owner))
     max_iter = int(check_positive(max_iter, "max_iter", owner, integer=True))
+    if max_seconds is not None:
+        max_seconds = float(check_positive(max_seconds, "max_seconds", owner))
 
     density._laplace_functions()  # compiled once per density, outside the timed search
     start_time = time.perf_counter()
     starts = [None] + list(density.sample_prior(rng, n_starts - 1)) if n_starts > 1 else [None]
     ends, kinds = [], []
-    for x0 in starts:
+    timed_out = False
+    for i, x0 in enumerate(starts):
+        if i and max_seconds is not None and time.perf_counter() - start_time >= max_seconds:
+            timed_out = True
+            break
         ends.append(search_mode(density, 1.0, x0, max_iter=max_iter))
         kinds.append(_kind(ends[-1], max_condition))
         if "interior" not in kinds and kinds[-RUNAWAY_PATIENCE:] == ["non-stationary"] * RUNAWAY_PATIENCE:
@@ -381,7 +398,7 @@ def find_modes(
     if not modes:
         interior = False
         reason = f"none of {n} Newton searches ended at an interior mode: {_describe(ends, kinds)}"
-        if n < len(starts):
+        if n < len(starts) and not timed_out:
             reason += (f" (the search stopped after {RUNAWAY_PATIENCE} starts in a row ran towards a boundary, "
                        f"of {len(starts)})")
     else:
@@ -402,4 +419,7 @@ def find_modes(
             others = _describe(ends, kinds)
             reason = (f"{len(modes)} distinct interior mode(s) from {n} Newton searches "
                       f"({len(candidates)} converged" + (f"; {others}" if others else "") + ")")
-    return ModeSearch(modes, interior, reason, n, len(candidates), len(modes), time.perf_counter() - start_time)
+    if timed_out:
+        reason += f" (the {n} of {len(starts)} starts that ran within {max_seconds:.3g} s)"
+    return ModeSearch(modes, interior, reason, n, len(candidates), len(modes), time.perf_counter() - start_time,
+                      timed_out)
