@@ -277,3 +277,30 @@ def test_probability_interval_coverage_three_models():
         hits += (p.lower <= truth) & (truth <= p.upper)
     rate = hits / runs
     assert np.all(rate >= 0.88) and np.all(rate <= 0.995), rate
+
+
+def test_the_run_loop_compile_is_set_up_a_wall_budget_counts(pair, monkeypatch):
+    """The run loop's kernels are compiled before the first slice, and a wall-time budget's slices share what that
+    and the pools' set-up leave."""
+    import time
+
+    from pmcbandit import evidence
+
+    models, pools = pair
+    order = []
+    compile_loop = evidence._compile_loop
+
+    def spy(door, policy, run_options):
+        order.append(door)
+        if len(order) == 1:
+            time.sleep(0.6)  # a compile in a fresh process, made visible
+        compile_loop(door, policy, run_options)
+
+    monkeypatch.setattr(evidence, "_compile_loop", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=3.0, arms=pools, random_seed=0,
+                                slices=4, progressbar=False)
+    assert order[0] == "compare_models" and set(order[1:]) == {"estimate_evidence"}
+    share = float(res.settings["slice_budget"].split("=")[1].rstrip(")"))
+    assert share * 4 <= 3.0 - 0.6
