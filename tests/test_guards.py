@@ -252,6 +252,23 @@ def test_a_resumed_run_sees_the_untrusted_arms_the_interrupted_one_saw(tmp_path)
 
 
 # --- through run ------------------------------------------------------------------------------
+def test_one_slow_decision_does_not_exclude_an_arm_sized_to_the_cap_but_a_slow_arm_leaves():
+    """An arm declared at 0.8 of the cap (0.4 s a pull, 2 pulls a decision, cap 1 s) whose first decision runs 1.3x
+    over stays in play: its declaration counts as CAP_PRIOR_PULLS pulls. Pulls that keep running over move it out."""
+    from pmcbandit.runtime.guards import CAP_PRIOR_PULLS
+
+    arms = [_Arm("sized", expected=0.4), _Arm("quick", expected=0.01)]
+    g = _guards(arms, horizon=10.0)
+    for _ in range(2):
+        g.observe(0, 0.52, 1.0)  # 1.04 s for the decision, over the 1 s cap
+    assert g.predicted()[0] == pytest.approx(1.04)  # rules 2-4 read the measured mean alone
+    assert g.capped()[0] == pytest.approx(2 * (CAP_PRIOR_PULLS * 0.4 + 1.04) / (CAP_PRIOR_PULLS + 2))
+    assert g.plan(_none_blocked(2), 10.0, _no_loss(2)).eligible.tolist() == [True, True]
+    for _ in range(30):
+        g.observe(0, 0.52, 1.0)
+    assert g.plan(_none_blocked(2), 10.0, _no_loss(2)).eligible.tolist() == [False, True]
+
+
 def test_time_budget_tries_every_arm_once_cheapest_first_even_under_thompson():
     arms = [_Arm("c", expected=0.004), _Arm("a", expected=0.001), _Arm("b", expected=0.002)]
     res = pb.run(arms, policy="thompson", budget=0.5, random_seed=1, progressbar=False)

@@ -26,7 +26,11 @@ Durations are predicted from each arm's mean measured wall seconds per pull
 
 1. **cap** — an arm whose predicted decision takes more than :data:`MAX_DECISION_SHARE` of ``H``
    is not chosen, unless no arm of known duration is under the cap (then only the quickest
-   arms are allowed, so a run with only slow arms still makes progress);
+   arms are allowed, so a run with only slow arms still makes progress). For this rule an arm's
+   declared duration counts as :data:`CAP_PRIOR_PULLS` pulls beside its measured ones: a
+   decision's pulls vary in duration (a slice sampler's stepping-out, a busy machine), and an arm
+   sized by a timed probe to fit the cap is not excluded for good by one slow first decision,
+   while an arm that keeps running over leaves once its measured pulls outweigh the declaration;
 2. **fit** — no decision starts whose predicted duration exceeds the seconds left; the run ends
    when none fits, so a wall budget ends within about one pull's prediction error of ``H``;
 3. **initial** — until every arm allowed by the cap has had a decision, the next decision goes to
@@ -96,11 +100,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CROSS_CHECK_SHARE", "CHECK_PULLS", "CHECK_MARGIN",
-           "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
+__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CAP_PRIOR_PULLS", "CROSS_CHECK_SHARE", "CHECK_PULLS",
+           "CHECK_MARGIN", "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
 
 #: Largest predicted duration of one decision, as a share of a time budget's horizon.
 MAX_DECISION_SHARE = 0.1
+#: Pulls the declared duration (``expected_seconds``) counts as beside the measured ones in rule 1.
+CAP_PRIOR_PULLS = 2
 #: Smallest share of the spending kept on families other than the leading one.
 CROSS_CHECK_SHARE = 0.1
 #: Pulls a check arm should reach within its share: an arm enters the consistency test with a
@@ -202,6 +208,15 @@ class Guards:
                              where=self.seconds_n > 0)
         return self.per_decision * np.where(self.seconds_n > 0, measured, self.expected)
 
+    def capped(self) -> np.ndarray:
+        """Rule 1's predicted wall seconds of one decision per arm: the measured pulls' mean with the declared
+        duration counted as :data:`CAP_PRIOR_PULLS` pulls (NaN: unknown).
+        """
+        declared = np.isfinite(self.expected)
+        n = self.seconds_n + np.where(declared, CAP_PRIOR_PULLS, 0)
+        total = self.seconds_sum + np.where(declared, CAP_PRIOR_PULLS * np.nan_to_num(self.expected), 0.0)
+        return self.per_decision * np.divide(total, n, out=np.full(self.n_arms, np.nan), where=n > 0)
+
     # --- the rules --------------------------------------------------------------------
     def plan(self, blocked: np.ndarray, seconds_left: float | None, mean_loss: np.ndarray,
              untrusted: np.ndarray | None = None) -> Plan | None:
@@ -217,11 +232,12 @@ class Guards:
         eligible = open_.copy()
         predicted = self.predicted()
         if self.horizon is not None:
-            known = eligible & np.isfinite(predicted)
-            over = known & (predicted > self.max_decision_share * self.horizon)
+            capped = self.capped()
+            known = eligible & np.isfinite(capped)
+            over = known & (capped > self.max_decision_share * self.horizon)
             if known.any() and not (known & ~over).any():
                 # every arm of known duration is over the cap: keep only the quickest
-                over &= predicted > np.min(predicted[known])
+                over &= capped > np.min(capped[known])
             eligible &= ~over
             if seconds_left is not None:
                 eligible &= ~(np.isfinite(predicted) & (predicted > seconds_left))
