@@ -334,7 +334,8 @@ def compare_models(
                 cost="cpu_seconds", budget_seconds=slice_budget.horizon)
         setup[name] = time.perf_counter() - start
     if horizon is not None and isinstance(slice_budget, WallSeconds):
-        # A wall-time budget runs from the call to the answer: the pools' set-up is counted (estimate_evidence).
+        # A wall-time budget runs from the call to the answer: the loop's compile and the pools' set-up are counted
+        # (estimate_evidence).
         horizon = seconds_after_setup(horizon, time.perf_counter() - started)
         slice_budget = WallSeconds(horizon / slices)
 

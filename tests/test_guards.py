@@ -262,7 +262,7 @@ def test_one_slow_decision_does_not_exclude_an_arm_sized_to_the_cap_but_a_slow_a
     for _ in range(2):
         g.observe(0, 0.52, 1.0)  # 1.04 s for the decision, over the 1 s cap
     assert g.predicted()[0] == pytest.approx(1.04)  # rules 2-4 read the measured mean alone
-    assert g.capped()[0] == pytest.approx(2 * (CAP_PRIOR_PULLS * 0.4 + 1.04) / (CAP_PRIOR_PULLS + 2))
+    assert g.predicted(CAP_PRIOR_PULLS)[0] == pytest.approx(2 * (CAP_PRIOR_PULLS * 0.4 + 1.04) / (CAP_PRIOR_PULLS + 2))
     assert g.plan(_none_blocked(2), 10.0, _no_loss(2)).eligible.tolist() == [True, True]
     for _ in range(30):
         g.observe(0, 0.52, 1.0)

@@ -202,20 +202,16 @@ class Guards:
         elif cost == cost:
             self.spent[arm] += cost
 
-    def predicted(self) -> np.ndarray:
-        """Predicted wall seconds of one decision per arm (NaN: unknown)."""
-        measured = np.divide(self.seconds_sum, self.seconds_n, out=np.full(self.n_arms, np.nan),
-                             where=self.seconds_n > 0)
-        return self.per_decision * np.where(self.seconds_n > 0, measured, self.expected)
-
-    def capped(self) -> np.ndarray:
-        """Rule 1's predicted wall seconds of one decision per arm: the measured pulls' mean with the declared
-        duration counted as :data:`CAP_PRIOR_PULLS` pulls (NaN: unknown).
+    def predicted(self, prior_pulls: int = 0) -> np.ndarray:
+        """Predicted wall seconds of one decision per arm (NaN: unknown): the measured pulls' mean, with the declared
+        duration counted as ``prior_pulls`` pulls beside them (rule 1 passes :data:`CAP_PRIOR_PULLS`); the declared
+        duration alone before the first pull.
         """
         declared = np.isfinite(self.expected)
-        n = self.seconds_n + np.where(declared, CAP_PRIOR_PULLS, 0)
-        total = self.seconds_sum + np.where(declared, CAP_PRIOR_PULLS * np.nan_to_num(self.expected), 0.0)
-        return self.per_decision * np.divide(total, n, out=np.full(self.n_arms, np.nan), where=n > 0)
+        n = self.seconds_n + np.where(declared, prior_pulls, 0)
+        total = self.seconds_sum + np.where(declared, prior_pulls * np.nan_to_num(self.expected), 0.0)
+        mean = np.divide(total, n, out=np.full(self.n_arms, np.nan), where=n > 0)
+        return self.per_decision * np.where(self.seconds_n > 0, mean, self.expected)
 
     # --- the rules --------------------------------------------------------------------
     def plan(self, blocked: np.ndarray, seconds_left: float | None, mean_loss: np.ndarray,
@@ -232,7 +228,7 @@ class Guards:
         eligible = open_.copy()
         predicted = self.predicted()
         if self.horizon is not None:
-            capped = self.capped()
+            capped = self.predicted(CAP_PRIOR_PULLS)
             known = eligible & np.isfinite(capped)
             over = known & (capped > self.max_decision_share * self.horizon)
             if known.any() and not (known & ~over).any():
