@@ -21,7 +21,9 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm
 from pmcbandit._logging import log_notes
-from pmcbandit.arms.evidence._cache import density_for, modes_for, refined_for
+from pmcbandit.arms.evidence._cache import density_for, modes_for
+from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, laplace_passes,
+                                           pilot_arms)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
@@ -49,11 +51,6 @@ MIN_AIS_STEPS = 20
 CHECK_FILL = 0.6
 #: Leapfrog steps per move of the HMC AIS arm sized for the independent check (``evidence_arms``' ``hmc_arm``).
 CHECK_LEAPFROG = 2
-# (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
-# 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
-# near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
-# multiplies E[w^2] by up to 1/(1 - alpha) (LaplaceISArm).
-DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2, 0.1), (20.0, 1.1, 0.02))
 
 
 def evidence_arms(
@@ -178,8 +175,8 @@ def evidence_arms(
         least :data:`PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
         model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
         only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
-        (seed :data:`SETUP_CHECK_SEED`; or none was built), as the pilot's gradient compilation
-        is set-up that pays only then. The pilot then runs on the model whatever its dimension,
+        (seed :data:`~pmcbandit.evidence_importance.SETUP_CHECK_SEED`; or none was built), as the pilot's
+        gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its dimension,
         given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
         a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
         note says why.
@@ -187,10 +184,10 @@ def evidence_arms(
         Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
         and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
         effective-sample fraction (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`, seed
-        :data:`REFINE_SEED`: a fixed function of the model). Where the posterior is skewed the curvature at
-        the mode misses its spread and the Laplace weights are heavy-tailed; the refined proposal is fixed
-        at set-up, so the weights stay unbiased. The arms keep their names and a note reports the
-        refinement. ``False`` keeps the Laplace fit.
+        :data:`~pmcbandit.evidence_importance.REFINE_SEED`: a fixed function of the model). Where the posterior
+        is skewed the curvature at the mode misses its spread and the Laplace weights are heavy-tailed; the
+        refined proposal is fixed at set-up, so the weights stay unbiased. The arms keep their names and a note
+        reports the refinement. ``False`` keeps the Laplace fit.
     """
     model = resolve_model(model, "evidence_arms")
     if hmc_arm is not None and not isinstance(hmc_arm, bool):
@@ -227,7 +224,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     from pmcbandit.arms.evidence import AISArm, PriorISArm
     from pmcbandit.arms.evidence.ais import PROBE_STEPS
 
-    proposals = _check_proposals(laplace_proposals) if laplace else []
+    proposals = check_proposals(laplace_proposals) if laplace else []
     if budget_seconds is not None and not (budget_seconds > 0):
         raise ValueError(
             f"The 'budget_seconds' parameter of evidence_arms must be None or > 0. Got {budget_seconds!r} instead."
@@ -247,8 +244,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
     if total is not None and started is not None:
         left = seconds_after_setup(total, time.perf_counter() - started)
-    search_seconds = None if left is None else MODE_SEARCH_SHARE * left
-    laplace_arms = _laplace_arms(density, proposals, batch_size, cost, notes, refine, search_seconds) if laplace else []
+    laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, left) if laplace else []
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
@@ -258,7 +254,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     want_hmc = _wants_hmc(density, hmc_arm, transition, ais_steps, budget_seconds)
     auto_pilot = laplace and (budget_seconds >= PILOT_MIN_RUN_SECONDS if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
-    if want_pilot_arms and pilot_is is None and not want_hmc and _laplace_passes(laplace_arms):
+    if want_pilot_arms and pilot_is is None and not want_hmc and laplace_passes(laplace_set):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
         want_pilot_arms = False
@@ -360,9 +356,9 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         hmc_step = hmc_probe.step_seconds if timed else None
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot,
                         step_seconds=hmc_step) for n in hmc_steps]
-    arms += laplace_arms
+    arms += laplace_set
     if want_pilot_arms and pilot is not None:
-        arms += _pilot_arms(density, pilot, proposals, batch_size, cost, notes)
+        arms += pilot_arms(density, pilot, proposals, batch_size, cost, notes)
     arms += other_arms
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
@@ -389,26 +385,6 @@ def _wants_hmc(density, hmc_arm, transition, ais_steps, seconds_left) -> bool:
     return bool((auto if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
 
 
-#: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`_laplace_passes`): a fixed function of the model.
-SETUP_CHECK_SEED = 20_171_101
-#: Seed of the set-up draws that refine the Laplace arms' proposal (``evidence_arms``' ``refine``).
-REFINE_SEED = 20_171_102
-
-
-def _laplace_passes(laplace_arms) -> bool:
-    """Whether one batch of a Laplace arm's draws at set-up passes the Pareto k-hat check (``khat_threshold``)."""
-    from pmcbandit.stats.psis import khat_threshold, pareto_khat
-
-    for arm in laplace_arms:
-        try:
-            log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
-            if pareto_khat(log_w) <= khat_threshold(log_w.size):
-                return True
-        except (FloatingPointError, ValueError):
-            continue  # NaN or +inf weights: this arm does not pass
-    return False
-
-
 def _pilot(density, budget_seconds, notes: list[str], served: str):
     """The HMC pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`) at the HMC transitions' defaults, given
     :data:`PILOT_MAX_SHARE` of ``budget_seconds`` after compiling the gradient when timed; ``None`` with a note when
@@ -428,58 +404,23 @@ def _pilot(density, budget_seconds, notes: list[str], served: str):
     return None
 
 
-def _pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
-    """One importance-sampling arm per proposal, its t at the pilot's posterior moments (``moment_fit``)."""
-    from pmcbandit.arms.evidence import LaplaceISArm
-    from pmcbandit.arms.evidence.laplace_is import moment_fit
-
-    try:
-        fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the HMC pilot")
-    except ValueError as err:
-        notes.append(f"pilot-t arms left out: {err}")
-        return []
-    return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                         name="pilot-t" if df == 5.0 else f"pilot-t{df:g}", modes=fit, cost=cost)
-            for df, inflation, defensive in proposals]
-
-
 def _setup_words(spent: float) -> str:
     return f", with the {spent:.3g} s of set-up the budget counts" if spent else ""
 
 
-def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool = True,
-                  search_seconds: float | None = None) -> list[Arm]:
-    """The Laplace-t arms over one shared mode search (given ``search_seconds`` when timed: ``find_modes``'
-    ``max_seconds``), or none with a note saying why (no interior mode); with ``refine``, their t moved to the weighted
-    moments where that helps (:mod:`~pmcbandit.arms.evidence.refine`). A search cut short by its time is neither
-    kept for later calls on the model nor is its refinement.
+def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool, left) -> list[Arm]:
+    """The Laplace-t arms (:func:`~pmcbandit.evidence_importance.laplace_arms`) over one shared mode search, given
+    :data:`MODE_SEARCH_SHARE` of the ``left`` seconds to the pulls when timed (``find_modes``' ``max_seconds``); a
+    search cut short by its time is not kept for later calls on the model, and a note says how many searches ran.
     """
-    from pmcbandit.arms.evidence import LaplaceISArm
-    from pmcbandit.arms.evidence.modes import NoInteriorModeError, find_modes
-    from pmcbandit.arms.evidence.refine import refine_proposal
+    from pmcbandit.arms.evidence.modes import find_modes
 
+    search_seconds = None if left is None else MODE_SEARCH_SHARE * left
     search = modes_for(density, find_modes, search_seconds)
     if search.timed_out:
         notes.append(f"mode search cut to {search.n_starts} Newton searches by its share {MODE_SEARCH_SHARE:g} of the "
                      f"time left ({search_seconds:.3g} s; evidence_arms(model) without a budget runs every start)")
-    try:
-        arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                             name="laplace-t" if df == 5.0 else f"laplace-t{df:g}", modes=search, cost=cost)
-                for df, inflation, defensive in proposals]
-    except NoInteriorModeError as err:
-        notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
-        return []
-    if not refine or not arms:
-        return arms
-    done = (refine_proposal(arms[0], np.random.default_rng(REFINE_SEED)) if search.timed_out
-            else refined_for(density, arms[0], refine_proposal, REFINE_SEED))
-    if done.modes is None:
-        return arms
-    fractions = " -> ".join(f"{f:.3g}" for f in done.ess_fractions)
-    notes.append(f"Laplace arms' t moved to the importance-weighted posterior moments of {done.draws} set-up draws "
-                 f"(effective-sample fraction of each proposal tried: {fractions}; {done.reason}; "
-                 "evidence_arms(model, refine=False) keeps the Laplace fit)")
-    return [arm.with_modes(done.modes) for arm in arms]
+    return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:
@@ -504,26 +445,6 @@ def _timed_smc_arm(model):
     smc_arm.draw(np.random.default_rng(1))
     smc_arm.expected_seconds = time.perf_counter() - start
     return smc_arm
-
-
-def _check_proposals(proposals) -> list[tuple[float, float, float]]:
-    """``laplace_proposals`` as (df, inflation, defensive) floats with distinct df (they name the arms)."""
-    try:
-        pairs = [(float(p[0]), float(p[1]), float(p[2]) if len(p) == 3 else 0.1) for p in proposals]
-        if any(len(p) not in (2, 3) for p in proposals):
-            raise ValueError
-    except (TypeError, ValueError, IndexError):
-        raise TypeError(
-            "The 'laplace_proposals' parameter of evidence_arms must be a sequence of (df, inflation) or "
-            f"(df, inflation, defensive) tuples of numbers. Got {proposals!r} instead."
-        ) from None
-    dfs = [df for df, _, _ in pairs]
-    if len(set(dfs)) != len(dfs):
-        raise ValueError(
-            "The 'laplace_proposals' parameter of evidence_arms must have distinct df values "
-            f"(they name the arms). Got {proposals!r} instead."
-        )
-    return pairs
 
 
 def seconds_after_setup(seconds: float, setup: float) -> float:

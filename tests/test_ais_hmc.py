@@ -277,7 +277,7 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
 
 
 def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
-    from pmcbandit.evidence_pool import _laplace_passes
+    from pmcbandit.evidence_importance import laplace_passes as _laplace_passes
 
     class Fixed:  # an arm whose log weights are given
         batch_size = 1000

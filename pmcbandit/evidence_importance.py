@@ -1,0 +1,118 @@
+"""The importance-sampling arms of the default evidence pool: Laplace-t arms over a mode search, pilot-t arms over the
+HMC pilot's moments, and the set-up check that says whether a Laplace arm's weights pass.
+
+:func:`pmcbandit.evidence_pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
+``laplace_proposals``, ``pilot_is`` and ``refine`` rules); this module builds them. Each proposal is fixed before any
+pull (at the mode, refined on set-up draws of a fixed seed, or at the pilot's moments), so every pull's weights stay
+unbiased (:class:`~pmcbandit.arms.evidence.LaplaceISArm`).
+
+May import: the arms, the statistics layer and the arms' model-level cache; never a door.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmcbandit.arms.base import Arm
+from pmcbandit.arms.evidence._cache import refined_for
+
+__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "REFINE_SEED", "check_proposals", "laplace_arms",
+           "laplace_passes", "pilot_arms"]
+
+# (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
+# 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
+# near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
+# multiplies E[w^2] by up to 1/(1 - alpha) (LaplaceISArm).
+DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2, 0.1), (20.0, 1.1, 0.02))
+#: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`laplace_passes`): a fixed function of the model.
+SETUP_CHECK_SEED = 20_171_101
+#: Seed of the set-up draws that refine the Laplace arms' proposal (:func:`laplace_arms`' ``refine``).
+REFINE_SEED = 20_171_102
+
+
+def _arm_name(prefix: str, df: float) -> str:
+    """``laplace-t`` / ``pilot-t`` for the robust proposal (df 5), ``laplace-t20`` / ``pilot-t20`` for the others."""
+    return prefix if df == 5.0 else f"{prefix}{df:g}"
+
+
+def check_proposals(proposals) -> list[tuple[float, float, float]]:
+    """``laplace_proposals`` as (df, inflation, defensive) floats with distinct df (they name the arms)."""
+    try:
+        pairs = [(float(p[0]), float(p[1]), float(p[2]) if len(p) == 3 else 0.1) for p in proposals]
+        if any(len(p) not in (2, 3) for p in proposals):
+            raise ValueError
+    except (TypeError, ValueError, IndexError):
+        raise TypeError(
+            "The 'laplace_proposals' parameter of evidence_arms must be a sequence of (df, inflation) or "
+            f"(df, inflation, defensive) tuples of numbers. Got {proposals!r} instead."
+        ) from None
+    dfs = [df for df, _, _ in pairs]
+    if len(set(dfs)) != len(dfs):
+        raise ValueError(
+            "The 'laplace_proposals' parameter of evidence_arms must have distinct df values "
+            f"(they name the arms). Got {proposals!r} instead."
+        )
+    return pairs
+
+
+def laplace_arms(density, search, proposals, batch_size, cost, notes: list[str], refine: bool = True) -> list[Arm]:
+    """The Laplace-t arms over one mode search (:class:`~pmcbandit.arms.evidence.modes.ModeSearch`), or none with a
+    note saying why (no interior mode); with ``refine``, their t moved to the weighted moments where that helps
+    (:mod:`~pmcbandit.arms.evidence.refine`, seed :data:`REFINE_SEED`). The refinement of a search cut short by its
+    time is not kept for later calls on the model; a full search's is.
+    """
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.modes import NoInteriorModeError
+    from pmcbandit.arms.evidence.refine import refine_proposal
+
+    try:
+        arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                             name=_arm_name("laplace-t", df), modes=search, cost=cost)
+                for df, inflation, defensive in proposals]
+    except NoInteriorModeError as err:
+        notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
+        return []
+    if not refine or not arms:
+        return arms
+    done = (refine_proposal(arms[0], np.random.default_rng(REFINE_SEED)) if search.timed_out
+            else refined_for(density, arms[0], refine_proposal, REFINE_SEED))
+    if done.modes is None:
+        return arms
+    fractions = " -> ".join(f"{f:.3g}" for f in done.ess_fractions)
+    notes.append(f"Laplace arms' t moved to the importance-weighted posterior moments of {done.draws} set-up draws "
+                 f"(effective-sample fraction of each proposal tried: {fractions}; {done.reason}; "
+                 "evidence_arms(model, refine=False) keeps the Laplace fit)")
+    return [arm.with_modes(done.modes) for arm in arms]
+
+
+def laplace_passes(arms) -> bool:
+    """Whether one batch of a Laplace arm's draws at set-up (seed :data:`SETUP_CHECK_SEED`) passes the Pareto k-hat
+    check (:func:`~pmcbandit.stats.psis.khat_threshold`).
+    """
+    from pmcbandit.stats.psis import khat_threshold, pareto_khat
+
+    for arm in arms:
+        try:
+            log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
+            if pareto_khat(log_w) <= khat_threshold(log_w.size):
+                return True
+        except (FloatingPointError, ValueError):
+            continue  # NaN or +inf weights: this arm does not pass
+    return False
+
+
+def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    """One importance-sampling arm per proposal, its t at the HMC pilot's posterior moments
+    (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`), or none with a note when they do not make a t.
+    """
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+
+    try:
+        fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the HMC pilot")
+    except ValueError as err:
+        notes.append(f"pilot-t arms left out: {err}")
+        return []
+    return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                         name=_arm_name("pilot-t", df), modes=fit, cost=cost)
+            for df, inflation, defensive in proposals]
