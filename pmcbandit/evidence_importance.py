@@ -101,15 +101,19 @@ def laplace_passes(arms) -> bool:
     return False
 
 
-def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
-    """One importance-sampling arm per proposal, its t at the HMC pilot's posterior moments
-    (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`), or none with a note when they do not make a t.
+def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], source: str = "the HMC pilot"
+               ) -> list[Arm]:
+    """One importance-sampling arm per proposal, its t at a pilot's posterior moments
+    (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`; ``pilot`` an
+    :class:`~pmcbandit.arms.evidence.ais.HMCPilot` or a
+    :class:`~pmcbandit.arms.evidence.posterior_pilot.PosteriorPilot`, named ``source`` in the notes), or none with
+    a note when they do not make a t.
     """
     from pmcbandit.arms.evidence import LaplaceISArm
     from pmcbandit.arms.evidence.laplace_is import moment_fit
 
     try:
-        fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the HMC pilot")
+        fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, source)
     except ValueError as err:
         notes.append(f"pilot-t arms left out: {err}")
         return []

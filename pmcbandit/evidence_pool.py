@@ -42,6 +42,11 @@ PILOT_MIN_RUN_SECONDS = 15.0
 MODE_SEARCH_SHARE = 0.1
 #: Share of the time left to the pulls the HMC pilot may take (after the gradient's compilation) before it is given up.
 PILOT_MAX_SHARE = 0.5
+#: Least time left to the pulls (after the set-up so far) for a timed default pool to run the posterior pilot for its
+#: pilot-t arms (no HMC AIS arm; an interior mode found; no Laplace arm passing the k-hat check at set-up), and the
+#: share of that time it may take before it is given up.
+POSTERIOR_PILOT_MIN_RUN_SECONDS = 5.0
+POSTERIOR_PILOT_MAX_SHARE = 0.3
 #: Least share of a wall-time budget left to the pulls when building the default pool took longer.
 MIN_RUN_SHARE = 0.1
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
@@ -179,7 +184,13 @@ def evidence_arms(
         gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its dimension,
         given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
         a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
-        note says why.
+        note says why. Where the pilot-t arms come without an HMC arm and the mode search found an interior
+        mode, their moments come instead from HMC at the posterior started around that mode
+        (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
+        kernel, so a timed run needs only :data:`POSTERIOR_PILOT_MIN_RUN_SECONDS` left for it, and gives it at most
+        :data:`POSTERIOR_PILOT_MAX_SHARE` of them). In non-centred coordinates a hierarchy's mode sits at a
+        larger group scale than the posterior's mass, and the Laplace proposal misses it; the chains move to the
+        mass during their warm-up.
     refine : bool
         Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
         and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
@@ -252,7 +263,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     # it runs before the AIS arms are sized, so they are sized for the time it leaves.
     timed = budget_seconds is not None
     want_hmc = _wants_hmc(density, hmc_arm, transition, ais_steps, budget_seconds)
-    auto_pilot = laplace and (budget_seconds >= PILOT_MIN_RUN_SECONDS if timed else density.dim >= 20)
+    # Pilot-t arms alone over an interior mode: their moments from the posterior pilot (no annealing).
+    at_mode = not want_hmc and bool(laplace_set)
+    least = POSTERIOR_PILOT_MIN_RUN_SECONDS if at_mode else PILOT_MIN_RUN_SECONDS
+    auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
     if want_pilot_arms and pilot_is is None and not want_hmc and laplace_passes(laplace_set):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
@@ -261,7 +275,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         notes.append("pilot-t arms left out: a Laplace arm's set-up draws passed the Pareto k-hat check, so no HMC "
                      "pilot was run for them (evidence_arms(model, pilot_is=True) runs it)")
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
-    pilot = _pilot(density, budget_seconds, notes, served) if served else None
+    if want_pilot_arms and at_mode:
+        pilot = _posterior_pilot(density, laplace_set[0].modes.modes[0], budget_seconds, notes)
+    else:
+        pilot = _pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
     if want_hmc and pilot is not None:
         hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
@@ -358,7 +375,8 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
                         step_seconds=hmc_step) for n in hmc_steps]
     arms += laplace_set
     if want_pilot_arms and pilot is not None:
-        arms += pilot_arms(density, pilot, proposals, batch_size, cost, notes)
+        arms += pilot_arms(density, pilot, proposals, batch_size, cost, notes,
+                           "the posterior pilot" if at_mode else "the HMC pilot")
     arms += other_arms
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
@@ -402,6 +420,29 @@ def _pilot(density, budget_seconds, notes: list[str], served: str):
     except Exception as err:  # noqa: BLE001 (a graph without a gradient, one numba cannot compile, chains lost)
         notes.append(f"{served} left out: the HMC pilot could not be run ({type(err).__name__}: {err})")
     return None
+
+
+def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):
+    """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode``, given
+    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed; ``None`` with a note when it could not be run.
+    """
+    from pmcbandit.arms.evidence.ais import PilotTimeout
+    from pmcbandit.arms.evidence.posterior_pilot import posterior_pilot
+
+    deadline = None if budget_seconds is None else time.perf_counter() + POSTERIOR_PILOT_MAX_SHARE * budget_seconds
+    try:
+        pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline)
+    except PilotTimeout as err:
+        notes.append(f"pilot-t arms left out: {err} ({POSTERIOR_PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the "
+                     "pulls had left)")
+        return None
+    except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled or evaluated at the mode)
+        notes.append(f"pilot-t arms left out: the posterior pilot could not be run ({type(err).__name__}: {err})")
+        return None
+    notes.append(f"pilot-t arms' moments from {pilot.n_draws} draws of HMC at the posterior started at the Laplace "
+                 f"arms' mode ({pilot.seconds:.3g} s of set-up; step size {pilot.step_size:.3g}, acceptance "
+                 f"{pilot.accept:.2f}), not from an annealing pilot: the pool has no HMC AIS arm")
+    return pilot
 
 
 def _setup_words(spent: float) -> str:

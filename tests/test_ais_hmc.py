@@ -268,10 +268,16 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
     monkeypatch.setattr(ev, "PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
-                              cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False, pilot_is=True)
+                              cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=True, pilot_is=True)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
-    assert any(n.startswith("pilot-t arms left out: the HMC pilot passed its time limit after 1 temperatures")
-               for n in notes)
+    assert any(n.startswith("HMC AIS arm and pilot-t arms left out: the HMC pilot passed its time limit after 1 "
+                            "temperatures") for n in notes)
+    # Without the HMC arm, the pilot-t arms' moments come from the posterior pilot at the Laplace mode instead.
+    arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+                              laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
+                              cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False, pilot_is=True)
+    assert [a.name for a in arms][-2:] == ["pilot-t", "pilot-t20"]
+    assert arms[-1].modes.reason.endswith("draws of the posterior pilot")
     with pytest.raises(TypeError, match="The 'pilot_is' parameter of evidence_arms must be None or a bool. Got 1"):
         ev.evidence_arms(model, pilot_is=1)
 

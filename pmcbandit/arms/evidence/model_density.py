@@ -575,6 +575,17 @@ class ModelDensity:
         lp, ll, g_lp, g_ll = self.grad_jit_fn(np.ascontiguousarray(x, dtype=np.float64).reshape(self.dim))
         return float(lp), float(ll), np.array(g_lp, dtype=np.float64), np.array(g_ll, dtype=np.float64)
 
+    def log_density_and_grad(self, x) -> tuple[float, np.ndarray]:
+        """``(logprior(x) + loglik(x), its gradient)`` at one unconstrained point: through :attr:`grad_jit_fn` when
+        it is already compiled, else the PyTensor function of :meth:`laplace` (compiled on first use), so a caller
+        after a mode search compiles nothing more.
+        """
+        if self._grad_fn is not None:
+            lp, ll, g_lp, g_ll = self.value_and_grad_terms(x)
+            return lp + ll, g_lp + g_ll
+        value, grad = self._laplace_functions()[0](np.asarray(x, dtype=np.float64).reshape(self.dim), 1.0)
+        return float(value), np.array(grad, dtype=np.float64)
+
     def unravel(self, x) -> dict[str, np.ndarray]:
         """Split a flat unconstrained vector into ``{value_name: array}``."""
         x = np.asarray(x, dtype=np.float64)

@@ -1,0 +1,188 @@
+"""A short HMC run at the posterior from a Laplace fit: posterior moments without an annealing pilot.
+
+Moment-matched importance proposals (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`) need the posterior
+mean and covariance. The annealing pilot of :func:`~pmcbandit.arms.evidence.ais.tune_hmc` gives them as a by-product,
+at the price of a compiled HMC kernel and a run over every temperature from the prior. Where a mode search found an
+interior mode, :func:`posterior_pilot` gets them more cheaply: chains start at Gaussian draws around the mode (its
+precision as the inverse covariance) and make Hamiltonian Monte Carlo moves at the posterior itself (Neal 2011, "MCMC
+using Hamiltonian dynamics", Handbook of MCMC, ch. 5), in NumPy, one gradient call per chain and leapfrog step.
+During a warm-up the step size is adapted by dual averaging towards a target acceptance (Hoffman & Gelman 2014,
+"The No-U-Turn sampler", JMLR 15, Alg. 5) and the diagonal inverse mass matrix is re-estimated from the chains'
+states over windows (regularised as in Stan); the draws that follow, at the last step size and mass, give the
+moments. Where the mode sits away from the posterior's mass (a hierarchy's group scale seen in non-centred
+coordinates), the chains move to it during the warm-up, and the moments describe the mass the curvature at the
+mode misses.
+
+The run's randomness comes from ``seed`` alone: the moments are a fixed function of the model, the mode and the
+settings, drawn before any pull and independently of them, so an importance arm built on them stays unbiased.
+
+May import: NumPy and the evidence arms' own modules.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_TARGET_ACCEPT, PilotTimeout
+
+__all__ = ["POSTERIOR_PILOT_CHAINS", "POSTERIOR_PILOT_DRAWS", "POSTERIOR_PILOT_SEED", "POSTERIOR_PILOT_WARMUP",
+           "PosteriorPilot", "posterior_pilot"]
+
+#: Chains of :func:`posterior_pilot`.
+POSTERIOR_PILOT_CHAINS = 32
+#: Warm-up moves (step size and mass adapted) and draw moves (states kept) of each chain.
+POSTERIOR_PILOT_WARMUP = 100
+POSTERIOR_PILOT_DRAWS = 100
+#: Moves after which the warm-up re-estimates the diagonal mass from the states since the last estimate.
+MASS_WINDOWS = (25, 50, 75)
+#: Seed of the pilot's randomness when none is given.
+POSTERIOR_PILOT_SEED = 20_171_103
+
+
+class PosteriorPilot(NamedTuple):
+    """What :func:`posterior_pilot` measured: the moments of its draws and the HMC settings it adapted.
+
+    Attributes
+    ----------
+    posterior_mean, posterior_cov : ndarray of shape (dim,) and (dim, dim)
+        Mean and covariance of the draws (every chain's state after each draw move).
+    n_draws : int
+        How many states those moments average (correlated: chains times moves).
+    step_size : float
+        The leapfrog step size of the draw moves.
+    accept : float
+        Mean acceptance probability of the draw moves (diagnostic).
+    seconds : float
+        Wall time of the run.
+    """
+
+    posterior_mean: np.ndarray
+    posterior_cov: np.ndarray
+    n_draws: int
+    step_size: float
+    accept: float
+    seconds: float
+
+
+def _windowed_variance(states: list[np.ndarray]) -> np.ndarray:
+    """Per-coordinate variance of the states of one window, shrunk towards 1e-3 as Stan's windowed adaptation does."""
+    x = np.concatenate(states)
+    n = x.shape[0]
+    return (n / (n + 5.0)) * x.var(axis=0) + 1e-3 * (5.0 / (n + 5.0))
+
+
+def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_PILOT_CHAINS,
+                    n_warmup: int = POSTERIOR_PILOT_WARMUP, n_draws: int = POSTERIOR_PILOT_DRAWS,
+                    n_leapfrog: int = HMC_LEAPFROG, target_accept: float = HMC_TARGET_ACCEPT,
+                    seed: int = POSTERIOR_PILOT_SEED, deadline: float | None = None) -> PosteriorPilot:
+    """Posterior moments from HMC at the posterior, started around a mode.
+
+    Parameters
+    ----------
+    density : ModelDensity
+        The model; its :meth:`~pmcbandit.arms.evidence.model_density.ModelDensity.log_density_and_grad` gives the
+        target and its gradient.
+    location, precision : ndarray
+        A mode and its precision (negative Hessian): the chains start at draws of the Gaussian they define; a
+        start whose density is not finite starts at ``location``.
+    n_chains, n_warmup, n_draws, n_leapfrog, target_accept
+        Chains, warm-up moves, draw moves, leapfrog steps per move, and the dual averaging's target acceptance.
+    seed : int
+        Seed of every random number of the run.
+    deadline : float, optional
+        A :func:`time.perf_counter` reading: the run stops with :class:`~pmcbandit.arms.evidence.ais.PilotTimeout`
+        after the first move that ends after it. ``None``: no limit.
+
+    Returns
+    -------
+    PosteriorPilot
+
+    Raises
+    ------
+    ValueError
+        When ``location`` itself has no finite density and gradient.
+    """
+    started = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    location = np.asarray(location, dtype=np.float64)
+    cov = np.linalg.inv(np.asarray(precision, dtype=np.float64))
+    chol = np.linalg.cholesky(0.5 * (cov + cov.T))
+    x = location + rng.standard_normal((n_chains, location.size)) @ chol.T
+    lp0, g0 = density.log_density_and_grad(location)
+    if not (np.isfinite(lp0) and np.isfinite(g0).all()):
+        raise ValueError("no posterior pilot: the mode it starts from has no finite log density and gradient")
+    lp, grad = _evaluate(density, x)
+    bad = ~np.isfinite(lp)
+    x[bad], lp[bad], grad[bad] = location, lp0, g0
+    inv_mass = np.diag(cov).copy()
+    # Dual averaging (Hoffman & Gelman 2014, Sec. 3.2), restarted at each new mass matrix.
+    gamma, t0, kappa = 0.05, 10.0, 0.75
+    log_eps = float(np.log(0.5 * location.size ** -0.25))  # scaled by the mass already; adapted from here
+    mu, h_bar, log_eps_bar, t = float(np.log(10.0) + log_eps), 0.0, log_eps, 0
+    window: list[np.ndarray] = []
+    kept: list[np.ndarray] = []
+    accepts: list[float] = []
+    for move in range(1, n_warmup + n_draws + 1):
+        warm = move <= n_warmup
+        eps = float(np.exp(log_eps if warm else log_eps_bar))
+        x, lp, grad, a = _hmc_move(density, rng, x, lp, grad, eps, inv_mass, n_leapfrog)
+        if warm:
+            t += 1
+            h_bar += (target_accept - float(a.mean()) - h_bar) / (t + t0)
+            log_eps = mu - np.sqrt(t) / gamma * h_bar
+            eta = t ** -kappa
+            log_eps_bar = eta * log_eps + (1.0 - eta) * log_eps_bar
+            window.append(x.copy())
+            if move in MASS_WINDOWS:
+                inv_mass = _windowed_variance(window)
+                window = []
+                mu, h_bar, t = float(np.log(10.0) + log_eps_bar), 0.0, 0
+                log_eps = log_eps_bar
+        else:
+            kept.append(x.copy())
+            accepts.append(float(a.mean()))
+        if deadline is not None and time.perf_counter() > deadline:
+            raise PilotTimeout(f"the posterior pilot passed its time limit after {move} of its "
+                               f"{n_warmup + n_draws} moves")
+    states = np.concatenate(kept)
+    cov = np.atleast_2d(np.cov(states, rowvar=False))
+    return PosteriorPilot(states.mean(axis=0), 0.5 * (cov + cov.T), int(states.shape[0]), float(np.exp(log_eps_bar)),
+                          float(np.mean(accepts)), time.perf_counter() - started)
+
+
+def _evaluate(density, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log density and gradient of every row of ``x`` (``-inf`` and zeros where not finite)."""
+    lp = np.empty(x.shape[0])
+    grad = np.zeros_like(x)
+    for i, row in enumerate(x):
+        value, g = density.log_density_and_grad(row)
+        ok = np.isfinite(value) and np.isfinite(g).all()
+        lp[i] = value if ok else -np.inf
+        if ok:
+            grad[i] = g
+    return lp, grad
+
+
+def _hmc_move(density, rng, x, lp, grad, eps, inv_mass, n_leapfrog):
+    """One HMC move of every chain (fresh momenta, ``n_leapfrog`` leapfrog steps, a Metropolis test); a trajectory
+    that leaves the support or overflows is rejected.
+    """
+    p = rng.standard_normal(x.shape) / np.sqrt(inv_mass)
+    h0 = lp - 0.5 * np.sum(p * p * inv_mass, axis=1)
+    xn, gn = x, grad
+    pn = p + 0.5 * eps * grad
+    with np.errstate(over="ignore", invalid="ignore"):
+        for step in range(n_leapfrog):
+            xn = xn + eps * inv_mass * pn
+            lpn, gn = _evaluate(density, xn)
+            pn = pn + (eps if step < n_leapfrog - 1 else 0.5 * eps) * gn
+        h1 = lpn - 0.5 * np.sum(pn * pn * inv_mass, axis=1)
+    log_a = np.where(np.isfinite(h1), np.minimum(h1 - h0, 0.0), -np.inf)
+    a = np.exp(log_a)
+    take = rng.uniform(size=x.shape[0]) < a
+    x, lp, grad = x.copy(), lp.copy(), grad.copy()
+    x[take], lp[take], grad[take] = xn[take], lpn[take], gn[take]
+    return x, lp, grad, a

@@ -1,0 +1,125 @@
+"""The posterior pilot: HMC at the posterior from a mode gives the exact posterior's moments, from a poor start too;
+a fixed function of its seed; its deadline and its inputs; the pool's rule for running it."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tests.tolerance import assert_within_se
+
+import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
+from pmcbandit.arms.evidence import ModelDensity
+from pmcbandit.arms.evidence.ais import PilotTimeout
+from pmcbandit.arms.evidence.posterior_pilot import POSTERIOR_PILOT_CHAINS, posterior_pilot
+
+DIM, M0, S0, S = 12, 0.5, 1.0, 0.3
+
+
+def _model():
+    """``mu_i ~ N(M0, S0^2)``, ``y_i ~ N(mu_i, S^2)``: a Gaussian posterior with coordinates of different means."""
+    import pymc as pm
+
+    y = np.random.default_rng(20171103).normal(M0, np.hypot(S0, S), DIM).round(6)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", np.float64(M0), np.float64(S0), shape=DIM)
+        pm.Normal("y", mu, np.float64(S), observed=y)
+    v = 1.0 / (1.0 / S0**2 + 1.0 / S**2)
+    return model, v * (M0 / S0**2 + y / S**2), v
+
+
+@pytest.fixture(scope="module")
+def normal():
+    model, mean, v = _model()
+    return ModelDensity(model), mean, v
+
+
+def _check_moments(pilot, mean, v):
+    # One independent draw per chain is conservative (HMC with an adapted mass decorrelates a Gaussian's
+    # coordinates within a few moves, and each chain keeps 100 states).
+    n_eff = POSTERIOR_PILOT_CHAINS
+    z = (pilot.posterior_mean - mean) / np.sqrt(v)
+    assert_within_se(z.mean(), 0.0, 1.0 / np.sqrt(n_eff * DIM))
+    assert np.all(np.abs(z) <= 4.0 / np.sqrt(n_eff))
+    ratio = np.diag(pilot.posterior_cov) / v
+    assert_within_se(ratio.mean(), 1.0, np.sqrt(2.0 / (n_eff * DIM)))
+    off = pilot.posterior_cov[~np.eye(DIM, dtype=bool)] / v
+    assert np.abs(off).max() <= 4.0 / np.sqrt(n_eff)
+
+
+def test_moments_match_the_exact_posterior_from_the_mode(normal):
+    density, mean, v = normal
+    pilot = posterior_pilot(density, mean, np.eye(DIM) / v)
+    assert pilot.n_draws == POSTERIOR_PILOT_CHAINS * 100 and pilot.posterior_cov.shape == (DIM, DIM)
+    assert 0.6 < pilot.accept < 0.95  # the dual averaging's target is 0.8
+    _check_moments(pilot, mean, v)
+
+
+def test_the_warm_up_moves_the_chains_from_a_poor_start(normal):
+    # Started 20 posterior sds off in every coordinate with a curvature 25 times too high (the chains start
+    # tightly around the wrong point, as at a non-centred hierarchy's mode): the warm-up reaches the mass.
+    density, mean, v = normal
+    pilot = posterior_pilot(density, mean + 20.0 * np.sqrt(v), 25.0 * np.eye(DIM) / v, seed=7)
+    _check_moments(pilot, mean, v)
+
+
+def test_a_fixed_function_of_its_seed(normal):
+    density, mean, v = normal
+    a = posterior_pilot(density, mean, np.eye(DIM) / v, seed=3)
+    b = posterior_pilot(density, mean, np.eye(DIM) / v, seed=3)
+    c = posterior_pilot(density, mean, np.eye(DIM) / v, seed=4)
+    np.testing.assert_array_equal(a.posterior_cov, b.posterior_cov)
+    assert a.step_size == b.step_size and not np.array_equal(a.posterior_mean, c.posterior_mean)
+
+
+def test_deadline_and_a_start_outside_the_support(normal):
+    density, mean, v = normal
+    with pytest.raises(PilotTimeout, match="the posterior pilot passed its time limit after 1 of its 200 moves"):
+        posterior_pilot(density, mean, np.eye(DIM) / v, deadline=time.perf_counter())
+    with pytest.raises(ValueError, match="no posterior pilot: the mode it starts from has no finite log density"):
+        posterior_pilot(density, np.full(DIM, np.nan), np.eye(DIM) / v)
+
+
+def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, monkeypatch):
+    import pmcbandit.evidence_pool as ev
+
+    model = normal[0].model
+    kw = dict(ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+              laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
+              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
+    # The Laplace arms pass their set-up check on this Gaussian: no pilot.
+    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    # Where they fail it, the posterior pilot runs from their mode once the pulls have the time it needs ...
+    monkeypatch.setattr(ev, "laplace_passes", lambda arms: False)
+    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
+    assert any(n.startswith("pilot-t arms' moments from 3200 draws of HMC at the posterior") for n in notes)
+    assert arms[3].modes.reason == "moments of 3200 draws of the posterior pilot"
+    # ... not below POSTERIOR_PILOT_MIN_RUN_SECONDS (the annealing pilot's 15 s do not apply) ...
+    arms, _, _ = ev._pool(model, budget_seconds=0.9 * ev.POSTERIOR_PILOT_MIN_RUN_SECONDS, **kw)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    # ... and it is given up past its share of the time left, with a note.
+    monkeypatch.setattr(ev, "POSTERIOR_PILOT_MAX_SHARE", 0.0)
+    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    assert any(n.startswith("pilot-t arms left out: the posterior pilot passed its time limit after 1 of its")
+               for n in notes)
+
+
+def test_its_draws_make_an_unbiased_importance_arm(normal):
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+
+    density, mean, v = normal
+    y_mean, y_sd = M0, np.hypot(S0, S)
+    y = (mean / v - M0 / S0**2) * S**2  # the data back from the exact posterior mean
+    log_z = float(stats.norm(y_mean, y_sd).logpdf(y).sum())
+    pilot = posterior_pilot(density, mean + 2.0 * np.sqrt(v), 4.0 * np.eye(DIM) / v)
+    fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the posterior pilot")
+    arm = LaplaceISArm(density, df=20.0, inflation=1.1, defensive=0.02, batch_size=4000, modes=fit, name="pilot-t20")
+    ratio = np.exp(arm.pull(np.random.default_rng(5)).values - log_z)
+    assert_within_se(ratio.mean(), 1.0, ratio.std(ddof=1) / np.sqrt(ratio.size))
