@@ -36,6 +36,7 @@ FULL = [
     "reference_evidence",
     "bench_evidence_suite",
     "bench_check_arm",
+    "bench_posterior_pilot",
     "bench_cold_start",
     "bench_arm_calibration",
     "bench_identification",

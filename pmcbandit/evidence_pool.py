@@ -46,7 +46,7 @@ PILOT_MAX_SHARE = 0.5
 #: pilot-t arms (no HMC AIS arm; an interior mode found; no Laplace arm passing the k-hat check at set-up), and the
 #: share of that time it may take before it is given up.
 POSTERIOR_PILOT_MIN_RUN_SECONDS = 5.0
-POSTERIOR_PILOT_MAX_SHARE = 0.3
+POSTERIOR_PILOT_MAX_SHARE = 0.5
 #: Least share of a wall-time budget left to the pulls when building the default pool took longer.
 MIN_RUN_SHARE = 0.1
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
@@ -424,11 +424,16 @@ def _pilot(density, budget_seconds, notes: list[str], served: str):
 
 def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):
     """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode``, given
-    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed; ``None`` with a note when it could not be run.
+    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed (after compiling the NUMBA gradient, whose
+    calls cost less than the PyTensor gradient's); ``None`` with a note when it could not be run.
     """
     from pmcbandit.arms.evidence.ais import PilotTimeout
     from pmcbandit.arms.evidence.posterior_pilot import posterior_pilot
 
+    try:
+        density.grad_jit_fn  # a call costs less than the PyTensor gradient's; compiled before the pilot's clock
+    except Exception:  # noqa: BLE001 (an Op numba cannot compile: the pilot calls the PyTensor gradient)
+        pass
     deadline = None if budget_seconds is None else time.perf_counter() + POSTERIOR_PILOT_MAX_SHARE * budget_seconds
     try:
         pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline)
