@@ -424,16 +424,14 @@ def _pilot(density, budget_seconds, notes: list[str], served: str):
 
 def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):
     """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode``, given
-    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed (after compiling the NUMBA gradient, whose
-    calls cost less than the PyTensor gradient's); ``None`` with a note when it could not be run.
+    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed; ``None`` with a note when it could not be run.
+    Its gradient is the one the mode search compiled (:meth:`ModelDensity.log_density_and_grad`): compiling the
+    NUMBA one for it costs more set-up than its faster calls save on some models
+    (``benchmarks/results/bench_posterior_pilot.md``).
     """
     from pmcbandit.arms.evidence.ais import PilotTimeout
     from pmcbandit.arms.evidence.posterior_pilot import posterior_pilot
 
-    try:
-        density.grad_jit_fn  # a call costs less than the PyTensor gradient's; compiled before the pilot's clock
-    except Exception:  # noqa: BLE001 (an Op numba cannot compile: the pilot calls the PyTensor gradient)
-        pass
     deadline = None if budget_seconds is None else time.perf_counter() + POSTERIOR_PILOT_MAX_SHARE * budget_seconds
     try:
         pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline)
