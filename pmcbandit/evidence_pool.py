@@ -190,7 +190,10 @@ def evidence_arms(
         kernel, so a timed run needs only :data:`POSTERIOR_PILOT_MIN_RUN_SECONDS` left for it, and gives it at most
         :data:`POSTERIOR_PILOT_MAX_SHARE` of them). In non-centred coordinates a hierarchy's mode sits at a
         larger group scale than the posterior's mass, and the Laplace proposal misses it; the chains move to the
-        mass during their warm-up.
+        mass during their warm-up. Where none of its pilot-t arms passes the Pareto k-hat check on one batch of
+        set-up draws (its few thousand draws describe a covariance in a hundred dimensions poorly) and
+        :data:`PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the annealing pilot runs for them,
+        and its moments replace the posterior pilot's.
     refine : bool
         Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
         and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
@@ -275,8 +278,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         notes.append("pilot-t arms left out: a Laplace arm's set-up draws passed the Pareto k-hat check, so no HMC "
                      "pilot was run for them (evidence_arms(model, pilot_is=True) runs it)")
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
+    pilot_set: list[Arm] | None = None  # the pilot-t arms, when built before the AIS arms' sizing
     if want_pilot_arms and at_mode:
-        pilot = _posterior_pilot(density, laplace_set[0].modes.modes[0], budget_seconds, notes)
+        pilot, pilot_set = _pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
+                                            notes, budget_seconds, total, started)
     else:
         pilot = _pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
@@ -374,9 +379,10 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot,
                         step_seconds=hmc_step) for n in hmc_steps]
     arms += laplace_set
-    if want_pilot_arms and pilot is not None:
-        arms += pilot_arms(density, pilot, proposals, batch_size, cost, notes,
-                           "the posterior pilot" if at_mode else "the HMC pilot")
+    if pilot_set is not None:
+        arms += pilot_set
+    elif want_pilot_arms and pilot is not None:
+        arms += pilot_arms(density, pilot, proposals, batch_size, cost, notes)
     arms += other_arms
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
@@ -420,6 +426,30 @@ def _pilot(density, budget_seconds, notes: list[str], served: str):
     except Exception as err:  # noqa: BLE001 (a graph without a gradient, one numba cannot compile, chains lost)
         notes.append(f"{served} left out: the HMC pilot could not be run ({type(err).__name__}: {err})")
     return None
+
+
+def _pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds, total, started):
+    """The pilot-t arms over an interior mode without an HMC arm, and the pilot they came from: the posterior pilot's
+    (:func:`_posterior_pilot`); where none of them passes the set-up k-hat check
+    (:func:`~pmcbandit.evidence_importance.laplace_passes`) and the time left allows the annealing pilot
+    (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
+    """
+    pilot = _posterior_pilot(density, mode, budget_seconds, notes)
+    arms = [] if pilot is None else pilot_arms(density, pilot, proposals, batch_size, cost, notes,
+                                               "the posterior pilot")
+    if laplace_passes(arms):
+        return pilot, arms
+    left = budget_seconds
+    if total is not None and started is not None:
+        left = seconds_after_setup(total, time.perf_counter() - started)
+    if left is not None and left < PILOT_MIN_RUN_SECONDS:
+        return pilot, arms
+    notes.append("no pilot-t arm from the posterior pilot passed the Pareto k-hat check on its set-up draws, so the "
+                 "annealing HMC pilot was run for them")
+    annealed = _pilot(density, left, notes, "annealing pilot's pilot-t arms")
+    if annealed is None:
+        return pilot, arms
+    return annealed, pilot_arms(density, annealed, proposals, batch_size, cost, notes)
 
 
 def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):

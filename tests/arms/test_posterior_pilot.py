@@ -102,7 +102,12 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     # ... not below POSTERIOR_PILOT_MIN_RUN_SECONDS (the annealing pilot's 15 s do not apply) ...
     arms, _, _ = ev._pool(model, budget_seconds=0.9 * ev.POSTERIOR_PILOT_MIN_RUN_SECONDS, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
-    # ... and it is given up past its share of the time left, with a note.
+    # ... where its arms fail the check too, the annealing pilot runs for them when PILOT_MIN_RUN_SECONDS are left ...
+    arms, notes, _ = ev._pool(model, budget_seconds=2 * ev.PILOT_MIN_RUN_SECONDS, **kw)
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
+    assert arms[3].modes.reason.endswith("draws of the HMC pilot")
+    assert any(n.startswith("no pilot-t arm from the posterior pilot passed the Pareto k-hat check") for n in notes)
+    # ... and the posterior pilot is given up past its share of the time left, with a note.
     monkeypatch.setattr(ev, "POSTERIOR_PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
