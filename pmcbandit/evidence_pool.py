@@ -445,7 +445,8 @@ def _pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str
     if left is not None and left < PILOT_MIN_RUN_SECONDS:
         return pilot, arms
     notes.append("no pilot-t arm from the posterior pilot passed the Pareto k-hat check on its set-up draws, so the "
-                 "annealing HMC pilot was run for them")
+                 "annealing HMC pilot was run for them" if pilot is not None else
+                 "the posterior pilot gave no moments, so the annealing HMC pilot was run for the pilot-t arms")
     annealed = _pilot(density, left, notes, "annealing pilot's pilot-t arms")
     if annealed is None:
         return pilot, arms

@@ -7,6 +7,8 @@ its own fixed data set.
   ``Z = prod_i C(n, k_i) B(a + sum k, b + sum (n - k)) / B(a, b)`` (logit-transformed free
   variable, so the Jacobian is exercised).
 * Normal–Normal, ``mu ~ N(m0, s0^2)``, ``y_i ~ N(mu, s^2)``: ``y ~ N(m0 1, s^2 I + s0^2 1 1^T)``.
+* Independent normal means, ``mu_i ~ N(m0, s0^2)``, ``y_i ~ N(mu_i, s^2)``: ``y_i ~ N(m0, s0^2 + s^2)``, each
+  ``mu_i`` a posterior normal (a Gaussian posterior of any dimension, for moments as well as Z).
 * Linear regression with known noise, ``beta ~ N(0, tau^2 I)``, ``y ~ N(X beta, sigma^2 I)``:
   ``y ~ N(0, sigma^2 I + tau^2 X X^T)``.
 * Half-normal scale, ``sigma ~ HalfNormal(1)``, ``y_i ~ N(0, sigma^2)`` (log-transformed):
@@ -48,6 +50,21 @@ def normal_normal(m0=1.0, s0=2.0, s=0.7, y=(0.3, 1.9, 2.4, 1.1)):
         pm.Normal("y", mu, s, observed=y)
     cov = s**2 * np.eye(y.size) + s0**2 * np.ones((y.size, y.size))
     return model, float(stats.multivariate_normal(np.full(y.size, m0), cov).logpdf(y))
+
+
+def independent_normal_means(dim, m0=0.5, s0=1.0, s=0.5, seed=20010901):
+    """``mu_i ~ N(m0, s0^2)``, ``y_i ~ N(mu_i, s^2)`` for ``i < dim``, ``y`` drawn from its marginal with ``seed``
+    (rounded to 6 digits): ``(model, y, log Z, posterior means, posterior variance)``, the posterior variance
+    ``v = 1 / (1/s0^2 + 1/s^2)`` of every ``mu_i`` and its mean ``v (m0/s0^2 + y_i/s^2)``.
+    """
+    import pymc as pm
+
+    y = np.random.default_rng(seed).normal(m0, np.hypot(s0, s), dim).round(6)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", np.float64(m0), np.float64(s0), shape=dim)
+        pm.Normal("y", mu, np.float64(s), observed=y)
+    v = 1.0 / (1.0 / s0**2 + 1.0 / s**2)
+    return model, y, float(stats.norm(m0, np.hypot(s0, s)).logpdf(y).sum()), v * (m0 / s0**2 + y / s**2), v
 
 
 def linear_regression(n=12, p=3, tau=1.5, sigma=0.5, seed=7):

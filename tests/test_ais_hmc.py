@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
+from tests.analytic_models import independent_normal_means
 from tests.tolerance import assert_within_se
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
@@ -16,14 +16,8 @@ DIM, M0, S0, S = 30, 0.5, 1.0, 0.5
 
 
 def _normal_model():
-    """``mu_i ~ N(M0, S0^2)``, ``y_i ~ N(mu_i, S^2)`` for ``i < DIM``: ``log Z = sum log N(y_i; M0, S0^2 + S^2)``."""
-    import pymc as pm
-
-    y = np.random.default_rng(20010901).normal(M0, np.hypot(S0, S), DIM).round(6)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", np.float64(M0), np.float64(S0), shape=DIM)
-        pm.Normal("y", mu, np.float64(S), observed=y)
-    return model, y, float(stats.norm(M0, np.hypot(S0, S)).logpdf(y).sum())
+    """:func:`tests.analytic_models.independent_normal_means` in ``DIM`` dimensions: ``(model, y, log Z)``."""
+    return independent_normal_means(DIM, M0, S0, S)[:3]
 
 
 @pytest.fixture(scope="module")
@@ -190,8 +184,7 @@ def test_pool_adds_one_hmc_arm_from_20_dimensions():
 
 def _posterior_moments(y):
     """Exact posterior mean and variance of each ``mu_i`` of :func:`_normal_model`."""
-    v = 1.0 / (1.0 / S0**2 + 1.0 / S**2)
-    return v * (M0 / S0**2 + y / S**2), v
+    return independent_normal_means(DIM, M0, S0, S)[3:]
 
 
 def test_pilot_posterior_moments_match_the_exact_posterior(normal):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
+from tests.analytic_models import independent_normal_means
 from tests.tolerance import assert_within_se
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
@@ -17,14 +17,9 @@ DIM, M0, S0, S = 10, 0.5, 1.0, 0.5
 
 
 def _normal_model():
-    """``mu_i ~ N(M0, S0^2)``, ``y_i ~ N(mu_i, S^2)`` for ``i < DIM``: ``log Z = sum log N(y_i; M0, S0^2 + S^2)``."""
-    import pymc as pm
-
-    y = np.random.default_rng(20010901).normal(M0, np.hypot(S0, S), DIM).round(6)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", np.float64(M0), np.float64(S0), shape=DIM)
-        pm.Normal("y", mu, np.float64(S), observed=y)
-    return model, float(stats.norm(M0, np.hypot(S0, S)).logpdf(y).sum())
+    """:func:`tests.analytic_models.independent_normal_means` in ``DIM`` dimensions: ``(model, log Z)``."""
+    model, _, log_z, _, _ = independent_normal_means(DIM, M0, S0, S)
+    return model, log_z
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 import pytest
-from scipy import stats
 
+from tests.analytic_models import independent_normal_means
 from tests.tolerance import assert_within_se
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
@@ -20,20 +20,13 @@ DIM, M0, S0, S = 12, 0.5, 1.0, 0.3
 
 
 def _model():
-    """``mu_i ~ N(M0, S0^2)``, ``y_i ~ N(mu_i, S^2)``: a Gaussian posterior with coordinates of different means."""
-    import pymc as pm
-
-    y = np.random.default_rng(20171103).normal(M0, np.hypot(S0, S), DIM).round(6)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", np.float64(M0), np.float64(S0), shape=DIM)
-        pm.Normal("y", mu, np.float64(S), observed=y)
-    v = 1.0 / (1.0 / S0**2 + 1.0 / S**2)
-    return model, v * (M0 / S0**2 + y / S**2), v
+    """A Gaussian posterior with coordinates of different means: ``(model, y, log Z, posterior means, variance)``."""
+    return independent_normal_means(DIM, M0, S0, S, seed=20171103)
 
 
 @pytest.fixture(scope="module")
 def normal():
-    model, mean, v = _model()
+    model, _, _, mean, v = _model()
     return ModelDensity(model), mean, v
 
 
@@ -120,9 +113,7 @@ def test_its_draws_make_an_unbiased_importance_arm(normal):
     from pmcbandit.arms.evidence.laplace_is import moment_fit
 
     density, mean, v = normal
-    y_mean, y_sd = M0, np.hypot(S0, S)
-    y = (mean / v - M0 / S0**2) * S**2  # the data back from the exact posterior mean
-    log_z = float(stats.norm(y_mean, y_sd).logpdf(y).sum())
+    log_z = _model()[2]
     pilot = posterior_pilot(density, mean + 2.0 * np.sqrt(v), 4.0 * np.eye(DIM) / v)
     fit = moment_fit(pilot.posterior_mean, pilot.posterior_cov, pilot.n_draws, "the posterior pilot")
     arm = LaplaceISArm(density, df=20.0, inflation=1.1, defensive=0.02, batch_size=4000, modes=fit, name="pilot-t20")
