@@ -1,5 +1,5 @@
 """The importance-sampling arms of the default evidence pool: Laplace-t arms over a mode search, pilot-t arms over the
-HMC pilot's moments, and the set-up check that says whether a Laplace arm's weights pass.
+HMC pilot's moments, and the set-up check that says whether an importance arm's weights pass.
 
 :func:`pmcbandit.evidence_pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
 ``laplace_proposals``, ``pilot_is`` and ``refine`` rules); this module builds them. Each proposal is fixed before any
@@ -17,14 +17,15 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
 __all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "REFINE_SEED", "check_proposals", "laplace_arms",
-           "laplace_passes", "pilot_arms"]
+           "setup_check_passes", "pilot_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
 # near-Gaussian posteriors; the defensive share wastes that fraction of the draws, so it
 # multiplies E[w^2] by up to 1/(1 - alpha) (LaplaceISArm).
 DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2, 0.1), (20.0, 1.1, 0.02))
-#: Seed of the draws of the Laplace arms' set-up k-hat check (:func:`laplace_passes`): a fixed function of the model.
+#: Seed of the draws of the importance arms' set-up k-hat check (:func:`setup_check_passes`): a fixed function of the
+#: model.
 SETUP_CHECK_SEED = 20_171_101
 #: Seed of the set-up draws that refine the Laplace arms' proposal (:func:`laplace_arms`' ``refine``).
 REFINE_SEED = 20_171_102
@@ -85,9 +86,9 @@ def laplace_arms(density, search, proposals, batch_size, cost, notes: list[str],
     return [arm.with_modes(done.modes) for arm in arms]
 
 
-def laplace_passes(arms) -> bool:
-    """Whether one batch of a Laplace arm's draws at set-up (seed :data:`SETUP_CHECK_SEED`) passes the Pareto k-hat
-    check (:func:`~pmcbandit.stats.psis.khat_threshold`).
+def setup_check_passes(arms) -> bool:
+    """Whether one batch of draws of one of the importance ``arms`` (Laplace-t or pilot-t) at set-up (seed
+    :data:`SETUP_CHECK_SEED`) passes the Pareto k-hat check (:func:`~pmcbandit.stats.psis.khat_threshold`).
     """
     from pmcbandit.stats.psis import khat_threshold, pareto_khat
 

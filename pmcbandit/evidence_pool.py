@@ -22,7 +22,7 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit._logging import log_notes
 from pmcbandit.arms.evidence._cache import density_for, modes_for
-from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, laplace_passes,
+from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, setup_check_passes,
                                            pilot_arms)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
@@ -271,7 +271,7 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     least = POSTERIOR_PILOT_MIN_RUN_SECONDS if at_mode else PILOT_MIN_RUN_SECONDS
     auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
-    if want_pilot_arms and pilot_is is None and not want_hmc and laplace_passes(laplace_set):
+    if want_pilot_arms and pilot_is is None and not want_hmc and setup_check_passes(laplace_set):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
         want_pilot_arms = False
@@ -431,13 +431,13 @@ def _pilot(density, budget_seconds, notes: list[str], served: str):
 def _pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds, total, started):
     """The pilot-t arms over an interior mode without an HMC arm, and the pilot they came from: the posterior pilot's
     (:func:`_posterior_pilot`); where none of them passes the set-up k-hat check
-    (:func:`~pmcbandit.evidence_importance.laplace_passes`) and the time left allows the annealing pilot
+    (:func:`~pmcbandit.evidence_importance.setup_check_passes`) and the time left allows the annealing pilot
     (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
     """
     pilot = _posterior_pilot(density, mode, budget_seconds, notes)
     arms = [] if pilot is None else pilot_arms(density, pilot, proposals, batch_size, cost, notes,
                                                "the posterior pilot")
-    if laplace_passes(arms):
+    if setup_check_passes(arms):
         return pilot, arms
     left = budget_seconds
     if total is not None and started is not None:

@@ -276,7 +276,7 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
 
 
 def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
-    from pmcbandit.evidence_importance import laplace_passes as _laplace_passes
+    from pmcbandit.evidence_importance import setup_check_passes as _setup_check_passes
 
     class Fixed:  # an arm whose log weights are given
         batch_size = 1000
@@ -290,8 +290,8 @@ def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
     rng = np.random.default_rng(0)
     light = Fixed(rng.normal(0.0, 0.3, 1000))  # log-normal weights of small spread: k-hat near 0
     heavy = Fixed(np.log(rng.pareto(0.8, 1000) + 1.0))  # Pareto tail index 1/0.8: k-hat about 1.25
-    assert _laplace_passes([light]) and _laplace_passes([heavy, light])
-    assert not _laplace_passes([heavy]) and not _laplace_passes([])
+    assert _setup_check_passes([light]) and _setup_check_passes([heavy, light])
+    assert not _setup_check_passes([heavy]) and not _setup_check_passes([])
 
 
 def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatch):

@@ -87,7 +87,7 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     # Where they fail it, the posterior pilot runs from their mode once the pulls have the time it needs ...
-    monkeypatch.setattr(ev, "laplace_passes", lambda arms: False)
+    monkeypatch.setattr(ev, "setup_check_passes", lambda arms: False)
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
     assert any(n.startswith("pilot-t arms' moments from 3200 draws of HMC at the posterior") for n in notes)

@@ -211,6 +211,41 @@ def _systematic(rng: np.random.Generator, w: np.ndarray) -> np.ndarray:
     return np.minimum(np.searchsorted(np.cumsum(w), u), n - 1)
 
 
+class DualAveraging(NamedTuple):
+    """State of dual-averaging step-size adaptation (Hoffman & Gelman 2014, "The No-U-Turn sampler", JMLR 15, Alg. 5,
+    with their gamma = 0.05, t0 = 10, kappa = 0.75 of Sec. 3.2): :func:`dual_averaging_update` after each move.
+
+    Attributes
+    ----------
+    log_eps : float
+        The log step size of the next move.
+    log_eps_bar : float
+        The averaged log step size, the one to keep once adaptation ends.
+    mu : float
+        The log step size the iterates shrink towards.
+    h_bar : float
+        The running mean of ``target - acceptance``.
+    t : int
+        Moves adapted so far.
+    """
+
+    log_eps: float
+    log_eps_bar: float
+    mu: float
+    h_bar: float = 0.0
+    t: int = 0
+
+
+def dual_averaging_update(state: DualAveraging, accept: float, target: float) -> DualAveraging:
+    """The state after a move whose mean acceptance probability was ``accept``, towards ``target``."""
+    gamma, t0, kappa = 0.05, 10.0, 0.75
+    t = state.t + 1
+    h_bar = state.h_bar + (target - accept - state.h_bar) / (t + t0)
+    log_eps = state.mu - np.sqrt(t) / gamma * h_bar
+    eta = t**-kappa
+    return DualAveraging(log_eps, eta * log_eps + (1.0 - eta) * state.log_eps_bar, state.mu, h_bar, t)
+
+
 class PilotTimeout(RuntimeError):
     """:func:`tune_hmc` passed its ``deadline``; the message says how far it got."""
 
@@ -296,7 +331,6 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
     """
     from pmcbandit.arms.evidence.hmc_kernel import hmc_moves
 
-    gamma, t0, kappa = 0.05, 10.0, 0.75  # Hoffman & Gelman (2014), Sec. 3.2
     rng = np.random.default_rng(seed)
     fn = density.grad_jit_fn
     x = density.sample_prior(rng, n_chains)
@@ -314,17 +348,14 @@ def tune_hmc(density: ModelDensity, n_leapfrog: int, target_accept: float, persi
     if deadline is not None:
         deadline += time.perf_counter() - started
     while True:
-        mu, h_bar, log_eps_bar, recent = log_eps, 0.0, log_eps, []
+        adapt, recent = DualAveraging(log_eps, log_eps, log_eps), []
         for t in range(1, n_moves + 1):
-            hmc_moves(fn, x, z, beta, float(np.exp(log_eps)), inv_mass, n_leapfrog, persistence, 1, seeds, acc)
+            hmc_moves(fn, x, z, beta, float(np.exp(adapt.log_eps)), inv_mass, n_leapfrog, persistence, 1, seeds, acc)
             a = float(acc.mean())
-            h_bar += (target_accept - a - h_bar) / (t + t0)
-            log_eps = mu - np.sqrt(t) / gamma * h_bar
-            eta = t**-kappa
-            log_eps_bar = eta * log_eps + (1.0 - eta) * log_eps_bar
+            adapt = dual_averaging_update(adapt, a, target_accept)
             if 2 * t > n_moves:
                 recent.append(a)
-        log_eps = log_eps_bar
+        log_eps = adapt.log_eps_bar
         betas.append(beta)
         steps.append(float(np.exp(log_eps)))
         masses.append(inv_mass)

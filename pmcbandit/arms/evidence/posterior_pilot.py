@@ -26,7 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_TARGET_ACCEPT, PilotTimeout
+from pmcbandit.arms.evidence.ais import (HMC_LEAPFROG, HMC_TARGET_ACCEPT, DualAveraging, PilotTimeout,
+                                        dual_averaging_update)
 
 __all__ = ["POSTERIOR_PILOT_CHAINS", "POSTERIOR_PILOT_DRAWS", "POSTERIOR_PILOT_SEED", "POSTERIOR_PILOT_WARMUP",
            "PosteriorPilot", "posterior_pilot"]
@@ -118,29 +119,25 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
     bad = ~np.isfinite(lp)
     x[bad], lp[bad], grad[bad] = location, lp0, g0
     inv_mass = np.diag(cov).copy()
-    # Dual averaging (Hoffman & Gelman 2014, Sec. 3.2), restarted at each new mass matrix.
-    gamma, t0, kappa = 0.05, 10.0, 0.75
+    # Dual averaging, centred on 10 times the initial step (Hoffman & Gelman 2014, Alg. 5), restarted at each new mass
+    # matrix from the averaged step so far.
     log_eps = float(np.log(0.5 * location.size ** -0.25))  # scaled by the mass already; adapted from here
-    mu, h_bar, log_eps_bar, t = float(np.log(10.0) + log_eps), 0.0, log_eps, 0
+    adapt = DualAveraging(log_eps, log_eps, float(np.log(10.0) + log_eps))
     window: list[np.ndarray] = []
     kept: list[np.ndarray] = []
     accepts: list[float] = []
     for move in range(1, n_warmup + n_draws + 1):
         warm = move <= n_warmup
-        eps = float(np.exp(log_eps if warm else log_eps_bar))
+        eps = float(np.exp(adapt.log_eps if warm else adapt.log_eps_bar))
         x, lp, grad, a = _hmc_move(density, rng, x, lp, grad, eps, inv_mass, n_leapfrog)
         if warm:
-            t += 1
-            h_bar += (target_accept - float(a.mean()) - h_bar) / (t + t0)
-            log_eps = mu - np.sqrt(t) / gamma * h_bar
-            eta = t ** -kappa
-            log_eps_bar = eta * log_eps + (1.0 - eta) * log_eps_bar
+            adapt = dual_averaging_update(adapt, float(a.mean()), target_accept)
             window.append(x.copy())
             if move in MASS_WINDOWS:
                 inv_mass = _windowed_variance(window)
                 window = []
-                mu, h_bar, t = float(np.log(10.0) + log_eps_bar), 0.0, 0
-                log_eps = log_eps_bar
+                bar = adapt.log_eps_bar
+                adapt = DualAveraging(bar, bar, float(np.log(10.0) + bar))
         else:
             kept.append(x.copy())
             accepts.append(float(a.mean()))
@@ -149,8 +146,8 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
                                f"{n_warmup + n_draws} moves")
     states = np.concatenate(kept)
     cov = np.atleast_2d(np.cov(states, rowvar=False))
-    return PosteriorPilot(states.mean(axis=0), 0.5 * (cov + cov.T), int(states.shape[0]), float(np.exp(log_eps_bar)),
-                          float(np.mean(accepts)), time.perf_counter() - started)
+    return PosteriorPilot(states.mean(axis=0), 0.5 * (cov + cov.T), int(states.shape[0]),
+                          float(np.exp(adapt.log_eps_bar)), float(np.mean(accepts)), time.perf_counter() - started)
 
 
 def _evaluate(density, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
