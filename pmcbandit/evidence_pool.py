@@ -188,10 +188,11 @@ def evidence_arms(
         mode, their moments come instead from HMC at the posterior started around that mode
         (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
         kernel, so a timed run needs only :data:`POSTERIOR_PILOT_MIN_RUN_SECONDS` left for it, and gives it at most
-        :data:`POSTERIOR_PILOT_MAX_SHARE` of them). In non-centred coordinates a hierarchy's mode sits at a
+        :data:`POSTERIOR_PILOT_MAX_SHARE` of them; its draw count grows with the dimension, and its limit may cut
+        the draws short once the fewest are made). In non-centred coordinates a hierarchy's mode sits at a
         larger group scale than the posterior's mass, and the Laplace proposal misses it; the chains move to the
         mass during their warm-up. Where none of its pilot-t arms passes the Pareto k-hat check on one batch of
-        set-up draws (its few thousand draws describe a covariance in a hundred dimensions poorly) and
+        set-up draws (too few draws to describe the covariance, or a posterior the moments describe poorly) and
         :data:`PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the annealing pilot runs for them,
         and its moments replace the posterior pilot's.
     refine : bool
@@ -473,8 +474,10 @@ def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):
     except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled or evaluated at the mode)
         notes.append(f"pilot-t arms left out: the posterior pilot could not be run ({type(err).__name__}: {err})")
         return None
+    cut = (f", the draws cut short by its limit of {POSTERIOR_PILOT_MAX_SHARE:g} of the time left"
+           if pilot.timed_out else "")
     notes.append(f"pilot-t arms' moments from {pilot.n_draws} draws of HMC at the posterior started at the Laplace "
-                 f"arms' mode ({pilot.seconds:.3g} s of set-up; step size {pilot.step_size:.3g}, acceptance "
+                 f"arms' mode ({pilot.seconds:.3g} s of set-up{cut}; step size {pilot.step_size:.3g}, acceptance "
                  f"{pilot.accept:.2f}), not from an annealing pilot: the pool has no HMC AIS arm")
     return pilot
 

@@ -14,7 +14,9 @@ from tests.tolerance import assert_within_se
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc is imported)
 from pmcbandit.arms.evidence import ModelDensity
 from pmcbandit.arms.evidence.ais import PilotTimeout
-from pmcbandit.arms.evidence.posterior_pilot import POSTERIOR_PILOT_CHAINS, posterior_pilot
+from pmcbandit.arms.evidence.posterior_pilot import (POSTERIOR_PILOT_CHAINS, POSTERIOR_PILOT_DRAWS,
+                                                     POSTERIOR_PILOT_MAX_DRAWS, POSTERIOR_PILOT_WARMUP, draw_moves,
+                                                     posterior_pilot)
 
 DIM, M0, S0, S = 12, 0.5, 1.0, 0.3
 
@@ -74,6 +76,40 @@ def test_deadline_and_a_start_outside_the_support(normal):
         posterior_pilot(density, mean, np.eye(DIM) / v, deadline=time.perf_counter())
     with pytest.raises(ValueError, match="no posterior pilot: the mode it starts from has no finite log density"):
         posterior_pilot(density, np.full(DIM, np.nan), np.eye(DIM) / v)
+
+
+def test_draw_count_grows_with_the_dimension():
+    assert draw_moves(DIM, POSTERIOR_PILOT_CHAINS) == POSTERIOR_PILOT_DRAWS  # 200 x 12 / 32 = 75, raised to the fewest
+    assert draw_moves(102, 32) == 638  # ceil(200 x 102 / 32)
+    assert draw_moves(10_000, 32) == POSTERIOR_PILOT_MAX_DRAWS
+
+
+class _Clock:
+    """A clock that reads one second later at every call (the pilot reads it at its start and after each move)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        self.now += 1.0
+        return self.now
+
+
+def test_deadline_after_the_fewest_draws_keeps_the_draws_so_far(normal, monkeypatch):
+    import pmcbandit.arms.evidence.posterior_pilot as pp
+
+    density, mean, v = normal
+    monkeypatch.setattr(pp, "time", _Clock())
+    # The clock reads move + 1 after move `move`: this deadline ends the run after move WARMUP + 110.
+    cut = posterior_pilot(density, mean, np.eye(DIM) / v, n_draws=300, deadline=POSTERIOR_PILOT_WARMUP + 110.5)
+    assert cut.timed_out and cut.n_draws == 110 * POSTERIOR_PILOT_CHAINS
+    _check_moments(cut, mean, v)
+    monkeypatch.setattr(pp, "time", _Clock())
+    whole = posterior_pilot(density, mean, np.eye(DIM) / v, n_draws=300, deadline=1e9)
+    assert not whole.timed_out and whole.n_draws == 300 * POSTERIOR_PILOT_CHAINS
+    monkeypatch.setattr(pp, "time", _Clock())
+    with pytest.raises(PilotTimeout, match=f"after {POSTERIOR_PILOT_WARMUP + 99} of its"):
+        posterior_pilot(density, mean, np.eye(DIM) / v, n_draws=300, deadline=POSTERIOR_PILOT_WARMUP + 99.5)
 
 
 def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, monkeypatch):

@@ -26,17 +26,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pmcbandit.arms.evidence.ais import (HMC_LEAPFROG, HMC_TARGET_ACCEPT, DualAveraging, PilotTimeout,
-                                        dual_averaging_update)
+from pmcbandit.arms.evidence.ais import (HMC_LEAPFROG, HMC_TARGET_ACCEPT, PILOT_DRAWS_PER_DIM, DualAveraging,
+                                        PilotTimeout, dual_averaging_update)
 
-__all__ = ["POSTERIOR_PILOT_CHAINS", "POSTERIOR_PILOT_DRAWS", "POSTERIOR_PILOT_SEED", "POSTERIOR_PILOT_WARMUP",
-           "PosteriorPilot", "posterior_pilot"]
+__all__ = ["POSTERIOR_PILOT_CHAINS", "POSTERIOR_PILOT_DRAWS", "POSTERIOR_PILOT_MAX_DRAWS", "POSTERIOR_PILOT_SEED",
+           "POSTERIOR_PILOT_WARMUP", "PosteriorPilot", "draw_moves", "posterior_pilot"]
 
 #: Chains of :func:`posterior_pilot`.
 POSTERIOR_PILOT_CHAINS = 32
-#: Warm-up moves (step size and mass adapted) and draw moves (states kept) of each chain.
+#: Warm-up moves (step size and mass adapted) of each chain, and the fewest and most draw moves (states kept):
+#: between them, enough for the annealing pilot's :data:`~pmcbandit.arms.evidence.ais.PILOT_DRAWS_PER_DIM` draws
+#: per coordinate (:func:`draw_moves`).
 POSTERIOR_PILOT_WARMUP = 100
 POSTERIOR_PILOT_DRAWS = 100
+POSTERIOR_PILOT_MAX_DRAWS = 1000
 #: Moves after which the warm-up re-estimates the diagonal mass from the states since the last estimate.
 MASS_WINDOWS = (25, 50, 75)
 #: Seed of the pilot's randomness when none is given.
@@ -58,6 +61,8 @@ class PosteriorPilot(NamedTuple):
         Mean acceptance probability of the draw moves (diagnostic).
     seconds : float
         Wall time of the run.
+    timed_out : bool
+        Whether the deadline ended the draw moves before all of them were made.
     """
 
     posterior_mean: np.ndarray
@@ -66,6 +71,18 @@ class PosteriorPilot(NamedTuple):
     step_size: float
     accept: float
     seconds: float
+    timed_out: bool
+
+
+def draw_moves(dim: int, n_chains: int) -> int:
+    """Draw moves of :func:`posterior_pilot` in ``dim`` dimensions: enough for
+    :data:`~pmcbandit.arms.evidence.ais.PILOT_DRAWS_PER_DIM` states per coordinate over ``n_chains`` chains,
+    at least :data:`POSTERIOR_PILOT_DRAWS` and at most :data:`POSTERIOR_PILOT_MAX_DRAWS`. A sample covariance's
+    error grows with the dimension over the draw count, and a t proposal on it fails the Pareto k-hat check once
+    that error is large (``benchmarks/results/bench_posterior_pilot.md``).
+    """
+    want = -(-PILOT_DRAWS_PER_DIM * int(dim) // int(n_chains))
+    return int(min(max(want, POSTERIOR_PILOT_DRAWS), POSTERIOR_PILOT_MAX_DRAWS))
 
 
 def _windowed_variance(states: list[np.ndarray]) -> np.ndarray:
@@ -76,7 +93,7 @@ def _windowed_variance(states: list[np.ndarray]) -> np.ndarray:
 
 
 def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_PILOT_CHAINS,
-                    n_warmup: int = POSTERIOR_PILOT_WARMUP, n_draws: int = POSTERIOR_PILOT_DRAWS,
+                    n_warmup: int = POSTERIOR_PILOT_WARMUP, n_draws: int | None = None,
                     n_leapfrog: int = HMC_LEAPFROG, target_accept: float = HMC_TARGET_ACCEPT,
                     seed: int = POSTERIOR_PILOT_SEED, deadline: float | None = None) -> PosteriorPilot:
     """Posterior moments from HMC at the posterior, started around a mode.
@@ -90,12 +107,15 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
         A mode and its precision (negative Hessian): the chains start at draws of the Gaussian they define; a
         start whose density is not finite starts at ``location``.
     n_chains, n_warmup, n_draws, n_leapfrog, target_accept
-        Chains, warm-up moves, draw moves, leapfrog steps per move, and the dual averaging's target acceptance.
+        Chains, warm-up moves, draw moves (``None``: :func:`draw_moves`), leapfrog steps per move, and the dual
+        averaging's target acceptance.
     seed : int
         Seed of every random number of the run.
     deadline : float, optional
-        A :func:`time.perf_counter` reading: the run stops with :class:`~pmcbandit.arms.evidence.ais.PilotTimeout`
-        after the first move that ends after it. ``None``: no limit.
+        A :func:`time.perf_counter` reading. A move that ends after it ends the run: before the first
+        :data:`POSTERIOR_PILOT_DRAWS` draw moves are made (or ``n_draws``, if fewer), with
+        :class:`~pmcbandit.arms.evidence.ais.PilotTimeout`; after them, with the moments of the draws so far
+        (``timed_out``). ``None``: no limit, and the moments are a function of the seed alone.
 
     Returns
     -------
@@ -109,6 +129,8 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     location = np.asarray(location, dtype=np.float64)
+    n_draws = draw_moves(location.size, n_chains) if n_draws is None else int(n_draws)
+    enough = n_warmup + min(n_draws, POSTERIOR_PILOT_DRAWS)
     cov = np.linalg.inv(np.asarray(precision, dtype=np.float64))
     chol = np.linalg.cholesky(0.5 * (cov + cov.T))
     x = location + rng.standard_normal((n_chains, location.size)) @ chol.T
@@ -141,13 +163,16 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
         else:
             kept.append(x.copy())
             accepts.append(float(a.mean()))
-        if deadline is not None and time.perf_counter() > deadline:
-            raise PilotTimeout(f"the posterior pilot passed its time limit after {move} of its "
-                               f"{n_warmup + n_draws} moves")
+        if deadline is not None and move < n_warmup + n_draws and time.perf_counter() > deadline:
+            if move < enough:
+                raise PilotTimeout(f"the posterior pilot passed its time limit after {move} of its "
+                                   f"{n_warmup + n_draws} moves")
+            break
     states = np.concatenate(kept)
     cov = np.atleast_2d(np.cov(states, rowvar=False))
     return PosteriorPilot(states.mean(axis=0), 0.5 * (cov + cov.T), int(states.shape[0]),
-                          float(np.exp(adapt.log_eps_bar)), float(np.mean(accepts)), time.perf_counter() - started)
+                          float(np.exp(adapt.log_eps_bar)), float(np.mean(accepts)), time.perf_counter() - started,
+                          len(kept) < n_draws)
 
 
 def _evaluate(density, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
