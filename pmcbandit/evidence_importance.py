@@ -1,5 +1,6 @@
 """The importance-sampling arms of the default evidence pool: Laplace-t arms over a mode search, pilot-t arms over the
-HMC pilot's moments, and the set-up check that says whether an importance arm's weights pass.
+HMC pilot's or the posterior pilot's moments, and the set-up check that says whether an importance arm's weights
+pass.
 
 :func:`pmcbandit.evidence_pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
 ``laplace_proposals``, ``pilot_is`` and ``refine`` rules); this module builds them. Each proposal is fixed before any
@@ -16,8 +17,8 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
-__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "REFINE_SEED", "check_proposals", "laplace_arms",
-           "setup_check_passes", "pilot_arms"]
+__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
+           "laplace_arms", "setup_check_passes", "pilot_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
@@ -121,3 +122,28 @@ def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], so
     return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                          name=_arm_name("pilot-t", df), modes=fit, cost=cost)
             for df, inflation, defensive in proposals]
+
+
+class PilotCheck:
+    """The pilot-t arms on a posterior pilot's moments and whether they pass the set-up k-hat check
+    (:func:`~pmcbandit.evidence_importance.setup_check_passes`), kept for the moments checked last: the pilot calls it
+    as its ``enough`` while drawing, and the pool reads the arms and verdict of the moments the pilot ended with
+    without building or checking them again.
+    """
+
+    def __init__(self, density, proposals, batch_size, cost):
+        self.density, self.build = density, (proposals, batch_size, cost)
+        self.pilot, self.arms, self.passed = None, [], False
+
+    def arms_for(self, pilot, notes: list[str]) -> tuple[list[Arm], bool]:
+        """The pilot-t arms on ``pilot``'s moments and their verdict (:func:`pilot_arms` notes why none, in
+        ``notes``, when they are built here).
+        """
+        if pilot is not self.pilot:
+            self.pilot, self.arms = pilot, pilot_arms(self.density, pilot, *self.build, notes, "the posterior pilot")
+            self.passed = setup_check_passes(self.arms)
+        return self.arms, self.passed
+
+    def __call__(self, pilot) -> bool:
+        """Whether the pilot-t arms on ``pilot``'s moments pass the set-up check."""
+        return self.arms_for(pilot, [])[1]

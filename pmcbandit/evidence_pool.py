@@ -22,8 +22,8 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit._logging import log_notes
 from pmcbandit.arms.evidence._cache import density_for, modes_for
-from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, setup_check_passes,
-                                           pilot_arms)
+from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, PilotCheck, check_proposals, laplace_arms,
+                                           pilot_arms, setup_check_passes)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
@@ -188,8 +188,9 @@ def evidence_arms(
         mode, their moments come instead from HMC at the posterior started around that mode
         (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
         kernel, so a timed run needs only :data:`POSTERIOR_PILOT_MIN_RUN_SECONDS` left for it, and gives it at most
-        :data:`POSTERIOR_PILOT_MAX_SHARE` of them; its draw count grows with the dimension, and its limit may cut
-        the draws short once the fewest are made). In non-centred coordinates a hierarchy's mode sits at a
+        :data:`POSTERIOR_PILOT_MAX_SHARE` of them; its draws grow with the dimension and stop as soon as a pilot-t
+        arm on their moments passes the Pareto k-hat check on one batch of set-up draws, and its limit may cut them
+        short once the fewest are made). In non-centred coordinates a hierarchy's mode sits at a
         larger group scale than the posterior's mass, and the Laplace proposal misses it; the chains move to the
         mass during their warm-up. Where none of its pilot-t arms passes the Pareto k-hat check on one batch of
         set-up draws (too few draws to describe the covariance, or a posterior the moments describe poorly) and
@@ -435,10 +436,10 @@ def _pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str
     (:func:`~pmcbandit.evidence_importance.setup_check_passes`) and the time left allows the annealing pilot
     (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
     """
-    pilot = _posterior_pilot(density, mode, budget_seconds, notes)
-    arms = [] if pilot is None else pilot_arms(density, pilot, proposals, batch_size, cost, notes,
-                                               "the posterior pilot")
-    if setup_check_passes(arms):
+    check = PilotCheck(density, proposals, batch_size, cost)
+    pilot = _posterior_pilot(density, mode, budget_seconds, notes, check)
+    arms, passed = ([], False) if pilot is None else check.arms_for(pilot, notes)
+    if passed:
         return pilot, arms
     left = budget_seconds
     if total is not None and started is not None:
@@ -454,9 +455,10 @@ def _pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str
     return annealed, pilot_arms(density, annealed, proposals, batch_size, cost, notes)
 
 
-def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):
+def _posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=None):
     """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode``, given
-    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed; ``None`` with a note when it could not be run.
+    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed, its draws stopped once ``enough`` holds;
+    ``None`` with a note when it could not be run.
     Its gradient is the one the mode search compiled (:meth:`ModelDensity.log_density_and_grad`): compiling the
     NUMBA one for it costs more set-up than its faster calls save on some models
     (``benchmarks/results/bench_posterior_pilot.md``).
@@ -466,7 +468,7 @@ def _posterior_pilot(density, mode, budget_seconds, notes: list[str]):
 
     deadline = None if budget_seconds is None else time.perf_counter() + POSTERIOR_PILOT_MAX_SHARE * budget_seconds
     try:
-        pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline)
+        pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline, enough=enough)
     except PilotTimeout as err:
         notes.append(f"pilot-t arms left out: {err} ({POSTERIOR_PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the "
                      "pulls had left)")

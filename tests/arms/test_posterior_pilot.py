@@ -112,6 +112,23 @@ def test_deadline_after_the_fewest_draws_keeps_the_draws_so_far(normal, monkeypa
         posterior_pilot(density, mean, np.eye(DIM) / v, n_draws=300, deadline=POSTERIOR_PILOT_WARMUP + 99.5)
 
 
+def test_draws_stop_where_enough_says_so(normal):
+    density, mean, v = normal
+    seen = []
+
+    def enough(pilot):
+        seen.append(pilot.n_draws)
+        return pilot.n_draws >= 2 * POSTERIOR_PILOT_DRAWS * POSTERIOR_PILOT_CHAINS
+
+    pilot = posterior_pilot(density, mean, np.eye(DIM) / v, n_draws=500, enough=enough)
+    assert seen == [POSTERIOR_PILOT_DRAWS * POSTERIOR_PILOT_CHAINS, 2 * POSTERIOR_PILOT_DRAWS * POSTERIOR_PILOT_CHAINS]
+    assert pilot.n_draws == seen[-1] and not pilot.timed_out
+    seen.clear()
+    pilot = posterior_pilot(density, mean, np.eye(DIM) / v, n_draws=500, enough=lambda p: seen.append(p.n_draws))
+    assert seen == [100 * POSTERIOR_PILOT_CHAINS, 200 * POSTERIOR_PILOT_CHAINS, 400 * POSTERIOR_PILOT_CHAINS]
+    assert pilot.n_draws == 500 * POSTERIOR_PILOT_CHAINS
+
+
 def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, monkeypatch):
     import pmcbandit.evidence_pool as ev
 
@@ -123,7 +140,10 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     # Where they fail it, the posterior pilot runs from their mode once the pulls have the time it needs ...
-    monkeypatch.setattr(ev, "setup_check_passes", lambda arms: False)
+    import pmcbandit.evidence_importance as importance
+
+    for module in (ev, importance):
+        monkeypatch.setattr(module, "setup_check_passes", lambda arms: False)
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
     assert any(n.startswith("pilot-t arms' moments from 3200 draws of HMC at the posterior") for n in notes)
@@ -142,6 +162,23 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     assert any(n.startswith("pilot-t arms left out: the posterior pilot passed its time limit after 1 of its")
                for n in notes)
+
+
+def test_pool_stops_its_draws_once_a_pilot_t_arm_passes(normal, monkeypatch):
+    import pmcbandit.arms.evidence.posterior_pilot as pp
+    import pmcbandit.evidence_importance as importance
+    import pmcbandit.evidence_pool as ev
+
+    kw = dict(ais_steps=(), n_chains=1, transition="slice", laplace=True,
+              laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
+              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
+    monkeypatch.setattr(pp, "draw_moves", lambda dim, n_chains: 400)
+    monkeypatch.setattr(ev, "setup_check_passes", lambda arms: False)  # the Laplace arms fail; the pilot-t arms pass
+    _, notes, _ = ev._pool(normal[0].model, budget_seconds=10.0, **kw)
+    assert any(n.startswith("pilot-t arms' moments from 3200 draws") for n in notes)
+    monkeypatch.setattr(importance, "setup_check_passes", lambda arms: False)  # the pilot-t arms fail at every check
+    _, notes, _ = ev._pool(normal[0].model, budget_seconds=10.0, **kw)
+    assert any(n.startswith("pilot-t arms' moments from 12800 draws") for n in notes)
 
 
 def test_its_draws_make_an_unbiased_importance_arm(normal):

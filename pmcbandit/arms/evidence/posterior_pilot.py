@@ -22,6 +22,7 @@ May import: NumPy and the evidence arms' own modules.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -95,7 +96,8 @@ def _windowed_variance(states: list[np.ndarray]) -> np.ndarray:
 def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_PILOT_CHAINS,
                     n_warmup: int = POSTERIOR_PILOT_WARMUP, n_draws: int | None = None,
                     n_leapfrog: int = HMC_LEAPFROG, target_accept: float = HMC_TARGET_ACCEPT,
-                    seed: int = POSTERIOR_PILOT_SEED, deadline: float | None = None) -> PosteriorPilot:
+                    seed: int = POSTERIOR_PILOT_SEED, deadline: float | None = None,
+                    enough: Callable[[PosteriorPilot], bool] | None = None) -> PosteriorPilot:
     """Posterior moments from HMC at the posterior, started around a mode.
 
     Parameters
@@ -116,6 +118,10 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
         :data:`POSTERIOR_PILOT_DRAWS` draw moves are made (or ``n_draws``, if fewer), with
         :class:`~pmcbandit.arms.evidence.ais.PilotTimeout`; after them, with the moments of the draws so far
         (``timed_out``). ``None``: no limit, and the moments are a function of the seed alone.
+    enough : callable, optional
+        Called with the :class:`PosteriorPilot` of the draws so far after the first :data:`POSTERIOR_PILOT_DRAWS`
+        draw moves and at each doubling of them below ``n_draws``; where it returns True the draws stop there
+        (e.g. once an importance proposal on the moments passes a check: more draws are set-up it does not need).
 
     Returns
     -------
@@ -130,7 +136,8 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
     rng = np.random.default_rng(seed)
     location = np.asarray(location, dtype=np.float64)
     n_draws = draw_moves(location.size, n_chains) if n_draws is None else int(n_draws)
-    enough = n_warmup + min(n_draws, POSTERIOR_PILOT_DRAWS)
+    fewest = min(n_draws, POSTERIOR_PILOT_DRAWS)
+    checkpoint = fewest
     cov = np.linalg.inv(np.asarray(precision, dtype=np.float64))
     chol = np.linalg.cholesky(0.5 * (cov + cov.T))
     x = location + rng.standard_normal((n_chains, location.size)) @ chol.T
@@ -163,16 +170,27 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
         else:
             kept.append(x.copy())
             accepts.append(float(a.mean()))
+            if enough is not None and len(kept) == checkpoint < n_draws:
+                so_far = _moments(kept, accepts, adapt, started, False)
+                if enough(so_far):
+                    return so_far
+                checkpoint *= 2
         if deadline is not None and move < n_warmup + n_draws and time.perf_counter() > deadline:
-            if move < enough:
+            if move < n_warmup + fewest:
                 raise PilotTimeout(f"the posterior pilot passed its time limit after {move} of its "
                                    f"{n_warmup + n_draws} moves")
-            break
+            return _moments(kept, accepts, adapt, started, True)
+    return _moments(kept, accepts, adapt, started, False)
+
+
+def _moments(kept: list[np.ndarray], accepts: list[float], adapt: DualAveraging, started: float,
+             timed_out: bool) -> PosteriorPilot:
+    """The :class:`PosteriorPilot` of the states ``kept`` so far."""
     states = np.concatenate(kept)
     cov = np.atleast_2d(np.cov(states, rowvar=False))
     return PosteriorPilot(states.mean(axis=0), 0.5 * (cov + cov.T), int(states.shape[0]),
                           float(np.exp(adapt.log_eps_bar)), float(np.mean(accepts)), time.perf_counter() - started,
-                          len(kept) < n_draws)
+                          timed_out)
 
 
 def _evaluate(density, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
