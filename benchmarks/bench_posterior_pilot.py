@@ -93,11 +93,10 @@ def measure(name: str, batches: int) -> str:
     anneal = tune_hmc(density, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE)
     anneal_seconds = time.perf_counter() - start
     rows = ["| arm | k-hat (first batch) | var(log w) | log Z-hat - log Z | se | z |", "|---|---|---|---|---|---|"]
+    pilots = (short, post) if post.n_draws > short.n_draws else (post,)  # the same run where the pool stopped early
     sources = (("laplace", search),
-               (f"posterior pilot, {short.n_draws} draws",
-                moment_fit(short.posterior_mean, short.posterior_cov, short.n_draws, "the posterior pilot")),
-               (f"posterior pilot, {post.n_draws} draws",
-                moment_fit(post.posterior_mean, post.posterior_cov, post.n_draws, "the posterior pilot")),
+               *((f"posterior pilot, {p.n_draws} draws",
+                  moment_fit(p.posterior_mean, p.posterior_cov, p.n_draws, "the posterior pilot")) for p in pilots),
                ("annealing pilot", moment_fit(anneal.posterior_mean, anneal.posterior_cov, anneal.n_draws,
                                               "the HMC pilot")))
     for label, modes in sources:
