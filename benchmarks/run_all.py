@@ -24,6 +24,7 @@ QUICK = [
     "bench_laplace_smc",
     "bench_cir",
     "bench_psis",
+    "bench_combine_skew",
     "bench_scale_out",
 ]
 FULL = [
