@@ -22,8 +22,10 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit._logging import log_notes
 from pmcbandit.arms.evidence._cache import density_for, modes_for
-from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, PilotCheck, check_proposals, laplace_arms,
-                                           pilot_arms, setup_check_passes)
+from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
+                                           setup_check_passes)
+from pmcbandit.evidence_pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
+                                       pilot_t_at_mode)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
@@ -34,19 +36,9 @@ DEFAULT_AIS_STEPS = (400, 2000, 8000)
 #: Least time left to the pulls (after the set-up so far) for the default pool to add its HMC AIS arm (whose pilot
 #: also serves the pilot-t arms).
 HMC_MIN_RUN_SECONDS = 30.0
-#: Least time left to the pulls (after the set-up so far) for a timed default pool to run the HMC pilot for its
-#: pilot-t arms alone (no HMC AIS arm), where no Laplace arm passes the k-hat check at set-up.
-PILOT_MIN_RUN_SECONDS = 15.0
 #: Share of the time left to the pulls (after the density's compilation) the Laplace arms' mode search may take before
 #: it starts no further search (:func:`~pmcbandit.arms.evidence.modes.find_modes`' ``max_seconds``), when timed.
 MODE_SEARCH_SHARE = 0.1
-#: Share of the time left to the pulls the HMC pilot may take (after the gradient's compilation) before it is given up.
-PILOT_MAX_SHARE = 0.5
-#: Least time left to the pulls (after the set-up so far) for a timed default pool to run the posterior pilot for its
-#: pilot-t arms (no HMC AIS arm; an interior mode found; no Laplace arm passing the k-hat check at set-up), and the
-#: share of that time it may take before it is given up.
-POSTERIOR_PILOT_MIN_RUN_SECONDS = 5.0
-POSTERIOR_PILOT_MAX_SHARE = 0.5
 #: Least share of a wall-time budget left to the pulls when building the default pool took longer.
 MIN_RUN_SHARE = 0.1
 #: Fewest annealing steps an AIS arm is shrunk to by ``budget_seconds``; below, the arm is left out.
@@ -177,25 +169,27 @@ def evidence_arms(
         misses, and the arm can pass the Pareto k-hat check where the Laplace arms fail; the
         proposal is fixed by the pilot before any pull, so the weights stay unbiased. ``None``
         (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
-        least :data:`PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not timed and the
-        model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
+        least :data:`~pmcbandit.evidence_pilots.PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not
+        timed and the model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
         only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
         (seed :data:`~pmcbandit.evidence_importance.SETUP_CHECK_SEED`; or none was built), as the pilot's
-        gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its dimension,
-        given at most :data:`PILOT_MAX_SHARE` of the time left (after compiling the gradient) when timed;
-        a pilot that runs past it, or cannot be run, leaves out the HMC and pilot-t arms, and a
-        note says why. Where the pilot-t arms come without an HMC arm and the mode search found an interior
-        mode, their moments come instead from HMC at the posterior started around that mode
+        gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its
+        dimension, given at most :data:`~pmcbandit.evidence_pilots.PILOT_MAX_SHARE` of the time left (after
+        compiling the gradient) when timed; a pilot that runs past it, or cannot be run, leaves out the HMC and
+        pilot-t arms, and a note says why. Where the pilot-t arms come without an HMC arm and the mode search
+        found an interior mode, their moments come instead from HMC at the posterior started around that mode
         (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
-        kernel, so a timed run needs only :data:`POSTERIOR_PILOT_MIN_RUN_SECONDS` left for it, and gives it at most
-        :data:`POSTERIOR_PILOT_MAX_SHARE` of them; its draws grow with the dimension and stop as soon as a pilot-t
-        arm on their moments passes the Pareto k-hat check on one batch of set-up draws, and its limit may cut them
-        short once the fewest are made). In non-centred coordinates a hierarchy's mode sits at a
-        larger group scale than the posterior's mass, and the Laplace proposal misses it; the chains move to the
-        mass during their warm-up. Where none of its pilot-t arms passes the Pareto k-hat check on one batch of
-        set-up draws (too few draws to describe the covariance, or a posterior the moments describe poorly) and
-        :data:`PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the annealing pilot runs for them,
-        and its moments replace the posterior pilot's.
+        kernel, so a timed run needs only :data:`~pmcbandit.evidence_pilots.POSTERIOR_PILOT_MIN_RUN_SECONDS` left
+        for it, and gives it at most :data:`~pmcbandit.evidence_pilots.POSTERIOR_PILOT_MAX_SHARE` of them; its
+        draws grow with the dimension and stop as soon as a pilot-t arm on their moments passes the Pareto k-hat
+        check on one batch of set-up draws, and its limit may cut them short once the fewest are made). In
+        non-centred coordinates a hierarchy's mode sits at a larger group scale than the posterior's mass, and
+        the Laplace proposal misses it; the chains move to the mass during their warm-up. Where none of its
+        pilot-t arms passes the Pareto k-hat check on one batch of set-up draws (too few draws to describe the
+        covariance, or a posterior the moments describe poorly) and
+        :data:`~pmcbandit.evidence_pilots.PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the
+        annealing pilot runs for them, and its moments replace the posterior pilot's
+        (:func:`~pmcbandit.evidence_pilots.pilot_t_at_mode`).
     refine : bool
         Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
         and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
@@ -282,10 +276,12 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
     pilot_set: list[Arm] | None = None  # the pilot-t arms, when built before the AIS arms' sizing
     if want_pilot_arms and at_mode:
-        pilot, pilot_set = _pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
-                                            notes, budget_seconds, total, started)
+        left = (lambda: budget_seconds) if total is None or started is None else (
+            lambda: seconds_after_setup(total, time.perf_counter() - started))
+        pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
+                                           notes, budget_seconds, left)
     else:
-        pilot = _pilot(density, budget_seconds, notes, served) if served else None
+        pilot = annealing_pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
     if want_hmc and pilot is not None:
         hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
@@ -409,79 +405,6 @@ def _wants_hmc(density, hmc_arm, transition, ais_steps, seconds_left) -> bool:
     """
     auto = density.dim >= 20 and (seconds_left is None or seconds_left >= HMC_MIN_RUN_SECONDS)
     return bool((auto if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
-
-
-def _pilot(density, budget_seconds, notes: list[str], served: str):
-    """The HMC pilot (:func:`~pmcbandit.arms.evidence.ais.tune_hmc`) at the HMC transitions' defaults, given
-    :data:`PILOT_MAX_SHARE` of ``budget_seconds`` after compiling the gradient when timed; ``None`` with a note when
-    it could not be run.
-    """
-    from pmcbandit.arms.evidence.ais import HMC_LEAPFROG, HMC_PERSISTENCE, HMC_TARGET_ACCEPT, PilotTimeout, tune_hmc
-
-    try:
-        density.grad_jit_fn  # compiled before the pilot's clock starts
-        deadline = None if budget_seconds is None else time.perf_counter() + PILOT_MAX_SHARE * budget_seconds
-        return tune_hmc(density, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE, deadline=deadline)
-    except PilotTimeout as err:
-        notes.append(f"{served} left out: {err} ({PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the pulls had "
-                     "left)")
-    except Exception as err:  # noqa: BLE001 (a graph without a gradient, one numba cannot compile, chains lost)
-        notes.append(f"{served} left out: the HMC pilot could not be run ({type(err).__name__}: {err})")
-    return None
-
-
-def _pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds, total, started):
-    """The pilot-t arms over an interior mode without an HMC arm, and the pilot they came from: the posterior pilot's
-    (:func:`_posterior_pilot`); where none of them passes the set-up k-hat check
-    (:func:`~pmcbandit.evidence_importance.setup_check_passes`) and the time left allows the annealing pilot
-    (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
-    """
-    check = PilotCheck(density, proposals, batch_size, cost)
-    pilot = _posterior_pilot(density, mode, budget_seconds, notes, check)
-    arms, passed = ([], False) if pilot is None else check.arms_for(pilot, notes)
-    if passed:
-        return pilot, arms
-    left = budget_seconds
-    if total is not None and started is not None:
-        left = seconds_after_setup(total, time.perf_counter() - started)
-    if left is not None and left < PILOT_MIN_RUN_SECONDS:
-        return pilot, arms
-    notes.append("no pilot-t arm from the posterior pilot passed the Pareto k-hat check on its set-up draws, so the "
-                 "annealing HMC pilot was run for them" if pilot is not None else
-                 "the posterior pilot gave no moments, so the annealing HMC pilot was run for the pilot-t arms")
-    annealed = _pilot(density, left, notes, "annealing pilot's pilot-t arms")
-    if annealed is None:
-        return pilot, arms
-    return annealed, pilot_arms(density, annealed, proposals, batch_size, cost, notes)
-
-
-def _posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=None):
-    """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode``, given
-    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed, its draws stopped once ``enough`` holds;
-    ``None`` with a note when it could not be run.
-    Its gradient is the one the mode search compiled (:meth:`ModelDensity.log_density_and_grad`): compiling the
-    NUMBA one for it costs more set-up than its faster calls save on some models
-    (``benchmarks/results/bench_posterior_pilot.md``).
-    """
-    from pmcbandit.arms.evidence.ais import PilotTimeout
-    from pmcbandit.arms.evidence.posterior_pilot import posterior_pilot
-
-    deadline = None if budget_seconds is None else time.perf_counter() + POSTERIOR_PILOT_MAX_SHARE * budget_seconds
-    try:
-        pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline, enough=enough)
-    except PilotTimeout as err:
-        notes.append(f"pilot-t arms left out: {err} ({POSTERIOR_PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the "
-                     "pulls had left)")
-        return None
-    except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled or evaluated at the mode)
-        notes.append(f"pilot-t arms left out: the posterior pilot could not be run ({type(err).__name__}: {err})")
-        return None
-    cut = (f", the draws cut short by its limit of {POSTERIOR_PILOT_MAX_SHARE:g} of the time left"
-           if pilot.timed_out else "")
-    notes.append(f"pilot-t arms' moments from {pilot.n_draws} draws of HMC at the posterior started at the Laplace "
-                 f"arms' mode ({pilot.seconds:.3g} s of set-up{cut}; step size {pilot.step_size:.3g}, acceptance "
-                 f"{pilot.accept:.2f}), not from an annealing pilot: the pool has no HMC AIS arm")
-    return pilot
 
 
 def _setup_words(spent: float) -> str:

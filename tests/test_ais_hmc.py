@@ -240,6 +240,7 @@ def test_pilot_stops_at_its_deadline():
 
 
 def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
+    import pmcbandit.evidence_pilots as pilots
     import pmcbandit.evidence_pool as ev
 
     model = _normal_model()[0]  # 30 dimensions: the HMC arm's pilot runs, and serves the pilot-t arms too
@@ -258,7 +259,7 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
     # Timed: only with PILOT_MIN_RUN_SECONDS left; the pilot is given up past PILOT_MAX_SHARE of it.
     short = ev.evidence_arms(model, budget_seconds=ev.PILOT_MIN_RUN_SECONDS / 2, pilot_is=None, **kw)
     assert [a.name for a in short] == ["ais-20", "laplace-t", "laplace-t20"]
-    monkeypatch.setattr(ev, "PILOT_MAX_SHARE", 0.0)
+    monkeypatch.setattr(pilots, "PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
                               cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=True, pilot_is=True)

@@ -157,7 +157,9 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     assert arms[3].modes.reason.endswith("draws of the HMC pilot")
     assert any(n.startswith("no pilot-t arm from the posterior pilot passed the Pareto k-hat check") for n in notes)
     # ... and the posterior pilot is given up past its share of the time left, with a note.
-    monkeypatch.setattr(ev, "POSTERIOR_PILOT_MAX_SHARE", 0.0)
+    import pmcbandit.evidence_pilots as pilots
+
+    monkeypatch.setattr(pilots, "POSTERIOR_PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     assert any(n.startswith("pilot-t arms left out: the posterior pilot passed its time limit after 1 of its")
