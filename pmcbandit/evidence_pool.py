@@ -276,10 +276,12 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
     pilot_set: list[Arm] | None = None  # the pilot-t arms, when built before the AIS arms' sizing
     if want_pilot_arms and at_mode:
-        left = (lambda: budget_seconds) if total is None or started is None else (
-            lambda: seconds_after_setup(total, time.perf_counter() - started))
+        def time_left():
+            return budget_seconds if total is None or started is None else seconds_after_setup(
+                total, time.perf_counter() - started)
+
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
-                                           notes, budget_seconds, left)
+                                           notes, budget_seconds, time_left)
     else:
         pilot = annealing_pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
