@@ -11,7 +11,9 @@ fresh single-threaded process, on
 Reported per model: the runs' mean and largest standard error, the largest \\|z\\| against the
 exact value, the runs within 1.96 of their standard errors, the interval statuses and the pulls per arm of
 the first run; then, grouped by the arm with the largest combination weight in each run, that arm's weight
-and Pareto k-hat and the z of the runs it carried.
+and Pareto k-hat and the z of the runs it carried. Beside each run's own (inverse-variance) combination, the
+uniform combiner on the same pulls (``result.combined_with("uniform")``) is scored too: the two differ where the
+arms' estimated variances move with their means (``benchmarks/bench_combine_skew.py``).
 
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --seeds 4 --workers 2
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --models gamma_poisson20 --seeds 20 --workers 2 \
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -61,7 +64,11 @@ def run(name: str, seed: int, budget: float | None = None) -> dict:
         res = pb.estimate_evidence(model, budget=BUDGETS[name] if budget is None else budget, random_seed=seed,
                                    progressbar=False)
     table = res.arm_table()
+    uniform = res.combined_with("uniform")  # the plain average of the same pulls, beside the run's own combination
+    log_u, se_u = ((res.shift + math.log(uniform.estimate), uniform.se / uniform.estimate) if uniform.estimate > 0
+                   else (math.nan, math.nan))
     return dict(model=name, seed=seed, log_z=res.log_z, se=res.log_z_se, z=(res.log_z - log_z) / res.log_z_se,
+                z_uniform=(log_u - log_z) / se_u, se_uniform=se_u,
                 status=res.interval_status, wall=time.perf_counter() - start,
                 topics=[m.topic for m in res.warnings()],
                 pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
@@ -108,9 +115,12 @@ def main(argv=None) -> str:
              f"- date: {utc_now()}; command: `{command}`",
              "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
              "untimed short run of each model first, unless `--no-warm`); z against the exact log Z", "",
-             "| model | budget | runs | mean se | largest se | largest abs z | covered (abs z < 1.96) | statuses | "
-             "warnings (runs) |",
-             "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+             "- the uniform combiner's columns: the plain average of the same runs' pulls "
+             "(`result.combined_with(\"uniform\")`, Neufeld et al. 2014, Thm 1) beside the run's own inverse-variance "
+             "combination, scored the same way (runs recorded before these columns existed show NaN)", "",
+             "| model | budget | runs | mean se | largest se | largest abs z | covered (abs z < 1.96) | mean z | "
+             "uniform combiner: covered, mean z, mean se | statuses | warnings (runs) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
     for name in models:
         budget = BUDGETS[name]
         mine = [r for r in runs if r["model"] == name]
@@ -118,8 +128,12 @@ def main(argv=None) -> str:
         z = np.abs([r["z"] for r in mine])
         statuses = {s: sum(r["status"] == s for r in mine) for s in dict.fromkeys(r["status"] for r in mine)}
         topics = {t: sum(t in r["topics"] for r in mine) for t in dict.fromkeys(t for r in mine for t in r["topics"])}
+        zu = np.array([r.get("z_uniform", math.nan) for r in mine])
+        seu = np.array([r.get("se_uniform", math.nan) for r in mine])
         lines.append(f"| {name} | {budget:g} s | {len(mine)} | {np.mean(se):.3g} | {np.max(se):.3g} | "
-                     f"{np.max(z):.2f} | {int(np.sum(z < 1.96))}/{len(mine)} | {statuses} | {topics or 'none'} |")
+                     f"{np.max(z):.2f} | {int(np.sum(z < 1.96))}/{len(mine)} | "
+                     f"{np.mean([r['z'] for r in mine]):+.2f} | {int(np.sum(np.abs(zu) < 1.96))}/{len(mine)}, "
+                     f"{np.mean(zu):+.2f}, {np.mean(seu):.3g} | {statuses} | {topics or 'none'} |")
     lines += ["", "The arm with the largest combination weight in each run, and the runs it carried:", "",
               "| model | arm | runs | its weight | its Pareto k-hat | covered (abs z < 1.96) | mean z | largest abs z |",
               "|---|---|---:|---|---|---:|---:|---:|"]
