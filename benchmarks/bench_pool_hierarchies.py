@@ -114,7 +114,7 @@ def main(argv=None) -> str:
              f"- machine: {machine()}; {args.workers} run(s) side by side, each a fresh single-threaded process",
              f"- date: {utc_now()}; command: `{command}`",
              "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
-             "untimed short run of each model first, unless `--no-warm`); z against the exact log Z", "",
+             "untimed short run of each model first, unless `--no-warm`); z against the exact log Z",
              "- the uniform combiner's columns: the plain average of the same runs' pulls "
              "(`result.combined_with(\"uniform\")`, Neufeld et al. 2014, Thm 1) beside the run's own inverse-variance "
              "combination, scored the same way (runs recorded before these columns existed show NaN)", "",
