@@ -25,6 +25,20 @@ def utc_now() -> str:
     return f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
 
 
+def model_sections(names, measure) -> str:
+    """``measure(name)`` for each model in turn, each section printed as it comes, joined by blank lines."""
+    sections = []
+    for name in names:
+        sections.append(measure(name))
+        print(sections[-1], flush=True)
+    return "\n\n".join(sections)
+
+
+def models_option(names, default) -> str:
+    """The ``--models`` part of a benchmark's command line: empty where ``names`` are the ``default`` models."""
+    return "" if list(names) == list(default) else " --models " + " ".join(names)
+
+
 def write_section(name: str, markdown: str) -> Path:
     """Write ``benchmarks/results/<name>.md`` (``run_all --assemble`` merges it into RESULTS.md)."""
     RESULTS.mkdir(exist_ok=True)

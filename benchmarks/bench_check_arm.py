@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc)
-from benchmarks._common import machine, utc_now, write_section
+from benchmarks._common import machine, model_sections, models_option, utc_now, write_section
 
 #: (label, leapfrog steps per move, schedule)
 ARMS = (("5 leapfrog, power-4", 5, "power4"), ("5 leapfrog, pilot", 5, "pilot"),
@@ -89,15 +89,9 @@ def main(argv=None) -> None:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     args = parser.parse_args(argv)
     started = utc_now()
-    sections = []
-    for name in args.models:
-        sections.append(measure(name, args.evals, args.chains, args.pulls))
-        print(sections[-1], flush=True)
-    body = "\n\n".join(sections)
+    body = model_sections(args.models, lambda name: measure(name, args.evals, args.chains, args.pulls))
     command = (f".venv/bin/python -m benchmarks.bench_check_arm --evals {args.evals} --chains {args.chains} "
-               f"--pulls {args.pulls}")
-    if args.models != list(MODELS):
-        command += " --models " + " ".join(args.models)
+               f"--pulls {args.pulls}" + models_option(args.models, MODELS))
     markdown = f"""## The HMC check arm's moves: leapfrog steps per move and the temperatures, at equal evaluations
 
 - machine: {machine()}

@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import pmcbandit  # noqa: F401  (configures PyTensor before pymc)
-from benchmarks._common import machine, utc_now, write_section
+from benchmarks._common import machine, model_sections, models_option, utc_now, write_section
 
 MODELS = ("hierarchical_logistic_50", "hierarchical_normal_100", "beta_binomial", "gamma_poisson20")
 BATCH = 2000
@@ -124,13 +124,9 @@ def main(argv=None) -> None:
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     args = parser.parse_args(argv)
     started = utc_now()
-    sections = []
-    for name in args.models:
-        sections.append(measure(name, args.batches))
-        print(sections[-1], flush=True)
-    command = f".venv/bin/python -m benchmarks.bench_posterior_pilot --batches {args.batches}"
-    if args.models != list(MODELS):
-        command += " --models " + " ".join(args.models)
+    body = model_sections(args.models, lambda name: measure(name, args.batches))
+    command = (f".venv/bin/python -m benchmarks.bench_posterior_pilot --batches {args.batches}"
+               + models_option(args.models, MODELS))
     markdown = f"""## Pilot-t moments: the posterior pilot beside the annealing pilot
 
 - machine: {machine()}
@@ -139,7 +135,7 @@ def main(argv=None) -> None:
 - one process per command, the models in turn; the pool's check at set-up passes an arm whose k-hat on one batch
   of 1000 weights is at most 0.67 (0.70 at the table's 2000)
 
-""" + "\n\n".join(sections)
+""" + body
     print(write_section("bench_posterior_pilot", markdown))
 
 
