@@ -243,18 +243,20 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     # compiled once, shared by every AIS, Laplace-t and prior-IS arm (and by later calls on the same model)
     density = density_for(model, non_centre, notes)
     total = budget_seconds
+
+    def time_left():
+        """The seconds the budget leaves to the pulls after the set-up so far (``None``: untimed)."""
+        return total if total is None or started is None else seconds_after_setup(total, time.perf_counter() - started)
+
     # Where HMC transitions will run (the hmc_arm rule, on the time left so far), their NUMBA gradient is compiled
     # first, so the mode search's Hessians use it too (ModelDensity._laplace_functions).
-    left = total if total is None or started is None else seconds_after_setup(total, time.perf_counter() - started)
-    if laplace and (transition == "hmc" or _wants_hmc(density, hmc_arm, transition, ais_steps, left)):
+    if laplace and (transition == "hmc" or _wants_hmc(density, hmc_arm, transition, ais_steps, time_left())):
         try:
             density.grad_jit_fn
         except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
-    if total is not None and started is not None:
-        left = seconds_after_setup(total, time.perf_counter() - started)
-    laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, left) if laplace else []
+    laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left()) if laplace else []
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
@@ -276,10 +278,6 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
     pilot_set: list[Arm] | None = None  # the pilot-t arms, when built before the AIS arms' sizing
     if want_pilot_arms and at_mode:
-        def time_left():
-            return budget_seconds if total is None or started is None else seconds_after_setup(
-                total, time.perf_counter() - started)
-
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
                                            notes, budget_seconds, time_left)
     else:
