@@ -1,6 +1,7 @@
 """Is an importance arm's own standard error honest? The default Laplace arms alone, against the exact log Z.
 
-For each model, the default pool's Laplace arms (their t refined at set-up, as ``estimate_evidence`` builds them)
+For each model, the default pool's Laplace arms (their t refined at set-up, as ``estimate_evidence`` builds them;
+with ``--arms laplace pilot`` also its pilot-t arms, their t at the posterior pilot's moments)
 are pulled on their own: ``--groups`` independent groups of ``n`` weights for each size ``n`` of ``--sizes``.
 Each group gives log Ẑ = log of the mean weight, its delta-method standard error from the sample variance, and
 the Pareto k-hat of its weights. Reported per arm and size: the k-hat of the groups (median and range), their mean
@@ -47,6 +48,8 @@ def main(argv=None) -> str:
     parser.add_argument("--groups", type=int, default=20)
     parser.add_argument("--sizes", type=int, nargs="+", default=[200_000, 1_000_000])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--arms", nargs="+", default=["laplace"], choices=["laplace", "pilot"],
+                        help="arm families: the Laplace-t arms, the pilot-t arms on the posterior pilot's moments")
     args = parser.parse_args(argv)
     if any(n % CHUNK for n in args.sizes):
         parser.error(f"every size must be a multiple of {CHUNK}")
@@ -56,8 +59,9 @@ def main(argv=None) -> str:
     start = time.perf_counter()
     lines = ["## Importance arms alone: is their own standard error honest? (`bench_arm_calibration`)", "",
              f"- machine: {machine()}; one process", f"- date: {utc_now()}; command: `{command}`",
-             f"- the default pool's Laplace arms (`evidence_arms(model, ais_steps=[], prior=False)`, their t refined at "
-             f"set-up), {args.groups} groups of n weights per size; z = (log Ẑ - log Z) / se, se from the group's "
+             "- the default pool's Laplace arms (`evidence_arms(model, ais_steps=[], prior=False)`, their t refined at "
+             "set-up)" + (" and its pilot-t arms (`pilot_is=True`: their t at the posterior pilot's moments)"
+                          if "pilot" in args.arms else "") + f", {args.groups} groups of n weights per size; z = (log Ẑ - log Z) / se, se from the group's "
              "sample variance", "",
              "| model | arm | n | k-hat: median (range) | mean se | sd of log Ẑ | covered (abs z < 1.96) | mean z | "
              "largest abs z |",
@@ -66,9 +70,9 @@ def main(argv=None) -> str:
         model, log_z = model_and_log_z(name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            arms = pb.evidence_arms(model, ais_steps=[], prior=False)
+            arms = pb.evidence_arms(model, ais_steps=[], prior=False, pilot_is="pilot" in args.arms)
         for arm in arms:
-            if not arm.name.startswith("laplace"):
+            if not arm.name.startswith(tuple(args.arms)):
                 continue
             for size in args.sizes:
                 g = _groups(arm, args.groups, size, args.seed)
