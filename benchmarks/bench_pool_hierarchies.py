@@ -18,6 +18,10 @@ arms' estimated variances move with their means (``benchmarks/bench_combine_skew
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --seeds 4 --workers 2
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --models gamma_poisson20 --seeds 20 --workers 2 \
         --name bench_pool_hierarchies_vm     # one model, written to a results file of its own
+    .venv/bin/python -m benchmarks.bench_pool_hierarchies --from-json runs_a.json runs_b.json  # compare recorded runs
+
+``--from-json`` runs nothing: for each recorded file and model it prints coverage, mean z, mean se, the spread of
+log Ẑ across the runs and their root-mean-square error.
 """
 
 from __future__ import annotations
@@ -83,6 +87,29 @@ def _fresh(name: str, seed: int, budget: float | None = None) -> dict:
                           wall=float("nan"), topics=[], pulls={}, weight={}, khat={}))
 
 
+def compare_files(paths, command: str) -> str:
+    """A table of the runs recorded in ``paths`` (``--json`` files), one row per file and model: coverage, mean z,
+    mean se, the spread of log Ẑ across the runs and their root-mean-square error against the exact log Z (each run's
+    error is its z times its se), so that pools of different commits are compared on the same footing.
+    """
+    lines = ["## Recorded runs compared (`bench_pool_hierarchies --from-json`)", "",
+             f"- date: {utc_now()}; command: `{command}` (reads the files, runs nothing)",
+             "- error of a run: log Ẑ - log Z = z x se; RMS error: the root of their mean square", "",
+             "| run file | model | runs | covered (abs z < 1.96) | mean z | mean se | sd of log Ẑ | RMS error |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for path in paths:
+        runs = [r for r in json.loads(Path(path).read_text()) if np.isfinite(r["z"])]
+        for name in dict.fromkeys(r["model"] for r in runs):
+            mine = [r for r in runs if r["model"] == name]
+            z = np.array([r["z"] for r in mine])
+            se = np.array([r["se"] for r in mine])
+            log_z = np.array([r["log_z"] for r in mine])
+            lines.append(f"| `{Path(path).name}` | {name} | {len(mine)} | {int(np.sum(np.abs(z) < 1.96))}/{len(mine)} | "
+                         f"{z.mean():+.2f} | {se.mean():.3g} | {log_z.std(ddof=1):.3g} | "
+                         f"{np.sqrt(np.mean((z * se) ** 2)):.3g} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=4)
@@ -92,6 +119,8 @@ def main(argv=None) -> str:
     parser.add_argument("--json", type=Path, default=None, help="also write every run to this file")
     parser.add_argument("--models", default=",".join(BUDGETS), help="comma-separated subset of the models")
     parser.add_argument("--name", default="bench_pool_hierarchies", help="results file name (without .md)")
+    parser.add_argument("--from-json", type=Path, nargs="+", default=None, metavar="FILE",
+                        help="run nothing: compare the runs recorded in these files (written by --json)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -99,6 +128,10 @@ def main(argv=None) -> str:
         print(json.dumps(run(name, int(seed), float(budget[0]) if budget else None)))
         return ""
     command = "python -m benchmarks.bench_pool_hierarchies " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.from_json:
+        md = compare_files(args.from_json, command)
+        print(md)
+        return md
     models = [m for m in args.models.split(",") if m]
     unknown = sorted(set(models) - set(BUDGETS))
     if unknown:

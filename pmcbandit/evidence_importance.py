@@ -17,8 +17,8 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
-__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "FINITE_SKEW_KHAT", "REFINE_SEED", "PilotCheck",
-           "check_proposals", "laplace_arms", "setup_khat", "setup_check_passes", "pilot_arms"]
+__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
+           "laplace_arms", "setup_check_passes", "pilot_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
@@ -28,12 +28,6 @@ DEFAULT_LAPLACE_PROPOSALS = ((5.0, 1.2, 0.1), (20.0, 1.1, 0.02))
 #: Seed of the draws of the importance arms' set-up k-hat check (:func:`setup_check_passes`): a fixed function of the
 #: model.
 SETUP_CHECK_SEED = 20_171_101
-#: A pool without an HMC arm leaves its pilot-t arms out where a Laplace arm's set-up k-hat (:func:`setup_khat`) is
-#: at most this (:func:`pmcbandit.evidence_pool.evidence_arms`' ``pilot_is``). Below 1/3 the weights have a finite
-#: third moment, so the normal interval of their mean errs in coverage by order n^-1/2 (Berry-Esseen); from 1/3 to
-#: 1/2 the variance is finite but the mean's skew fades more slowly, and a weight sample that missed the rare large
-#: weights reads low with a small standard error (``benchmarks/results/bench_arm_calibration.md``).
-FINITE_SKEW_KHAT = 1 / 3
 #: Seed of the set-up draws that refine the Laplace arms' proposal (:func:`laplace_arms`' ``refine``).
 REFINE_SEED = 20_171_102
 
@@ -93,34 +87,20 @@ def laplace_arms(density, search, proposals, batch_size, cost, notes: list[str],
     return [arm.with_modes(done.modes) for arm in arms]
 
 
-def setup_khat(arms) -> float:
-    """The smallest Pareto k-hat over ``arms`` (Laplace-t or pilot-t) of one batch of each arm's draws at set-up (seed
-    :data:`SETUP_CHECK_SEED`); ``inf`` where no arm gives finite weights (NaN or +inf weights, or no arm).
-    """
-    return min((k for k, _ in _setup_khats(arms)), default=np.inf)
-
-
 def setup_check_passes(arms) -> bool:
     """Whether one batch of draws of one of the importance ``arms`` (Laplace-t or pilot-t) at set-up (seed
     :data:`SETUP_CHECK_SEED`) passes the Pareto k-hat check (:func:`~pmcbandit.stats.psis.khat_threshold`).
     """
-    from pmcbandit.stats.psis import khat_threshold
+    from pmcbandit.stats.psis import khat_threshold, pareto_khat
 
-    return any(k <= khat_threshold(n) for k, n in _setup_khats(arms))
-
-
-def _setup_khats(arms) -> list[tuple[float, int]]:
-    """(k-hat, draws) of one batch of each arm's set-up draws, for the arms whose weights are finite."""
-    from pmcbandit.stats.psis import pareto_khat
-
-    out = []
     for arm in arms:
         try:
             log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
-            out.append((float(pareto_khat(log_w)), log_w.size))
+            if pareto_khat(log_w) <= khat_threshold(log_w.size):
+                return True
         except (FloatingPointError, ValueError):
             continue  # NaN or +inf weights: this arm does not pass
-    return out
+    return False
 
 
 def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], source: str = "the HMC pilot"

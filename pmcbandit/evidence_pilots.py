@@ -55,19 +55,18 @@ def annealing_pilot(density, budget_seconds, notes: list[str], served: str):
 
 
 def pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds,
-                    left: Callable[[], float | None], anneal: bool = True):
+                    left: Callable[[], float | None]):
     """The pilot-t arms over an interior mode without an HMC arm, and the pilot they came from: the posterior pilot's
     (:func:`run_posterior_pilot`); where none of them passes the set-up k-hat check
-    (:func:`~pmcbandit.evidence_importance.setup_check_passes`), ``anneal`` holds (``False`` where a Laplace arm
-    passed it: the pool has an arm that passes, and the annealing pilot's set-up would not pay) and the time left
-    allows the annealing pilot (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not
-    be run. ``budget_seconds``: the time left to the pulls when the pilot starts (``None``: untimed); ``left()``: the
-    time left after the set-up so far, read after the posterior pilot.
+    (:func:`~pmcbandit.evidence_importance.setup_check_passes`) and the time left allows the annealing pilot
+    (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
+    ``budget_seconds``: the time left to the pulls when the pilot starts (``None``: untimed); ``left()``: the time
+    left after the set-up so far, read after the posterior pilot.
     """
     check = PilotCheck(density, proposals, batch_size, cost)
     pilot = run_posterior_pilot(density, mode, budget_seconds, notes, check)
     arms, passed = ([], False) if pilot is None else check.arms_for(pilot, notes)
-    if passed or not anneal:
+    if passed:
         return pilot, arms
     seconds = left()
     if seconds is not None and seconds < PILOT_MIN_RUN_SECONDS:

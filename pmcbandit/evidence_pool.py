@@ -22,13 +22,12 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit._logging import log_notes
 from pmcbandit.arms.evidence._cache import density_for, modes_for
-from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, FINITE_SKEW_KHAT, check_proposals, laplace_arms,
-                                           pilot_arms, setup_khat)
+from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
+                                           setup_check_passes)
 from pmcbandit.evidence_pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
-from pmcbandit.stats.psis import khat_threshold
 
 __all__ = ["evidence_arms", "resolve_model", "seconds_after_setup", "DEFAULT_AIS_STEPS", "DEFAULT_LAPLACE_PROPOSALS",
            "MIN_AIS_STEPS", "MIN_RUN_SHARE"]
@@ -172,13 +171,9 @@ def evidence_arms(
         (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
         least :data:`~pmcbandit.evidence_pilots.PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not
         timed and the model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
-        only when no Laplace arm has a Pareto k-hat of at most
-        :data:`~pmcbandit.evidence_importance.FINITE_SKEW_KHAT` on one batch of draws at set-up
-        (:func:`~pmcbandit.evidence_importance.setup_khat`, seed
-        :data:`~pmcbandit.evidence_importance.SETUP_CHECK_SEED`; or none was built), as the pilot is set-up that
-        pays only then: below it the Laplace weights have a finite third moment and their normal interval holds,
-        above it (passing the check or not) the weights' skew can make the Laplace arms' intervals lean low. The
-        pilot then runs on the model whatever its
+        only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
+        (seed :data:`~pmcbandit.evidence_importance.SETUP_CHECK_SEED`; or none was built), as the pilot's
+        gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its
         dimension, given at most :data:`~pmcbandit.evidence_pilots.PILOT_MAX_SHARE` of the time left (after
         compiling the gradient) when timed; a pilot that runs past it, or cannot be run, leaves out the HMC and
         pilot-t arms, and a note says why. Where the pilot-t arms come without an HMC arm and the mode search
@@ -191,7 +186,7 @@ def evidence_arms(
         non-centred coordinates a hierarchy's mode sits at a larger group scale than the posterior's mass, and
         the Laplace proposal misses it; the chains move to the mass during their warm-up. Where none of its
         pilot-t arms passes the Pareto k-hat check on one batch of set-up draws (too few draws to describe the
-        covariance, or a posterior the moments describe poorly), no Laplace arm passed it either, and
+        covariance, or a posterior the moments describe poorly) and
         :data:`~pmcbandit.evidence_pilots.PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the
         annealing pilot runs for them, and its moments replace the posterior pilot's
         (:func:`~pmcbandit.evidence_pilots.pilot_t_at_mode`).
@@ -274,26 +269,17 @@ def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals,
     least = POSTERIOR_PILOT_MIN_RUN_SECONDS if at_mode else PILOT_MIN_RUN_SECONDS
     auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
-    laplace_passed = False  # a Laplace arm passed the set-up check: no annealing pilot for the pilot-t arms alone
-    if want_pilot_arms and pilot_is is None and not want_hmc and laplace_set:
-        # A pilot run for the pilot-t arms alone is set-up that pays only where the Laplace proposals fail or their
-        # weights are skewed enough to make the interval lean (FINITE_SKEW_KHAT).
-        khat = setup_khat(laplace_set)
-        laplace_passed = khat <= khat_threshold(batch_size)
-        if khat <= FINITE_SKEW_KHAT:
-            want_pilot_arms = False
-            notes.append(f"pilot-t arms left out: a Laplace arm's set-up draws gave a Pareto k-hat of {khat:.2f}, at "
-                         f"most {FINITE_SKEW_KHAT:.3g}, so no pilot was run for them (evidence_arms(model, "
-                         "pilot_is=True) runs it)")
-        elif laplace_passed:
-            notes.append(f"pilot-t arms added beside the Laplace arms: their best set-up Pareto k-hat, {khat:.2f}, "
-                         f"passes the check but is above {FINITE_SKEW_KHAT:.3g}, where the weights' skew makes an "
-                         "interval lean low")
+    if want_pilot_arms and pilot_is is None and not want_hmc and setup_check_passes(laplace_set):
+        # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
+        # Laplace proposals fail.
+        want_pilot_arms = False
+        notes.append("pilot-t arms left out: a Laplace arm's set-up draws passed the Pareto k-hat check, so no HMC "
+                     "pilot was run for them (evidence_arms(model, pilot_is=True) runs it)")
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
     pilot_set: list[Arm] | None = None  # the pilot-t arms, when built before the AIS arms' sizing
     if want_pilot_arms and at_mode:
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
-                                           notes, budget_seconds, time_left, anneal=not laplace_passed)
+                                           notes, budget_seconds, time_left)
     else:
         pilot = annealing_pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None

@@ -142,8 +142,8 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     # Where they fail it, the posterior pilot runs from their mode once the pulls have the time it needs ...
     import pmcbandit.evidence_importance as importance
 
-    monkeypatch.setattr(ev, "setup_khat", lambda arms: np.inf)
-    monkeypatch.setattr(importance, "setup_check_passes", lambda arms: False)
+    for module in (ev, importance):
+        monkeypatch.setattr(module, "setup_check_passes", lambda arms: False)
     arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
     assert any(n.startswith("pilot-t arms' moments from 3200 draws of HMC at the posterior") for n in notes)
@@ -166,35 +166,6 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
                for n in notes)
 
 
-def test_pool_adds_it_beside_laplace_arms_whose_weights_are_skewed(normal, monkeypatch):
-    import pmcbandit.evidence_importance as importance
-    import pmcbandit.evidence_pool as ev
-
-    kw = dict(ais_steps=(), n_chains=1, transition="slice", laplace=True,
-              laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
-              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
-    model = normal[0].model
-    # A Laplace arm at FINITE_SKEW_KHAT: no pilot.
-    monkeypatch.setattr(ev, "setup_khat", lambda arms: importance.FINITE_SKEW_KHAT)
-    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
-    assert [a.name for a in arms] == ["laplace-t", "laplace-t20"]
-    assert any(n.startswith("pilot-t arms left out: a Laplace arm's set-up draws gave a Pareto k-hat of 0.33")
-               for n in notes)
-    # Above it, passing the check: the posterior pilot's arms beside them ...
-    monkeypatch.setattr(ev, "setup_khat", lambda arms: 0.5)
-    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
-    assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
-    assert arms[2].modes.reason == "moments of 3200 draws of the posterior pilot"
-    assert any(n.startswith("pilot-t arms added beside the Laplace arms: their best set-up Pareto k-hat, 0.50")
-               for n in notes)
-    # ... and where those fail the check, no annealing pilot for them, whatever the time left (a Laplace arm passed).
-    monkeypatch.setattr(importance, "setup_check_passes", lambda arms: False)
-    arms, notes, _ = ev._pool(model, budget_seconds=2 * ev.PILOT_MIN_RUN_SECONDS, **kw)
-    assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
-    assert arms[2].modes.reason.endswith("draws of the posterior pilot")
-    assert not any(n.startswith("no pilot-t arm from the posterior pilot passed") for n in notes)
-
-
 def test_pool_stops_its_draws_once_a_pilot_t_arm_passes(normal, monkeypatch):
     import pmcbandit.arms.evidence.posterior_pilot as pp
     import pmcbandit.evidence_importance as importance
@@ -204,7 +175,7 @@ def test_pool_stops_its_draws_once_a_pilot_t_arm_passes(normal, monkeypatch):
               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
               cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
     monkeypatch.setattr(pp, "draw_moves", lambda dim, n_chains: 400)
-    monkeypatch.setattr(ev, "setup_khat", lambda arms: np.inf)  # the Laplace arms fail; the pilot-t arms pass
+    monkeypatch.setattr(ev, "setup_check_passes", lambda arms: False)  # the Laplace arms fail; the pilot-t arms pass
     _, notes, _ = ev._pool(normal[0].model, budget_seconds=10.0, **kw)
     assert any(n.startswith("pilot-t arms' moments from 3200 draws") for n in notes)
     monkeypatch.setattr(importance, "setup_check_passes", lambda arms: False)  # the pilot-t arms fail at every check
