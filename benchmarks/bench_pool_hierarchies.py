@@ -105,7 +105,7 @@ def compare_files(paths, command: str) -> str:
             se = np.array([r["se"] for r in mine])
             log_z = np.array([r["log_z"] for r in mine])
             lines.append(f"| `{Path(path).name}` | {name} | {len(mine)} | {int(np.sum(np.abs(z) < 1.96))}/{len(mine)} | "
-                         f"{z.mean():+.2f} | {se.mean():.3g} | {log_z.std(ddof=1):.3g} | "
+                         f"{z.mean():+.2f} | {se.mean():.3g} | {log_z.std(ddof=1) if len(mine) > 1 else math.nan:.3g} | "
                          f"{np.sqrt(np.mean((z * se) ** 2)):.3g} |")
     return "\n".join(lines) + "\n"
 
