@@ -90,7 +90,8 @@ def _fresh(name: str, seed: int, budget: float | None = None) -> dict:
 def compare_files(paths, command: str) -> str:
     """A table of the runs recorded in ``paths`` (``--json`` files), one row per file and model: coverage, mean z,
     mean se, the spread of log Ẑ across the runs and their root-mean-square error against the exact log Z (each run's
-    error is its z times its se), so that pools of different commits are compared on the same footing.
+    error is its z times its se), so that pools of different commits are compared on the same footing. A run without
+    a finite z (a failed process) is left out of its file's rows; the spread of one run is NaN.
     """
     lines = ["## Recorded runs compared (`bench_pool_hierarchies --from-json`)", "",
              f"- date: {utc_now()}; command: `{command}` (reads the files, runs nothing)",
