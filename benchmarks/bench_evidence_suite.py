@@ -52,6 +52,10 @@ appends every finished run to ``PATH`` as it finishes (one JSON object a line) a
 already there, so a job killed at a time limit keeps what finished and can be resumed; a task whose
 process fails is recorded with ``status="failed"`` (and its error), not retried.
 
+Each pool run also records what the same pulls give through the combinations of :data:`OTHER_COMBINERS`
+(``result.recombined(method)``: estimate, SE, interval and its status); ``--rescore FILE --combiner cross_fitted``
+scores those readings in place of the run's own, so the two combinations are compared on the same pulls.
+
 Reported per model and budget, against the suite's reference ``log Z`` (its own SE, if any, is
 added in quadrature to every run's SE: a z-score is ``(log Ẑ - log Z) / sqrt(se² + se_ref²)``):
 the count of 95 % intervals that contain the reference (``log_z_ci(0.95)`` for the pool; mean ±
@@ -93,6 +97,8 @@ ABLATIONS = {
 DEFAULT_METHODS = ("pool", "sample_smc", "dynesty", "nautilus")
 TIMINGS = ("total", "budget")
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+#: Combinations each pool run is also read through (``result.recombined``), for ``--combiner``.
+OTHER_COMBINERS = ("cross_fitted",)
 #: Statuses whose interval counts: the pool's printed intervals, and every other method's own bar.
 PRINTED = ("ok", "random_effects", "deadline")
 
@@ -118,6 +124,11 @@ def run_pool(model, seconds: float, seed: int, smc: bool = False, timing: str = 
     spent = np.nan_to_num(np.asarray(table["pulls"]) * np.asarray(table["cost"]))
     lo, hi = result.log_z_ci(0.95)
     families = result.settings.get("families") or []
+    others = {}
+    for method in OTHER_COMBINERS:  # the same pulls read through another combination (--combiner rescores them)
+        other = result.recombined(method)
+        others[method] = dict(log_z=other.log_z, log_z_se=other.log_z_se, ci=list(other.log_z_ci(0.95)),
+                              status=other.interval_status)
     return dict(
         log_z=result.log_z,
         log_z_se=result.log_z_se,
@@ -141,6 +152,7 @@ def run_pool(model, seconds: float, seed: int, smc: bool = False, timing: str = 
         compared_families=sorted({families[k] for k in result.consistency.compared if families[k] is not None}),
         quarantined=bool(result.quarantined.any()),
         run_seconds=float(result.settings.get("run_seconds", float("nan"))),
+        combiners=others,
     )
 
 
@@ -341,6 +353,19 @@ def interval_now(run: dict, references: dict | None = None) -> bool:
     return before != (new[0] - 1.96 * ref_se <= log_z <= new[1] + 1.96 * ref_se)
 
 
+def as_combiner(runs: list[dict], method: str) -> list[dict]:
+    """The pool runs read through the combination ``method`` their run recorded (``combiners``): each one's
+    ``log_z``, ``log_z_se``, ``ci`` and ``status`` replaced by that reading; runs recorded without it are left out,
+    and the other methods' runs kept as they are."""
+    out = []
+    for run in runs:
+        if run.get("method") not in ("pool", *ABLATIONS, "pool_smc"):
+            out.append(run)
+        elif method in run.get("combiners", {}):
+            out.append({**run, **run["combiners"][method]})
+    return out
+
+
 def summarise(runs: list[dict], references: dict) -> list[dict]:
     rows = []
     keys = sorted({(r["model"], r["seconds"]) for r in runs}, key=lambda k: (list(references).index(k[0]), k[1]))
@@ -535,6 +560,9 @@ def main(argv=None) -> int:
                         help="with --rescore, for runs saved before the log-normal interval: give each pool run with "
                              "status 'ok' the interval of today's log_interval for its estimate and SE (the t "
                              "quantile read off the saved interval)")
+    parser.add_argument("--combiner", choices=OTHER_COMBINERS, default=None,
+                        help="with --rescore, score the pool runs as read through this combination (recorded with "
+                             "each run by result.recombined), on the same pulls")
     parser.add_argument("--worker", nargs=2, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -555,6 +583,8 @@ def main(argv=None) -> int:
     if args.rescore:
         runs = [r for path in args.rescore for r in read_runs(path)]
         runs = [r for r in runs if r["model"] in references]
+        if args.combiner is not None:
+            runs = as_combiner(runs, args.combiner)
         if args.interval_now:
             changed = sum(interval_now(r, references) for r in runs)
             print(f"--interval-now: {changed} run(s) of {len(runs)} change their verdict", file=sys.stderr)

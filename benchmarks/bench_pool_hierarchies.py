@@ -12,8 +12,9 @@ Reported per model: the runs' mean and largest standard error, the largest \\|z\
 exact value, the runs within 1.96 of their standard errors, the interval statuses and the pulls per arm of
 the first run; then, grouped by the arm with the largest combination weight in each run, that arm's weight
 and Pareto k-hat and the z of the runs it carried. Beside each run's own (inverse-variance) combination, the
-uniform combiner on the same pulls (``result.combined_with("uniform")``) is scored too: the two differ where the
-arms' estimated variances move with their means (``benchmarks/bench_combine_skew.py``).
+uniform combiner and the cross-fitted one on the same pulls (``result.combined_with(method)``,
+:data:`OTHER_COMBINERS`) are scored too: they differ where the arms' estimated variances move with their means
+(``benchmarks/bench_combine_skew.py``).
 
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --seeds 4 --workers 2
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --models gamma_poisson20 --seeds 20 --workers 2 \
@@ -38,6 +39,8 @@ import numpy as np
 
 from benchmarks._common import machine, run_fresh, utc_now, write_section
 
+#: Combiners scored on each run's pulls beside its own (:func:`pmcbandit.stats.combine.combine`).
+OTHER_COMBINERS = ("uniform", "cross_fitted")
 BUDGETS = {"hierarchical_normal_100": 30.0, "gamma_poisson20": 20.0}
 #: Budget of the untimed warm-up run of each model.
 WARM_SECONDS = 5.0
@@ -68,12 +71,14 @@ def run(name: str, seed: int, budget: float | None = None) -> dict:
         res = pb.estimate_evidence(model, budget=BUDGETS[name] if budget is None else budget, random_seed=seed,
                                    progressbar=False)
     table = res.arm_table()
-    uniform = res.combined_with("uniform")  # the plain average of the same pulls, beside the run's own combination
-    log_u, se_u = ((res.shift + math.log(uniform.estimate), uniform.se / uniform.estimate) if uniform.estimate > 0
-                   else (math.nan, math.nan))
+    others = {}
+    for method in OTHER_COMBINERS:  # the same pulls combined otherwise, beside the run's own combination
+        c = res.combined_with(method)
+        log_c, se_c = ((res.shift + math.log(c.estimate), c.se / c.estimate) if c.estimate > 0
+                       else (math.nan, math.nan))
+        others.update({f"z_{method}": (log_c - log_z) / se_c, f"se_{method}": se_c})
     return dict(model=name, seed=seed, log_z=res.log_z, se=res.log_z_se, z=(res.log_z - log_z) / res.log_z_se,
-                z_uniform=(log_u - log_z) / se_u, se_uniform=se_u,
-                status=res.interval_status, wall=time.perf_counter() - start,
+                **others, status=res.interval_status, wall=time.perf_counter() - start,
                 topics=[m.topic for m in res.warnings()],
                 pulls={str(a): int(n) for a, n in zip(table["arm"], table["pulls"])},
                 weight={str(a): float(w) for a, w in zip(table["arm"], table["weight"])},
@@ -149,12 +154,14 @@ def main(argv=None) -> str:
              f"- date: {utc_now()}; command: `{command}`",
              "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
              "untimed short run of each model first, unless `--no-warm`); z against the exact log Z",
-             "- the uniform combiner's columns: the plain average of the same runs' pulls "
-             "(`result.combined_with(\"uniform\")`, Neufeld et al. 2014, Thm 1) beside the run's own inverse-variance "
-             "combination, scored the same way (runs recorded before these columns existed show NaN)", "",
+             "- the other combiners' columns: the same runs' pulls combined by `result.combined_with(method)`, the "
+             "plain average (`uniform`, Neufeld et al. 2014, Thm 1) and the inverse-variance combination with "
+             "cross-fitted weights (`cross_fitted`, `pmcbandit.stats.combine`) beside the run's own inverse-variance "
+             "combination, scored the same way (log of the estimate, se by the delta method; runs recorded before "
+             "these columns existed show NaN)", "",
              "| model | budget | runs | mean se | largest se | largest abs z | covered (abs z < 1.96) | mean z | "
-             "uniform combiner: covered, mean z, mean se | statuses | warnings (runs) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
+             + " | ".join(f"{m}: covered, mean z, mean se" for m in OTHER_COMBINERS) + " | statuses | warnings (runs) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|" + "---|" * len(OTHER_COMBINERS) + "---|---|"]
     for name in models:
         budget = BUDGETS[name]
         mine = [r for r in runs if r["model"] == name]
@@ -162,12 +169,14 @@ def main(argv=None) -> str:
         z = np.abs([r["z"] for r in mine])
         statuses = {s: sum(r["status"] == s for r in mine) for s in dict.fromkeys(r["status"] for r in mine)}
         topics = {t: sum(t in r["topics"] for r in mine) for t in dict.fromkeys(t for r in mine for t in r["topics"])}
-        zu = np.array([r.get("z_uniform", math.nan) for r in mine])
-        seu = np.array([r.get("se_uniform", math.nan) for r in mine])
+        cells = []
+        for method in OTHER_COMBINERS:
+            zo = np.array([r.get(f"z_{method}", math.nan) for r in mine])
+            seo = np.array([r.get(f"se_{method}", math.nan) for r in mine])
+            cells.append(f"{int(np.sum(np.abs(zo) < 1.96))}/{len(mine)}, {np.mean(zo):+.2f}, {np.mean(seo):.3g}")
         lines.append(f"| {name} | {budget:g} s | {len(mine)} | {np.mean(se):.3g} | {np.max(se):.3g} | "
                      f"{np.max(z):.2f} | {int(np.sum(z < 1.96))}/{len(mine)} | "
-                     f"{np.mean([r['z'] for r in mine]):+.2f} | {int(np.sum(np.abs(zu) < 1.96))}/{len(mine)}, "
-                     f"{np.mean(zu):+.2f}, {np.mean(seu):.3g} | {statuses} | {topics or 'none'} |")
+                     f"{np.mean([r['z'] for r in mine]):+.2f} | {' | '.join(cells)} | {statuses} | {topics or 'none'} |")
     lines += ["", "The arm with the largest combination weight in each run, and the runs it carried:", "",
               "| model | arm | runs | its weight | its Pareto k-hat | covered (abs z < 1.96) | mean z | largest abs z |",
               "|---|---|---:|---|---|---:|---:|---:|"]

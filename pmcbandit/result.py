@@ -55,7 +55,8 @@ from functools import cached_property
 
 import numpy as np
 
-from pmcbandit.stats.combine import MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
+from pmcbandit._validation import check_choice
+from pmcbandit.stats.combine import COMBINE_METHODS, MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
 from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
@@ -167,6 +168,28 @@ class RunResult(RunMessages):
         obs, arms, within, size = (a[self._combine_order] for a in self.working_values())
         return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded,
                        self.settings.get("deterministic"), self.tail_scale)
+
+    def recombined(self, method: str):
+        """The same run read through another combination: a result of the same class, on the same pulls and
+        reliability, whose every reported figure (estimate, SE, interval, its status, notes) follows ``method``
+        (one of :data:`~pmcbandit.stats.combine.COMBINE_METHODS`). Nothing is pulled again.
+
+        Examples
+        --------
+        >>> import pmcbandit as pb
+        >>> arms = [pb.CallableArm(lambda rng, s=s: rng.normal(1.0, s), name=f"sd{s}") for s in (0.5, 2.0)]
+        >>> res = pb.run(arms, policy="ucb1", budget=pb.Pulls(200), random_seed=1, progressbar=False)
+        >>> other = res.recombined("uniform")
+        >>> other.combine, other.estimate == res.combined_with("uniform").estimate
+        ('uniform', True)
+        """
+        check_choice(method, COMBINE_METHODS, "method", "RunResult.recombined")
+        cached = {name for klass in type(self).__mro__ for name, value in vars(klass).items()
+                  if isinstance(value, cached_property)}
+        new = type(self).__new__(type(self))
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in cached})
+        new.combine = method
+        return new
 
     @cached_property
     def tail_scale(self) -> np.ndarray:

@@ -84,7 +84,9 @@ def run(
     budget : float or Budget
         A float is seconds of wall time; or ``Pulls(n)``, ``CpuSeconds(s)``, ``WallSeconds(s)``,
         ``TargetSE(se, relative=False, min_pulls=10, max_seconds=None)``.
-    combine : {"inverse_variance", "uniform"}
+    combine : {"inverse_variance", "uniform", "cross_fitted"}
+        How the arms' observations are combined (:mod:`pmcbandit.stats.combine`); ``result.recombined(method)``
+        reads the same run through another.
     random_seed : int, Generator or None
         Converted once; the policy and every pull get their own spawned stream.
     reward : {"auto", "squared", "paired"}

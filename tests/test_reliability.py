@@ -342,13 +342,17 @@ def test_an_arm_above_its_threshold_gets_no_weight_in_an_interim_combination():
     assert res.reliability.unreliable.tolist() == [False, True]
 
 
-def _misses(n_runs: int, k: float) -> int:
-    """Runs of two Pareto(k) weight arms (Thompson, 150 pulls of 500 weights) whose 95 % interval misses log Z = 0."""
+def _pareto_runs(n_runs: int, k: float) -> list:
+    """Seeded runs of two Pareto(k) weight arms (Thompson, 150 pulls of 500 weights), log Z = 0."""
+    return [_run([_WeightArm("a", k, size=500), _WeightArm("b", k, size=500)], budget=pb.Pulls(150),
+                 random_seed=seed)[0] for seed in range(n_runs)]
+
+
+def _misses(results) -> int:
+    """How many of the results' 95 % intervals miss log Z = 0, each read afresh (``recombined``: nothing cached)."""
     missed = 0
-    for seed in range(n_runs):
-        res, _ = _run([_WeightArm("a", k, size=500), _WeightArm("b", k, size=500)], budget=pb.Pulls(150),
-                      random_seed=seed)
-        lo, hi = res.log_ci()
+    for res in results:
+        lo, hi = res.recombined(res.combine).log_ci()
         missed += not lo <= 0.0 <= hi
     return missed
 
@@ -357,12 +361,15 @@ def test_intervals_of_weights_near_infinite_variance_cover_with_the_fitted_tail(
     """Weights of shape k = 0.55 pass the k-hat check (threshold 0.7) but their variance is infinite: the sample
     variance is small when the average is low, and the bandit favours the arm that looks precise. With the fitted
     tail's second moment (pmcbandit.stats.pareto_tail) the 95 % intervals miss at most 10 % of 400 seeded runs
-    (Clopper-Pearson); without it (the mutation) the same check fails.
+    (Clopper-Pearson), with the run's inverse-variance weights and with cross-fitted ones; without it (the
+    mutation) the same check fails.
     """
     runs, delta = 400, 0.10
-    assert error_rate_upper(_misses(runs, 0.55), runs) <= delta
+    results = _pareto_runs(runs, 0.55)  # the pulls do not depend on the combination: read them both ways
+    assert error_rate_upper(_misses(results), runs) <= delta
+    assert error_rate_upper(_misses([r.recombined("cross_fitted") for r in results]), runs) <= delta
     monkeypatch.setattr(RunResult, "tail_scale", property(lambda self: np.ones(len(self.arm_names))))
-    assert error_rate_upper(_misses(runs, 0.55), runs) > delta
+    assert error_rate_upper(_misses(results), runs) > delta
 
 
 def test_light_tailed_weights_get_no_tail_share():
@@ -374,13 +381,9 @@ def test_light_tailed_weights_get_no_tail_share():
     assert again.combined.se == res.combined.se
 
 
-def _lognormal_misses(n_runs: int) -> int:
-    missed = 0
-    for seed in range(n_runs):
-        res, _ = _run([_SpreadArm("ais", 1.0)], policy="uniform", budget=pb.Pulls(60), random_seed=seed)
-        lo, hi = res.log_ci()
-        missed += not lo <= 0.0 <= hi
-    return missed
+def _lognormal_runs(n_runs: int) -> list:
+    return [_run([_SpreadArm("ais", 1.0)], policy="uniform", budget=pb.Pulls(60), random_seed=seed)[0]
+            for seed in range(n_runs)]
 
 
 def test_intervals_of_an_arm_too_short_for_a_khat_cover_with_the_log_normal_variance(monkeypatch):
@@ -389,9 +392,10 @@ def test_intervals_of_an_arm_too_short_for_a_khat_cover_with_the_log_normal_vari
     mutation) the same check fails.
     """
     runs, delta = 400, 0.10
-    assert error_rate_upper(_lognormal_misses(runs), runs) <= delta
+    results = _lognormal_runs(runs)
+    assert error_rate_upper(_misses(results), runs) <= delta
     monkeypatch.setattr(RunResult, "tail_scale", property(lambda self: np.ones(len(self.arm_names))))
-    assert error_rate_upper(_lognormal_misses(runs), runs) > delta
+    assert error_rate_upper(_misses(results), runs) > delta
 
 
 def _misses_above(n_runs: int) -> tuple[int, int]:

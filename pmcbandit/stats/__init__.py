@@ -1,7 +1,7 @@
 """Statistics with NumPy and SciPy only: combining estimates, testing their agreement, checking
 importance weights.
 
-:mod:`~pmcbandit.stats.combine` (uniform and inverse-variance combination, standard errors,
+:mod:`~pmcbandit.stats.combine` (uniform, inverse-variance and cross-fitted combination, standard errors,
 intervals), :mod:`~pmcbandit.stats.consistency` (Cochran's Q / Welch's F, random effects) and
 :mod:`~pmcbandit.stats.psis` (Pareto :math:`\\hat k` of importance weights, Vehtari et al. 2024) over
 :mod:`~pmcbandit.stats.pareto_tail` (the generalized-Pareto fit to their upper tail, and the variance it implies).

@@ -16,10 +16,26 @@ Two combiners (Neufeld et al. 2014, Sec. 3 and Sec. 6.3):
     :math:`\widehat{SE}^2 = \frac1W\bigl[1 + 4\sum_k \frac{1}{\nu_k}\frac{w_k}{W}(1-\frac{w_k}{W})\bigr]`
     with :math:`\nu_k` the degrees of freedom of :math:`\hat V_k`.
 
+``"cross_fitted"``
+    the inverse-variance combination with weights each estimated on pulls other than the ones they weight: each
+    weighted arm's pulls are split into two halves by the order they came in (alternately), the arm means of one half
+    are weighted by :math:`T_{k,h}/\hat V_{k,1-h}` (counts of the half, variance estimated on the other half), and
+    the estimate is the average of the two halves' combinations,
+    :math:`\hat\mu = \frac12\sum_h\sum_k c_{k,h}\bar Y_{k,h}` with :math:`c_{k,h}` the normalised weights.
+    Given the other half the weights are fixed, so each half's combination is unbiased, and
+    :math:`\widehat{SE}^2 = \frac14\sum_h\sum_k c_{k,h}^2\hat V_{k,h}/T_{k,h}` needs no correction for
+    estimated weights (the cross-fitting of Chernozhukov et al. 2018, "Double/debiased machine learning", Sec. 3).
+    With a single sample, an arm whose sample happened to miss its rare large values reads both low and with a
+    small variance, and so takes more of the weight exactly when it is low; right-skewed values (importance
+    weights) make the inverse-variance estimate lean low for that reason (``benchmarks/bench_combine_skew.py``),
+    which the cross-fitted weights cannot. It weights only arms whose variance estimates have
+    :data:`MIN_WEIGHTED_DOF` dof in both halves; if none has, the inverse-variance combination is returned, flagged.
+
 Intervals use Student-t quantiles with Satterthwaite's effective degrees of
 freedom: :math:`\nu = (\sum_k a_k)^2 / \sum_k a_k^2/\nu_k` with
-:math:`a_k = T_k\hat V_k/n^2` (uniform) or :math:`a_k = w_k` normalised (inverse
-variance), so small-sample runs get honest, wider intervals.
+:math:`a_k = T_k\hat V_k/n^2` (uniform), :math:`a_k = w_k` normalised (inverse
+variance), or one term :math:`\frac14 c_{k,h}^2\hat V_{k,h}/T_{k,h}` per arm and half
+(cross-fitted), so small-sample runs get honest, wider intervals.
 
 Per-arm variance rule (documented degenerate cases)
 ---------------------------------------------------
@@ -64,7 +80,7 @@ from pmcbandit._validation import check_choice, check_open_unit
 
 __all__ = ["Combined", "combine", "COMBINE_METHODS", "interval", "log_interval", "arm_moments"]
 
-COMBINE_METHODS = ("uniform", "inverse_variance")
+COMBINE_METHODS = ("uniform", "inverse_variance", "cross_fitted")
 
 # Fewest degrees of freedom of an arm's variance estimate for it to carry an inverse-variance
 # weight. A variance estimated from 2-3 draws can be tiny by chance and hand its arm almost
@@ -195,7 +211,7 @@ def combine(
         flags.append("every arm with observations is excluded as unreliable: all are combined")
         out = np.zeros(n_arms, dtype=bool)
     suspect = np.zeros(n_arms, dtype=bool)
-    if method == "inverse_variance":
+    if method != "uniform":
         suspect = _identical(values, arms, n_arms) & ~out
         if exact is not None:
             suspect &= ~np.asarray(exact, dtype=bool)
@@ -237,12 +253,58 @@ def combine(
         flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
         fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out, var_scale=var_scale)
         return fallback._replace(degenerate=tuple(flags), method=method, suspect=suspect)
+    if method == "cross_fitted":
+        fitted = _cross_fitted(values[in_used], arms[in_used], n_arms, weighted,
+                               None if within_var is None else np.asarray(within_var, dtype=np.float64)[in_used],
+                               None if batch_size is None else np.asarray(batch_size)[in_used], var_scale, positive)
+        if fitted is not None:
+            return result(*fitted)
+        flags.append(f"no arm has variance estimates with {MIN_WEIGHTED_DOF} dof in both halves of its pulls: "
+                     "inverse-variance weights used")
     w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
     share = w / w.sum()
     estimate = np.sum(share[weighted] * mean[weighted])
     correction = 1.0 + 4.0 * np.sum(share[weighted] * (1.0 - share[weighted]) / nu[weighted])
     df = _satterthwaite(share[weighted], nu[weighted])
     return result(estimate, np.sqrt(correction / w.sum()), df, share)
+
+
+def _cross_fitted(values, arms, n_arms, weighted, within_var, batch_size, var_scale, positive):
+    """Estimate, SE, dof and shares of the cross-fitted combination (module docstring), or None when no arm has
+    variance estimates of :data:`MIN_WEIGHTED_DOF` dof in both halves of its pulls.
+    """
+    half = np.zeros(arms.size, dtype=np.int64)
+    for k in np.flatnonzero(weighted):
+        mine = np.flatnonzero(arms == k)
+        half[mine] = np.arange(mine.size) % 2
+    moments = []
+    for h in (0, 1):
+        sel = half == h
+        n, mean, var, nu, own, _ = arm_moments(
+            values[sel], arms[sel], n_arms, None if within_var is None else within_var[sel],
+            None if batch_size is None else batch_size[sel])
+        if var_scale is not None:
+            var = np.where(own, var * np.fmax(np.asarray(var_scale, dtype=np.float64), 1.0), var)
+        var = np.where(own & (n > 1) & (var <= 0), positive.min() if positive.size else 0.0, var)
+        moments.append((n, mean, var, nu, own))
+    both = weighted.copy()
+    for n, _, var, nu, own in moments:
+        both &= own & (nu >= MIN_WEIGHTED_DOF) & (var > 0)
+    if not both.any():
+        return None
+    estimate, variance, shares, terms, dofs = 0.0, 0.0, np.zeros(n_arms), [], []
+    for h in (0, 1):
+        n, mean, var, nu, _ = moments[h]
+        other_var = moments[1 - h][2]
+        w = np.where(both, n / np.where(both, other_var, 1.0), 0.0)  # weights from the other half's variances
+        share = w / w.sum()
+        a = 0.25 * share[both] ** 2 * var[both] / n[both]
+        estimate += 0.5 * np.sum(share[both] * mean[both])
+        variance += a.sum()
+        shares += 0.5 * share
+        terms.append(a)
+        dofs.append(nu[both])
+    return estimate, np.sqrt(variance), _satterthwaite(np.concatenate(terms), np.concatenate(dofs)), shares
 
 
 def _identical(values: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:

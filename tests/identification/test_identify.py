@@ -34,7 +34,9 @@ def test_every_algorithm_stops_with_confidence_on_the_right_arms(algorithm):
         arms = [pb.CallableArm(lambda rng, m=m: rng.uniform(m - 0.5, m + 0.5), name=f"arm{i}", cost=1.0)
                 for i, m in enumerate(means)]
         extra = {"rounds": 1000} if algorithm == "racing" else {}  # RACING's guarantee holds for its rounds
-        tolerance = 0.2 if "epsilon" in SETTINGS[algorithm] else None
+        # Incremental elimination's sample sizes grow as 1/epsilon^2: a wider tolerance (still below the gap of 0.5,
+        # so only arm0 is epsilon-optimal) keeps its run short.
+        tolerance = (0.4 if algorithm == "incremental" else 0.2) if "epsilon" in SETTINGS[algorithm] else None
         res = _identify(arms, algorithm, k=k, delta=0.05, epsilon=tolerance, bounds=(-0.5, 1.0), random_seed=7,
                         algorithm_kwargs=extra)
     else:
