@@ -7,14 +7,17 @@ Importance weights with a heavy right tail make each arm's mean read low more of
 weights are missing from most samples), and the same samples' variance reads low with it. An inverse-variance
 combination (:func:`pmcbandit.stats.combine.combine`, ``"inverse_variance"``, as the evidence doors use) then gives
 more weight to the arm whose sample happened to miss its large weights, so it can lean further low than the plain
-average (``"uniform"``). This measures both on exact inputs: ``K`` unbiased arms of weights with :math:`E[w] = 1`,
-log-normal of log-variance :math:`s^2` (Var :math:`w = e^{s^2} - 1`) or Pareto-tailed (Lomax, tail shape :math:`k`:
-finite variance for :math:`k < 1/2`, as a Pareto :math:`\\hat k` reads it), each pulled ``T`` times in batches of
+average (``"uniform"``); the cross-fitted combination (``"cross_fitted"``) weights each half of an arm's pulls by
+the variance of its other half. This measures the three on exact inputs: ``K`` unbiased arms of weights with
+:math:`E[w] = 1`, log-normal of log-variance :math:`s^2` (Var :math:`w = e^{s^2} - 1`) or Pareto-tailed (Lomax, tail
+shape :math:`k`: finite variance for :math:`k < 1/2`, as a Pareto :math:`\\hat k` reads it; a pair of spreads gives
+the arms different ones), each pulled ``T`` times in batches of
 ``B`` weights (a pull's mean and within-batch variance enter the combiner, as an importance arm's pulls do). Per
 setting and combiner: the mean of :math:`z = (\\hat\\mu - 1)/\\widehat{SE}`, its standard deviation, and the share of
-95 % intervals (:math:`\\hat\\mu \\pm 1.96\\,\\widehat{SE}`) that contain 1. Seeds are fixed; each seed draws the same
-weights for both combiners. The tail rule of the evidence runs (``var_scale``, :mod:`pmcbandit.stats.pareto_tail`)
-is not applied here: the rows are the combiners alone.
+95 % intervals (:math:`\\hat\\mu \\pm 1.96\\,\\widehat{SE}`) that contain 1, and the root-mean-square error of
+:math:`\\hat\\mu`. Seeds are fixed; each seed draws the same weights for every combiner. The tail rule of the
+evidence runs (``var_scale``, :mod:`pmcbandit.stats.pareto_tail`) is not applied here: the rows are the combiners
+alone.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ uniform combiner and the cross-fitted one on the same pulls (``result.combined_w
         --name bench_pool_hierarchies_vm     # one model, written to a results file of its own
     .venv/bin/python -m benchmarks.bench_pool_hierarchies --from-json runs_a.json runs_b.json  # compare recorded runs
 
-``--from-json`` runs nothing: for each recorded file and model it prints coverage, mean z, mean se, the spread of
-log Ẑ across the runs and their root-mean-square error.
+``--from-json`` runs nothing: for each recorded file, model and combination it prints coverage, mean z, mean se, the
+spread of log Ẑ across the runs and their root-mean-square, median and largest absolute error.
 """
 
 from __future__ import annotations
@@ -93,26 +93,32 @@ def _fresh(name: str, seed: int, budget: float | None = None) -> dict:
 
 
 def compare_files(paths, command: str) -> str:
-    """A table of the runs recorded in ``paths`` (``--json`` files), one row per file and model: coverage, mean z,
-    mean se, the spread of log Ẑ across the runs and their root-mean-square error against the exact log Z (each run's
-    error is its z times its se), so that pools of different commits are compared on the same footing. A run without
-    a finite z (a failed process) is left out of its file's rows; the spread of one run is NaN.
+    """A table of the runs recorded in ``paths`` (``--json`` files), one row per file, model and combination (the run's
+    own, and each of :data:`OTHER_COMBINERS` the file recorded): coverage, mean z, mean se, the spread of log Ẑ across
+    the runs, and their root-mean-square, median and largest absolute error against the exact log Z (each run's error
+    is its z times its se), so that pools of different commits, and combinations of the same pulls, are compared on the
+    same footing. A run without a finite z (a failed process) is left out of its row; the spread of one run is NaN.
     """
     lines = ["## Recorded runs compared (`bench_pool_hierarchies --from-json`)", "",
              f"- date: {utc_now()}; command: `{command}` (reads the files, runs nothing)",
              "- error of a run: log Ẑ - log Z = z x se; RMS error: the root of their mean square", "",
-             "| run file | model | runs | covered (abs z < 1.96) | mean z | mean se | sd of log Ẑ | RMS error |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| run file | model | combination | runs | covered (abs z < 1.96) | mean z | mean se | sd of log Ẑ | "
+             "RMS error | median abs error | largest abs error |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for path in paths:
-        runs = [r for r in json.loads(Path(path).read_text()) if np.isfinite(r["z"])]
-        for name in dict.fromkeys(r["model"] for r in runs):
-            mine = [r for r in runs if r["model"] == name]
-            z = np.array([r["z"] for r in mine])
-            se = np.array([r["se"] for r in mine])
-            log_z = np.array([r["log_z"] for r in mine])
-            lines.append(f"| `{Path(path).name}` | {name} | {len(mine)} | {int(np.sum(np.abs(z) < 1.96))}/{len(mine)} | "
-                         f"{z.mean():+.2f} | {se.mean():.3g} | {log_z.std(ddof=1) if len(mine) > 1 else math.nan:.3g} | "
-                         f"{np.sqrt(np.mean((z * se) ** 2)):.3g} |")
+        recorded = json.loads(Path(path).read_text())
+        for name in dict.fromkeys(r["model"] for r in recorded):
+            for label, z_key, se_key in (("own", "z", "se"), *((m, f"z_{m}", f"se_{m}") for m in OTHER_COMBINERS)):
+                mine = [r for r in recorded if r["model"] == name and np.isfinite(r.get(z_key, math.nan))]
+                if not mine:
+                    continue
+                z = np.array([r[z_key] for r in mine])
+                se = np.array([r[se_key] for r in mine])
+                err = z * se
+                lines.append(
+                    f"| `{Path(path).name}` | {name} | {label} | {len(mine)} | {int(np.sum(np.abs(z) < 1.96))}/{len(mine)} "
+                    f"| {z.mean():+.2f} | {se.mean():.3g} | {err.std(ddof=1) if len(mine) > 1 else math.nan:.3g} | "
+                    f"{np.sqrt(np.mean(err ** 2)):.3g} | {np.median(np.abs(err)):.3g} | {np.abs(err).max():.3g} |")
     return "\n".join(lines) + "\n"
 
 

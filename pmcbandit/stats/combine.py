@@ -28,8 +28,12 @@ Two combiners (Neufeld et al. 2014, Sec. 3 and Sec. 6.3):
     With a single sample, an arm whose sample happened to miss its rare large values reads both low and with a
     small variance, and so takes more of the weight exactly when it is low; right-skewed values (importance
     weights) make the inverse-variance estimate lean low for that reason (``benchmarks/bench_combine_skew.py``),
-    which the cross-fitted weights cannot. It weights only arms whose variance estimates have
-    :data:`MIN_WEIGHTED_DOF` dof in both halves; if none has, the inverse-variance combination is returned, flagged.
+    which the cross-fitted weights cannot. The price is robustness: weights from the other half cannot see a rare,
+    very large value in the half they weight, so where one arrives (importance weights of near-infinite variance) the
+    estimate takes it in at its arm's full share, with an SE that grows to match, where inverse-variance weights from
+    the same pulls would all but drop it (``benchmarks/bench_pool_hierarchies.py``). It weights only arms whose
+    variance estimates have :data:`MIN_WEIGHTED_DOF` dof in both halves; if none has, the inverse-variance
+    combination is returned, flagged.
 
 Intervals use Student-t quantiles with Satterthwaite's effective degrees of
 freedom: :math:`\nu = (\sum_k a_k)^2 / \sum_k a_k^2/\nu_k` with
