@@ -1,6 +1,6 @@
 r"""Combine the observations of all arms into one estimate with an honest standard error.
 
-Two combiners (Neufeld et al. 2014, Sec. 3 and Sec. 6.3):
+Three combiners: the two of Neufeld et al. 2014 (Sec. 3 and Sec. 6.3), and the second with cross-fitted weights:
 
 ``"uniform"``
     the plain average of all ``n`` observations, :math:`\hat\mu = \frac1n\sum_t Y_t`
