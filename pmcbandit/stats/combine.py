@@ -202,12 +202,14 @@ def combine(
     values = np.asarray(values, dtype=np.float64)
     arms = np.asarray(arms, dtype=np.int64)
     n, mean, var, nu, own, flags = arm_moments(values, arms, n_arms, within_var, batch_size)
+    factor = np.ones(n_arms)  # on the arms' own variance estimates (rule above)
     if var_scale is not None:
         scale = np.asarray(var_scale, dtype=np.float64)
         if scale.shape != (n_arms,):
             raise ValueError(
                 f"The 'var_scale' parameter of combine must have shape ({n_arms},). Got {scale.shape} instead.")
-        var = np.where(own, var * np.fmax(scale, 1.0), var)
+        factor = np.fmax(scale, 1.0)
+    var = np.where(own, var * factor, var)
     out = np.zeros(n_arms, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
     if out.shape != (n_arms,):
         raise ValueError(f"The 'exclude' parameter of combine must have shape ({n_arms},). Got {out.shape} instead.")
@@ -260,7 +262,7 @@ def combine(
     if method == "cross_fitted":
         fitted = _cross_fitted(values[in_used], arms[in_used], n_arms, weighted,
                                None if within_var is None else np.asarray(within_var, dtype=np.float64)[in_used],
-                               None if batch_size is None else np.asarray(batch_size)[in_used], var_scale, positive)
+                               None if batch_size is None else np.asarray(batch_size)[in_used], factor, positive)
         if fitted is not None:
             return result(*fitted)
         flags.append(f"no arm has variance estimates with {MIN_WEIGHTED_DOF} dof in both halves of its pulls: "
@@ -273,7 +275,7 @@ def combine(
     return result(estimate, np.sqrt(correction / w.sum()), df, share)
 
 
-def _cross_fitted(values, arms, n_arms, weighted, within_var, batch_size, var_scale, positive):
+def _cross_fitted(values, arms, n_arms, weighted, within_var, batch_size, factor, positive):
     """Estimate, SE, dof and shares of the cross-fitted combination (module docstring), or None when no arm has
     variance estimates of :data:`MIN_WEIGHTED_DOF` dof in both halves of its pulls.
     """
@@ -287,8 +289,7 @@ def _cross_fitted(values, arms, n_arms, weighted, within_var, batch_size, var_sc
         n, mean, var, nu, own, _ = arm_moments(
             values[sel], arms[sel], n_arms, None if within_var is None else within_var[sel],
             None if batch_size is None else batch_size[sel])
-        if var_scale is not None:
-            var = np.where(own, var * np.fmax(np.asarray(var_scale, dtype=np.float64), 1.0), var)
+        var = np.where(own, var * factor, var)
         var = np.where(own & (n > 1) & (var <= 0), positive.min() if positive.size else 0.0, var)
         moments.append((n, mean, var, nu, own))
     both = weighted.copy()
