@@ -12,7 +12,7 @@ Reported per model: the runs' mean and largest standard error, the largest \\|z\
 exact value, the runs within 1.96 of their standard errors, the interval statuses and the pulls per arm of
 the first run; then, grouped by the arm with the largest combination weight in each run, that arm's weight
 and Pareto k-hat and the z of the runs it carried. Beside each run's own (inverse-variance) combination, the
-uniform combiner and the cross-fitted one on the same pulls (``result.combined_with(method)``,
+uniform combiner and the cross-fitted one on the same pulls (``result.recombined(method)``,
 :data:`OTHER_COMBINERS`) are scored too: they differ where the arms' estimated variances move with their means
 (``benchmarks/bench_combine_skew.py``).
 
@@ -72,11 +72,9 @@ def run(name: str, seed: int, budget: float | None = None) -> dict:
                                    progressbar=False)
     table = res.arm_table()
     others = {}
-    for method in OTHER_COMBINERS:  # the same pulls combined otherwise, beside the run's own combination
-        c = res.combined_with(method)
-        log_c, se_c = ((res.shift + math.log(c.estimate), c.se / c.estimate) if c.estimate > 0
-                       else (math.nan, math.nan))
-        others.update({f"z_{method}": (log_c - log_z) / se_c, f"se_{method}": se_c})
+    for method in OTHER_COMBINERS:  # the same pulls read through another combination, beside the run's own
+        other = res.recombined(method)
+        others.update({f"z_{method}": (other.log_z - log_z) / other.log_z_se, f"se_{method}": other.log_z_se})
     return dict(model=name, seed=seed, log_z=res.log_z, se=res.log_z_se, z=(res.log_z - log_z) / res.log_z_se,
                 **others, status=res.interval_status, wall=time.perf_counter() - start,
                 topics=[m.topic for m in res.warnings()],
@@ -160,11 +158,11 @@ def main(argv=None) -> str:
              f"- date: {utc_now()}; command: `{command}`",
              "- `estimate_evidence(model, budget=T)`, set-up inside the budget (compile caches filled by one "
              "untimed short run of each model first, unless `--no-warm`); z against the exact log Z",
-             "- the other combiners' columns: the same runs' pulls combined by `result.combined_with(method)`, the "
+             "- the other combiners' columns: the same runs' pulls read by `result.recombined(method)`, the "
              "plain average (`uniform`, Neufeld et al. 2014, Thm 1) and the inverse-variance combination with "
              "cross-fitted weights (`cross_fitted`, `pmcbandit.stats.combine`) beside the run's own inverse-variance "
-             "combination, scored the same way (log of the estimate, se by the delta method; runs recorded before "
-             "these columns existed show NaN)", "",
+             "combination, scored the same way (`log_z`, `log_z_se` of that reading; a file without these columns shows "
+             "NaN)", "",
              "| model | budget | runs | mean se | largest se | largest abs z | covered (abs z < 1.96) | mean z | "
              + " | ".join(f"{m}: covered, mean z, mean se" for m in OTHER_COMBINERS) + " | statuses | warnings (runs) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|" + "---|" * len(OTHER_COMBINERS) + "---|---|"]
