@@ -107,7 +107,7 @@ PRINTED = ("ok", "random_effects", "deadline")
 def run_pool(model, seconds: float, seed: int, smc: bool = False, timing: str = "total") -> dict:
     import warnings
 
-    from pmcbandit.evidence import estimate_evidence, evidence_arms
+    from pmcbandit.evidence.estimate import estimate_evidence, evidence_arms
     from pmcbandit.exceptions import PmcBanditWarning
 
     start = time.perf_counter()
@@ -195,10 +195,10 @@ def worker(model_name: str, method: str, seconds: float, seed: int, timing: str 
     if method in ABLATIONS:
         import functools
 
-        import pmcbandit.evidence as ev
+        import pmcbandit.evidence.estimate as ev
 
         keyword, value, _ = ABLATIONS[method]
-        ev._pool = functools.partial(ev._pool, **{keyword: value})  # this worker process only
+        ev.build_pool = functools.partial(ev.build_pool, **{keyword: value})  # this worker process only
         return run_pool(model, seconds, seed, timing=timing)
     if method in ("pool", "pool_smc"):
         return run_pool(model, seconds, seed, smc=method == "pool_smc", timing=timing)
@@ -221,7 +221,7 @@ def warm(model_name: str) -> dict:
     import pmcbandit
     from models.evidence_suite import SUITE
     from pmcbandit.arms.evidence.smc import quiet_pymc
-    from pmcbandit.evidence import estimate_evidence, evidence_arms
+    from pmcbandit.evidence.estimate import estimate_evidence, evidence_arms
     from pmcbandit.exceptions import PmcBanditWarning
 
     start = time.perf_counter()

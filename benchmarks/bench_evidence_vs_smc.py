@@ -126,7 +126,7 @@ def run_sample_smc(model, seconds: float, seed: int, clock: str, cores: int | No
 def run_pool(model, config: str, seconds: float, seed: int, clock: str) -> dict:
     import pmcbandit
     from pmcbandit.arms.evidence import SMCArm
-    from pmcbandit.evidence import estimate_evidence, evidence_arms
+    from pmcbandit.evidence.estimate import estimate_evidence, evidence_arms
 
     policy, kwargs, run_kwargs = "thompson", {}, {}
     if config in ("default", "default-shared"):

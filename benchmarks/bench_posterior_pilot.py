@@ -8,7 +8,7 @@ the full mode search (:func:`pmcbandit.arms.evidence.modes.find_modes`), then th
 moments the pilot-t arms are centred and scaled on. The posterior pilot from the top mode
 (:func:`pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) runs with its fewest draw moves, then as the pool
 runs it (draws stopped once a pilot-t arm passes the pool's set-up check,
-:class:`pmcbandit.evidence_importance.PilotCheck`) on the gradient the mode search compiled, then that again on the
+:class:`pmcbandit.evidence.importance.PilotCheck`) on the gradient the mode search compiled, then that again on the
 NUMBA gradient, whose compilation is timed apart (on models of 100 or more
 dimensions the mode search compiled that one already). The annealing pilot of the HMC arm
 (:func:`pmcbandit.arms.evidence.ais.tune_hmc`) runs last; its move kernel is compiled on its first call, so its time
@@ -70,7 +70,7 @@ def measure(name: str, batches: int) -> str:
     from pmcbandit.arms.evidence.modes import find_modes
     from pmcbandit.arms.evidence.posterior_pilot import (POSTERIOR_PILOT_CHAINS, POSTERIOR_PILOT_DRAWS, draw_moves,
                                                          posterior_pilot)
-    from pmcbandit.evidence_importance import DEFAULT_LAPLACE_PROPOSALS, PilotCheck
+    from pmcbandit.evidence.importance import DEFAULT_LAPLACE_PROPOSALS, PilotCheck
 
     model, log_z = _model(name)
     density = density_for(model, True, [])

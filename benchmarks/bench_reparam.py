@@ -102,7 +102,7 @@ def cases():
 
 
 def one_run(model, seconds: float, seed: int, log_z: float, err: float) -> dict:
-    from pmcbandit.evidence import estimate_evidence, evidence_arms
+    from pmcbandit.evidence.estimate import estimate_evidence, evidence_arms
 
     records: list[str] = []
     handler = logging.Handler(logging.INFO)

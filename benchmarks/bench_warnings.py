@@ -51,7 +51,7 @@ def worker(model_name: str, seconds: float, seed: int) -> dict:
 
     import pmcbandit  # noqa: F401  (configures PyTensor first)
     from models.evidence_suite import SUITE
-    from pmcbandit.evidence import estimate_evidence
+    from pmcbandit.evidence.estimate import estimate_evidence
     from pmcbandit.exceptions import PmcBanditWarning
 
     records: list[str] = []

@@ -95,7 +95,7 @@ def reference_log_z(T: int, draws: int, seed: int = 20141) -> tuple[float, float
 def _pool(T: int) -> list:
     if T not in _ARMS:
         from models import pima
-        from pmcbandit.evidence import evidence_arms
+        from pmcbandit.evidence.estimate import evidence_arms
 
         model = pima.logistic_regression(*pima.load_data(T))
         _ARMS[T] = evidence_arms(model, ais_steps=AIS_STEPS, laplace=False, prior=False, n_chains=1)

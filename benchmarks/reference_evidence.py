@@ -313,7 +313,7 @@ def pool_check(name: str, seconds: float, seed: int) -> tuple[float, float, str,
     import warnings
 
     from models import evidence_suite as es
-    from pmcbandit.evidence import estimate_evidence
+    from pmcbandit.evidence.estimate import estimate_evidence
     from pmcbandit.exceptions import PmcBanditWarning
 
     start = time.perf_counter()

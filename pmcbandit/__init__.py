@@ -12,7 +12,7 @@ from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
 _configure_pytensor_blas()
 
 from pmcbandit.arms import Arm, CallableArm, Pull, PyTensorArm, sampler_arms  # noqa: E402
-from pmcbandit.evidence import EvidenceResult, estimate_evidence, evidence_arms  # noqa: E402
+from pmcbandit.evidence import EvidenceResult, compare_models, ModelComparison, estimate_evidence, evidence_arms  # noqa: E402
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds  # noqa: E402
 from pmcbandit.policies import POLICY_NAMES, get_policy  # noqa: E402
 from pmcbandit.result import RunResult  # noqa: E402
@@ -22,8 +22,6 @@ from pmcbandit.identification.identify import identify  # noqa: E402
 from pmcbandit.identification.result import IdentificationResult  # noqa: E402
 from pmcbandit.compare import ComparisonResult, compare_samplers  # noqa: E402
 from pmcbandit.full_bandit import FullBanditResult, identify_full_bandit  # noqa: E402
-from pmcbandit.model_comparison import compare_models  # noqa: E402
-from pmcbandit.model_comparison_result import ModelComparison  # noqa: E402
 
 __version__ = "0.1.0"
 

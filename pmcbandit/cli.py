@@ -265,7 +265,7 @@ def _evidence(parser, args):
 
 
 def _compare(parser, args):
-    from pmcbandit.model_comparison import compare_models
+    from pmcbandit.evidence import compare_models
 
     models = {name: _load_model(parser, path) for name, path in zip(args.name, args.model_file)}
     result = compare_models(
@@ -296,7 +296,7 @@ def write_outputs(result, out: Path) -> list[Path]:
     A run: ``run.nc`` (InferenceData), ``summary.txt`` and its plots. A model comparison:
     ``comparison.nc``, ``table.csv``, ``summary.txt``, ``comparison.png`` and ``<model>.nc`` per model.
     """
-    from pmcbandit.model_comparison_result import ModelComparison
+    from pmcbandit.evidence import ModelComparison
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The warning family of pmcbandit.
+"""How pmcbandit speaks: its warning family and its logger.
 
 Every warning the package emits is a :class:`PmcBanditWarning` (``warnings.simplefilter("error",
 PmcBanditWarning)`` turns every one into an exception a caller can catch). A warning means *the
@@ -19,12 +19,35 @@ Subclasses say which kind of doubt it is, so a caller can filter one kind:
 A result's ``warnings()`` returns its messages as :class:`WarningText` strings, each carrying the
 subclass it is issued as (:func:`pmcbandit.runtime.door.emit_warnings` issues each once).
 
+**Notes and the logger.** PyMC's convention, kept here: a *warning* means the answer may be
+wrong or carries no guarantee; what the package *did* (AIS step counts sized for the budget, arms
+left out with the reason) and what is sound but weaker than it could be (an arm given no weight
+because its importance weights failed the Pareto :math:`\\hat k` check) is a *note*: it is kept in
+the result (``result.notes``, ``summary()``, the InferenceData's ``notes`` attribute) and logged
+once at ``INFO`` on the ``pmcbandit`` logger (:data:`logger`) when the door returns. The logger has
+only a :class:`logging.NullHandler` (the library convention of the :mod:`logging` HOWTO): nothing
+is printed unless the application configures logging, e.g. ``logging.basicConfig(level=logging.INFO)``.
+
 This module imports nothing from the package: every layer may use it.
 """
 
 from __future__ import annotations
 
-__all__ = ["PmcBanditWarning", "UnreliableArmWarning", "NoGuaranteeWarning", "SettingsWarning", "WarningText"]
+import logging
+
+__all__ = ["PmcBanditWarning", "UnreliableArmWarning", "NoGuaranteeWarning", "SettingsWarning", "WarningText",
+           "logger", "log_notes"]
+
+logger = logging.getLogger("pmcbandit")
+logger.addHandler(logging.NullHandler())
+
+
+def log_notes(notes) -> None:
+    """Log each of ``notes`` (strings) once at ``INFO`` on the ``pmcbandit`` logger, in order;
+    a note repeated in ``notes`` is logged once.
+    """
+    for note in dict.fromkeys(str(n) for n in notes):
+        logger.info(note)
 
 
 class PmcBanditWarning(UserWarning):

@@ -172,7 +172,7 @@ def test_bad_arguments_raise_before_compiling(kwargs, error, match):
 
 
 def test_pool_adds_one_hmc_arm_from_20_dimensions():
-    from pmcbandit.evidence import evidence_arms
+    from pmcbandit.evidence.estimate import evidence_arms
 
     model = _normal_model()[0]  # 30 dimensions
     arms = evidence_arms(model, ais_steps=(20, 40), laplace=False, prior=False, non_centre=False)
@@ -240,8 +240,8 @@ def test_pilot_stops_at_its_deadline():
 
 
 def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
-    import pmcbandit.evidence_pilots as pilots
-    import pmcbandit.evidence_pool as ev
+    import pmcbandit.evidence.pilots as pilots
+    import pmcbandit.evidence.pool as ev
 
     model = _normal_model()[0]  # 30 dimensions: the HMC arm's pilot runs, and serves the pilot-t arms too
     kw = dict(ais_steps=(20,), prior=False, non_centre=False)
@@ -249,7 +249,7 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
                                                                "pilot-t", "pilot-t20"]
     assert [a.name for a in ev.evidence_arms(model, laplace=False, **kw)] == ["ais-20", "ais-hmc-20"]
     # Without the HMC arm, a pilot for the pilot-t arms alone runs only where no Laplace arm passes k-hat.
-    arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+    arms, notes, _ = ev.build_pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=1000,
                               cost="cpu_seconds", budget_seconds=None, non_centre=False, hmc_arm=False)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
@@ -260,14 +260,14 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
     short = ev.evidence_arms(model, budget_seconds=ev.PILOT_MIN_RUN_SECONDS / 2, pilot_is=None, **kw)
     assert [a.name for a in short] == ["ais-20", "laplace-t", "laplace-t20"]
     monkeypatch.setattr(pilots, "PILOT_MAX_SHARE", 0.0)
-    arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+    arms, notes, _ = ev.build_pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
                               cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=True, pilot_is=True)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     assert any(n.startswith("HMC AIS arm and pilot-t arms left out: the HMC pilot passed its time limit after 1 "
                             "temperatures") for n in notes)
     # Without the HMC arm, the pilot-t arms' moments come from the posterior pilot at the Laplace mode instead.
-    arms, notes, _ = ev._pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
+    arms, notes, _ = ev.build_pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
                               cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False, pilot_is=True)
     assert [a.name for a in arms][-2:] == ["pilot-t", "pilot-t20"]
@@ -277,7 +277,7 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
 
 
 def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
-    from pmcbandit.evidence_importance import setup_check_passes as _setup_check_passes
+    from pmcbandit.evidence.importance import setup_check_passes as _setup_check_passes
 
     class Fixed:  # an arm whose log weights are given
         batch_size = 1000
@@ -296,7 +296,7 @@ def test_laplace_set_up_check_passes_light_tails_and_fails_heavy_ones():
 
 
 def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatch):
-    import pmcbandit.evidence_pool as ev
+    import pmcbandit.evidence.pool as ev
     from pmcbandit.arms.evidence import ais
     from pmcbandit.runtime.guards import MAX_DECISION_SHARE
 
@@ -306,7 +306,7 @@ def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatc
         return next(readings)
 
     monkeypatch.setattr(ais.AISArm, "_probe_step_seconds", step_seconds)
-    arms, _, _ = ev._pool(
+    arms, _, _ = ev.build_pool(
         _normal_model()[0], ais_steps=(400, 2000), n_chains=1, transition="slice", laplace=False,
         laplace_proposals=(), prior=True, smc=False, batch_size=100, cost="cpu_seconds", budget_seconds=60.0,
         non_centre=False, hmc_arm=False, pilot_is=False)
@@ -337,7 +337,7 @@ def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatc
 )
 def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch, asked, slice_step, hmc_step, names,
                                                                      alert):
-    import pmcbandit.evidence_pool as ev
+    import pmcbandit.evidence.pool as ev
     from pmcbandit.arms.evidence import ais
 
     def step_seconds(self, betas):
@@ -346,7 +346,7 @@ def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch,
     monkeypatch.setattr(ais.AISArm, "_probe_step_seconds", step_seconds)
     # 60 s: check cap min(0.1 x 60 / 2, 0.1 x 60 / 30) = 0.2 s, so 0.6 x 0.2 / 0.01 = 12 slice steps < 20; the
     # HMC arm: the middle count asked, capped at 0.8 x 3 s / step, not by the slice arms' caps.
-    arms, notes, alerts = ev._pool(
+    arms, notes, alerts = ev.build_pool(
         _normal_model()[0], ais_steps=asked, n_chains=1, transition="slice", laplace=False,
         laplace_proposals=(), prior=True, smc=False, batch_size=100, cost="cpu_seconds", budget_seconds=60.0,
         non_centre=False, hmc_arm=True, pilot_is=False)  # prior IS: a second family, for the check to compare

@@ -27,7 +27,7 @@ import pytest
 from tests.tolerance import assert_within_se
 
 import pmcbandit
-from pmcbandit.evidence import EvidenceResult, estimate_evidence, evidence_arms
+from pmcbandit.evidence.estimate import EvidenceResult, estimate_evidence, evidence_arms
 from tests import analytic_models
 
 pm = pytest.importorskip("pymc")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pmcbandit
-from pmcbandit.evidence import MIN_RUN_SHARE, _budget_after_setup, estimate_evidence
+from pmcbandit.evidence.estimate import MIN_RUN_SHARE, _budget_after_setup, estimate_evidence
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, WallSeconds
 from tests import analytic_models
 
@@ -82,7 +82,7 @@ def _sizing_after_a_slow_build(monkeypatch, cls, slow, **pool):
     saw, when that construction ended (seconds from the start), and the arms."""
     import time
 
-    from pmcbandit import evidence_pool as evidence
+    from pmcbandit.evidence import pool as evidence
 
     built = {}
     original = cls.__init__
@@ -104,7 +104,7 @@ def _sizing_after_a_slow_build(monkeypatch, cls, slow, **pool):
     monkeypatch.setattr(evidence, "seconds_after_setup", spy)
     model, _ = analytic_models.normal_normal()
     started = time.perf_counter()
-    arms, _, _ = evidence._pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice",
+    arms, _, _ = evidence.build_pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice",
                                 laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, smc=False, batch_size=200,
                                 cost="cpu_seconds", budget_seconds=60.0, started=started, **pool)
     return seen, built["at"] - started, arms
@@ -138,7 +138,7 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
     import importlib
     import time
 
-    from pmcbandit import evidence
+    from pmcbandit.evidence import estimate as evidence
 
     run_module = importlib.import_module("pmcbandit.run")
     calls, fitted = [], []
@@ -150,14 +150,14 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
         fitted.append(result.reliability.khat)
         return result
 
-    pool = evidence._pool
+    pool = evidence.build_pool
 
     def pool_spy(*args, **kwargs):
         calls.append(("pool", None, time.perf_counter()))
         return pool(*args, **kwargs)
 
     monkeypatch.setattr(run_module, "allocate", spy)
-    monkeypatch.setattr(evidence, "_pool", pool_spy)
+    monkeypatch.setattr(evidence, "build_pool", pool_spy)
     monkeypatch.setattr(evidence, "_COMPILED_LOOPS", set())
     model, _ = analytic_models.normal_normal()
     res = estimate_evidence(model, budget=Pulls(40), random_seed=1, progressbar=False)
@@ -173,7 +173,7 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
 
 
 def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_noted(monkeypatch):
-    from pmcbandit import evidence_pool
+    from pmcbandit.evidence import pool as evidence_pool
     from pmcbandit.arms.evidence import modes
 
     asked = []
@@ -187,7 +187,7 @@ def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_not
     monkeypatch.setattr(modes, "find_modes", spy)
 
     def pool(budget):
-        return evidence_pool._pool(analytic_models.normal_normal()[0], ais_steps=(), n_chains=1, transition="slice",
+        return evidence_pool.build_pool(analytic_models.normal_normal()[0], ais_steps=(), n_chains=1, transition="slice",
                                    laplace_proposals=evidence_pool.DEFAULT_LAPLACE_PROPOSALS, smc=False,
                                    batch_size=200, cost="cpu_seconds", budget_seconds=budget, laplace=True,
                                    prior=True, refine=False)

@@ -18,7 +18,7 @@ import pytest
 
 import pmcbandit as pb
 from models.evidence_suite import SUITE
-from pmcbandit.evidence import evidence_arms, estimate_evidence
+from pmcbandit.evidence.estimate import evidence_arms, estimate_evidence
 from tests.tolerance import assert_within_se
 
 

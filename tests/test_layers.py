@@ -2,9 +2,8 @@
 
 Layers bottom-up (``pmcbandit/__init__.py`` and each folder's ``__init__`` docstring): helpers
 (``_rng``, ``_validation``, ``_blas``, ``base``, ``exceptions``) → ``stats``, ``arms``, ``policies``
-→ ``runtime`` → ``identification``, ``compare``, ``full_bandit``, ``simulate`` → the doors (``run``,
-``evidence`` and its ``evidence_pool``, ``evidence_importance`` and ``evidence_pilots``, ``result``,
-``model_comparison``, the package ``__init__``) → ``diagnostics`` and ``cli``. A module may import from its own
+→ ``runtime`` → ``identification``, ``compare``, ``full_bandit``, ``simulate`` → the doors (``run``
+and its ``result``, the ``evidence`` folder, the package ``__init__``) → ``diagnostics`` and ``cli``. A module may import from its own
 layer or below. The one way up: results build their InferenceData and plots through ``pmcbandit.diagnostics``,
 imported inside the method that needs it.
 """
@@ -18,16 +17,15 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pmcbandit"
 LAYER = {
-    "_rng": 0, "_validation": 0, "_blas": 0, "_logging": 0, "base": 0, "exceptions": 0,
+    "_rng": 0, "_validation": 0, "_blas": 0, "base": 0, "exceptions": 0,
     "stats": 1, "arms": 1, "policies": 1,
     "runtime": 2,
     "identification": 3, "compare": 3, "full_bandit": 3, "simulate": 3,
-    "run": 4, "evidence": 4, "evidence_pool": 4, "evidence_importance": 4, "evidence_pilots": 4, "result": 4,
-    "model_comparison": 4, "model_comparison_result": 4, "evidence_slices": 4, "result_messages": 4, "__init__": 4,
+    "run": 4, "result": 4, "result_messages": 4, "evidence": 4, "__init__": 4,
     "diagnostics": 5, "cli": 5,
 }
 FOLDERS = ["stats", "arms", "policies", "runtime", "identification", "compare", "full_bandit", "simulate",
-           "diagnostics"]
+           "evidence", "diagnostics"]
 
 
 def _part(module: str) -> str:

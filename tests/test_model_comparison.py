@@ -16,8 +16,8 @@ from scipy import special, stats
 
 import pmcbandit as pb
 from pmcbandit.exceptions import NoGuaranteeWarning, PmcBanditWarning
-from pmcbandit.model_comparison import next_model
-from pmcbandit.model_comparison_result import TABLE_COLUMNS, ModelComparison, model_probabilities
+from pmcbandit.evidence.comparison import next_model
+from pmcbandit.evidence.comparison_result import TABLE_COLUMNS, ModelComparison, model_probabilities
 from tests.tolerance import assert_within_se, error_rate_lower, error_rate_upper
 
 TAU, SIGMA = 1.0, 0.5
@@ -205,7 +205,7 @@ def test_sequence_named_by_model_name_or_position(pair):
 
     with pm.Model(name="named") as named:
         pm.Normal("y", pm.Normal("mu"), 1.0, observed=[0.1, 0.2])
-    from pmcbandit.model_comparison import _named_models
+    from pmcbandit.evidence.comparison import _named_models
 
     assert list(_named_models([models["one"][0], named])) == ["model_0", "named"]
 
@@ -215,7 +215,7 @@ def test_model_from_context_as_pymc_does():
     import pymc as pm
 
     from pmcbandit.arms.samplers import _context_model
-    from pmcbandit.evidence import resolve_model
+    from pmcbandit.evidence.estimate import resolve_model
 
     with pm.Model() as outer:
         pm.Normal("mu")
@@ -284,11 +284,11 @@ def test_the_run_loop_compile_is_set_up_a_wall_budget_counts(pair, monkeypatch):
     and the pools' set-up leave."""
     import time
 
-    from pmcbandit import evidence
+    from pmcbandit.evidence import comparison, estimate
 
     models, pools = pair
     order = []
-    compile_loop = evidence._compile_loop
+    compile_loop = estimate.compile_loop
 
     def spy(door, policy, run_options):
         order.append(door)
@@ -296,7 +296,8 @@ def test_the_run_loop_compile_is_set_up_a_wall_budget_counts(pair, monkeypatch):
             time.sleep(0.6)  # a compile in a fresh process, made visible
         compile_loop(door, policy, run_options)
 
-    monkeypatch.setattr(evidence, "_compile_loop", spy)
+    monkeypatch.setattr(estimate, "compile_loop", spy)
+    monkeypatch.setattr(comparison, "compile_loop", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PmcBanditWarning)
         res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=3.0, arms=pools, random_seed=0,

@@ -1,4 +1,4 @@
-"""Warnings a user can act on (pmcbandit.exceptions, pmcbandit.result, pmcbandit._logging, the doors).
+"""Warnings a user can act on (pmcbandit.exceptions, pmcbandit.result, the doors).
 
 A warning means the answer may be wrong or has no guarantee; what was adapted or is sound but
 weaker goes to the result's notes and the ``pmcbandit`` logger at INFO (docs/guide/warnings.md).

@@ -84,7 +84,7 @@ def _posterior(draws) -> xr.Dataset:
 
 
 def model_comparison_groups(comparison) -> tuple[dict, dict]:
-    """Attrs and groups of a :class:`~pmcbandit.model_comparison_result.ModelComparison`: ``model_summary``
+    """Attrs and groups of a :class:`~pmcbandit.evidence.comparison_result.ModelComparison`: ``model_summary``
     (dim ``model``, best first: the table's columns, ``prior``, ``slices``, ``pulls``) and
     ``sample_stats`` (dim ``slice``: the model each slice went to, the log-BF SE after it).
     """

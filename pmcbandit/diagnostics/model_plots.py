@@ -29,7 +29,7 @@ def plot_model_comparison(comparison, level: float = 0.95, fig=None) -> Figure:
     -------
     Figure
     """
-    from pmcbandit.model_comparison_result import ModelComparison
+    from pmcbandit.evidence.comparison_result import ModelComparison
 
     if not isinstance(comparison, ModelComparison):
         raise TypeError("The 'comparison' parameter of plot_model_comparison must be a ModelComparison. "

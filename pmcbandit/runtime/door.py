@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
-from pmcbandit._logging import log_notes
+from pmcbandit.exceptions import log_notes
 from pmcbandit._rng import check_seed
 from pmcbandit._validation import check_loop_options
 from pmcbandit.arms.base import warm_up_arms
@@ -180,7 +180,7 @@ def drive_run(
 
 def emit_warnings(result, stacklevel: int = 3) -> None:
     """Issue each of ``result.warnings()`` once, pointing at the line that called the door, and log
-    each of the result's notes once at INFO on the ``pmcbandit`` logger (:mod:`pmcbandit._logging`).
+    each of the result's notes once at INFO on the ``pmcbandit`` logger (:mod:`pmcbandit.exceptions`).
 
     An entry is a message: a :class:`~pmcbandit.exceptions.WarningText` (issued as its
     ``category``), a plain string (a :class:`~pmcbandit.exceptions.PmcBanditWarning`), or a

@@ -130,37 +130,37 @@ def test_draws_stop_where_enough_says_so(normal):
 
 
 def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, monkeypatch):
-    import pmcbandit.evidence_pool as ev
+    import pmcbandit.evidence.pool as ev
 
     model = normal[0].model
     kw = dict(ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
               cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
     # The Laplace arms pass their set-up check on this Gaussian: no pilot.
-    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
+    arms, notes, _ = ev.build_pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     # Where they fail it, the posterior pilot runs from their mode once the pulls have the time it needs ...
-    import pmcbandit.evidence_importance as importance
+    import pmcbandit.evidence.importance as importance
 
     for module in (ev, importance):
         monkeypatch.setattr(module, "setup_check_passes", lambda arms: False)
-    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
+    arms, notes, _ = ev.build_pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
     assert any(n.startswith("pilot-t arms' moments from 3200 draws of HMC at the posterior") for n in notes)
     assert arms[3].modes.reason == "moments of 3200 draws of the posterior pilot"
     # ... not below POSTERIOR_PILOT_MIN_RUN_SECONDS (the annealing pilot's 15 s do not apply) ...
-    arms, _, _ = ev._pool(model, budget_seconds=0.9 * ev.POSTERIOR_PILOT_MIN_RUN_SECONDS, **kw)
+    arms, _, _ = ev.build_pool(model, budget_seconds=0.9 * ev.POSTERIOR_PILOT_MIN_RUN_SECONDS, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     # ... where its arms fail the check too, the annealing pilot runs for them when PILOT_MIN_RUN_SECONDS are left ...
-    arms, notes, _ = ev._pool(model, budget_seconds=2 * ev.PILOT_MIN_RUN_SECONDS, **kw)
+    arms, notes, _ = ev.build_pool(model, budget_seconds=2 * ev.PILOT_MIN_RUN_SECONDS, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
     assert arms[3].modes.reason.endswith("draws of the HMC pilot")
     assert any(n.startswith("no pilot-t arm from the posterior pilot passed the Pareto k-hat check") for n in notes)
     # ... and the posterior pilot is given up past its share of the time left, with a note.
-    import pmcbandit.evidence_pilots as pilots
+    import pmcbandit.evidence.pilots as pilots
 
     monkeypatch.setattr(pilots, "POSTERIOR_PILOT_MAX_SHARE", 0.0)
-    arms, notes, _ = ev._pool(model, budget_seconds=10.0, **kw)
+    arms, notes, _ = ev.build_pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
     assert any(n.startswith("pilot-t arms left out: the posterior pilot passed its time limit after 1 of its")
                for n in notes)
@@ -168,18 +168,18 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
 
 def test_pool_stops_its_draws_once_a_pilot_t_arm_passes(normal, monkeypatch):
     import pmcbandit.arms.evidence.posterior_pilot as pp
-    import pmcbandit.evidence_importance as importance
-    import pmcbandit.evidence_pool as ev
+    import pmcbandit.evidence.importance as importance
+    import pmcbandit.evidence.pool as ev
 
     kw = dict(ais_steps=(), n_chains=1, transition="slice", laplace=True,
               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
               cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
     monkeypatch.setattr(pp, "draw_moves", lambda dim, n_chains: 400)
     monkeypatch.setattr(ev, "setup_check_passes", lambda arms: False)  # the Laplace arms fail; the pilot-t arms pass
-    _, notes, _ = ev._pool(normal[0].model, budget_seconds=10.0, **kw)
+    _, notes, _ = ev.build_pool(normal[0].model, budget_seconds=10.0, **kw)
     assert any(n.startswith("pilot-t arms' moments from 3200 draws") for n in notes)
     monkeypatch.setattr(importance, "setup_check_passes", lambda arms: False)  # the pilot-t arms fail at every check
-    _, notes, _ = ev._pool(normal[0].model, budget_seconds=10.0, **kw)
+    _, notes, _ = ev.build_pool(normal[0].model, budget_seconds=10.0, **kw)
     assert any(n.startswith("pilot-t arms' moments from 12800 draws") for n in notes)
 
 

@@ -11,7 +11,7 @@ from scipy import stats
 from pmcbandit.arms.evidence.laplace_is import LaplaceISArm
 from pmcbandit.arms.evidence.modes import Mode, ModeSearch
 from pmcbandit.arms.evidence.refine import REFINE_CHUNK, REFINE_GAIN, REFINE_GOOD, REFINE_MIN_DRAWS, refine_proposal
-from pmcbandit.evidence import evidence_arms
+from pmcbandit.evidence.estimate import evidence_arms
 from pmcbandit.stats.psis import pareto_khat
 from tests.analytic_models import gamma_poisson, normal_normal
 from tests.tolerance import assert_within_se

@@ -333,7 +333,7 @@ def find_modes(
         Wall seconds after which no further search starts (the one from the initial point always
         runs; a search under way is finished); ``timed_out`` and ``reason`` then say how many of the
         ``n_starts`` ran. A timed pool passes a share of its budget
-        (:data:`pmcbandit.evidence_pool.MODE_SEARCH_SHARE`): on a model of a hundred dimensions a search
+        (:data:`pmcbandit.evidence.pool.MODE_SEARCH_SHARE`): on a model of a hundred dimensions a search
         costs tens of Hessians, and sixteen of them can take more of a short budget than the Laplace
         arms repay. ``None`` (default): every start runs.
 

@@ -42,9 +42,9 @@ from collections.abc import Sequence
 
 from pmcbandit.arms.base import Arm
 from pmcbandit.runtime.budget import Budget, WallSeconds
-from pmcbandit._logging import logger
+from pmcbandit.exceptions import logger
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
-from pmcbandit.evidence_pool import (DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, MIN_AIS_STEPS, MIN_RUN_SHARE, _pool,
+from pmcbandit.evidence.pool import (DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, MIN_AIS_STEPS, MIN_RUN_SHARE, build_pool,
                                      evidence_arms, resolve_model, seconds_after_setup)
 from pmcbandit.result import RunResult
 from pmcbandit.exceptions import WarningText
@@ -176,14 +176,14 @@ def estimate_evidence(
     checked = check_allocation(door, arms, policy, **run_options)
     options = checked[1]
     start = time.perf_counter()
-    _compile_loop(door, policy, run_options)
+    compile_loop(door, policy, run_options)
     notes: list[str] = []
     alerts: list[WarningText] = []
     if arms is None:
         logger.info("%s: building the evidence pool (compiling the model's density, mode search, timing the AIS "
                     "arms)%s", door, "; this set-up counts in the time budget"
                     if isinstance(options.budget, WallSeconds) else "")
-        arms, notes, alerts = _pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
+        arms, notes, alerts = build_pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
                                     laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
                                     batch_size=1000, cost="cpu_seconds", budget_seconds=options.budget.horizon,
                                     decision_share=max_decision_share, check_share=cross_check_share,
@@ -214,13 +214,13 @@ def estimate_evidence(
     return result
 
 
-#: (policy, reward) of the allocation loops whose numba kernels this process has compiled (:func:`_compile_loop`).
+#: (policy, reward) of the allocation loops whose numba kernels this process has compiled (:func:`compile_loop`).
 _COMPILED_LOOPS: set = set()
 #: Pulls of the toy run that compiles them: enough for every arm's log weights to get a Pareto k-hat.
 _COMPILE_PULLS = 16
 
 
-def _compile_loop(door: str, policy, run_options: dict) -> None:
+def compile_loop(door: str, policy, run_options: dict) -> None:
     """Compile the numba kernels the run loop calls (the policy's select and update, the per-pull streams, the
     Pareto k-hat of the weights), once per process and policy, by a :data:`_COMPILE_PULLS`-pull run of the same
     policy and reward on two toy arms of 128 log weights a pull.

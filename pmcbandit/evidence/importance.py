@@ -2,7 +2,7 @@
 HMC pilot's or the posterior pilot's moments, and the set-up check that says whether an importance arm's weights
 pass.
 
-:func:`pmcbandit.evidence_pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
+:func:`pmcbandit.evidence.pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
 ``laplace_proposals``, ``pilot_is`` and ``refine`` rules); this module builds them. Each proposal is fixed before any
 pull (at the mode, refined on set-up draws of a fixed seed, or at the pilot's moments), so every pull's weights stay
 unbiased (:class:`~pmcbandit.arms.evidence.LaplaceISArm`).
@@ -126,7 +126,7 @@ def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], so
 
 class PilotCheck:
     """The pilot-t arms on a posterior pilot's moments and whether they pass the set-up k-hat check
-    (:func:`~pmcbandit.evidence_importance.setup_check_passes`), kept for the moments checked last: the pilot calls it
+    (:func:`~pmcbandit.evidence.importance.setup_check_passes`), kept for the moments checked last: the pilot calls it
     as its ``enough`` while drawing, and the pool reads the arms and verdict of the moments the pilot ended with
     without building or checking them again.
     """

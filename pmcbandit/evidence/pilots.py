@@ -5,12 +5,12 @@ from, and how much of a timed run's set-up each may take.
 the HMC arm's temperatures, whose draws at the posterior give the moments as a by-product);
 :func:`run_posterior_pilot` runs :func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot` (HMC at the
 posterior from a mode), its draws stopped once a pilot-t arm on their moments passes the set-up check
-(:class:`~pmcbandit.evidence_importance.PilotCheck`); :func:`pilot_t_at_mode` is the rule between them where the pool
-has no HMC arm and the mode search found an interior mode. :func:`pmcbandit.evidence_pool.evidence_arms` decides when
+(:class:`~pmcbandit.evidence.importance.PilotCheck`); :func:`pilot_t_at_mode` is the rule between them where the pool
+has no HMC arm and the mode search found an interior mode. :func:`pmcbandit.evidence.pool.evidence_arms` decides when
 a pool needs a pilot at all. Each pilot is a fixed function of the model and its seed, drawn before any pull and
 independently of them, so the arms built on it stay unbiased.
 
-May import: the arms and the importance-arm builders (:mod:`pmcbandit.evidence_importance`); never a door.
+May import: the arms and the importance-arm builders (:mod:`pmcbandit.evidence.importance`); never a door.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from pmcbandit.evidence_importance import PilotCheck, pilot_arms
+from pmcbandit.evidence.importance import PilotCheck, pilot_arms
 
 __all__ = ["PILOT_MIN_RUN_SECONDS", "PILOT_MAX_SHARE", "POSTERIOR_PILOT_MIN_RUN_SECONDS", "POSTERIOR_PILOT_MAX_SHARE",
            "annealing_pilot", "pilot_t_at_mode", "run_posterior_pilot"]
@@ -60,7 +60,7 @@ def pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str]
                     left: Callable[[], float | None]):
     """The pilot-t arms over an interior mode without an HMC arm, and the pilot they came from: the posterior pilot's
     (:func:`run_posterior_pilot`); where none of them passes the set-up k-hat check
-    (:func:`~pmcbandit.evidence_importance.setup_check_passes`) and the time left allows the annealing pilot
+    (:func:`~pmcbandit.evidence.importance.setup_check_passes`) and the time left allows the annealing pilot
     (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
     ``budget_seconds``: the time left to the pulls when the pilot starts (``None``: untimed); ``left()``: the time
     left after the set-up so far, read after the posterior pilot.

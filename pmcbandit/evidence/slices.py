@@ -25,7 +25,7 @@ import json
 
 import numpy as np
 
-from pmcbandit.evidence import EvidenceResult
+from pmcbandit.evidence.estimate import EvidenceResult
 from pmcbandit.result import ArmReliability, RunResult
 from pmcbandit.runtime.history import History
 

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit._logging import log_notes
+from pmcbandit.exceptions import log_notes
 from pmcbandit.arms.evidence._cache import density_for, modes_for
-from pmcbandit.evidence_importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
+from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
                                            setup_check_passes)
-from pmcbandit.evidence_pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
+from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
@@ -169,32 +169,32 @@ def evidence_arms(
         misses, and the arm can pass the Pareto k-hat check where the Laplace arms fail; the
         proposal is fixed by the pilot before any pull, so the weights stay unbiased. ``None``
         (default): added with the Laplace arms (``laplace=True``) when the run is timed and has at
-        least :data:`~pmcbandit.evidence_pilots.PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not
+        least :data:`~pmcbandit.evidence.pilots.PILOT_MIN_RUN_SECONDS` left after the set-up so far, or is not
         timed and the model has at least 20 dimensions; where the pilot would run for them alone (no HMC arm),
         only when no Laplace arm passes the Pareto k-hat check on one batch of draws at set-up
-        (seed :data:`~pmcbandit.evidence_importance.SETUP_CHECK_SEED`; or none was built), as the pilot's
+        (seed :data:`~pmcbandit.evidence.importance.SETUP_CHECK_SEED`; or none was built), as the pilot's
         gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its
-        dimension, given at most :data:`~pmcbandit.evidence_pilots.PILOT_MAX_SHARE` of the time left (after
+        dimension, given at most :data:`~pmcbandit.evidence.pilots.PILOT_MAX_SHARE` of the time left (after
         compiling the gradient) when timed; a pilot that runs past it, or cannot be run, leaves out the HMC and
         pilot-t arms, and a note says why. Where the pilot-t arms come without an HMC arm and the mode search
         found an interior mode, their moments come instead from HMC at the posterior started around that mode
         (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
-        kernel, so a timed run needs only :data:`~pmcbandit.evidence_pilots.POSTERIOR_PILOT_MIN_RUN_SECONDS` left
-        for it, and gives it at most :data:`~pmcbandit.evidence_pilots.POSTERIOR_PILOT_MAX_SHARE` of them; its
+        kernel, so a timed run needs only :data:`~pmcbandit.evidence.pilots.POSTERIOR_PILOT_MIN_RUN_SECONDS` left
+        for it, and gives it at most :data:`~pmcbandit.evidence.pilots.POSTERIOR_PILOT_MAX_SHARE` of them; its
         draws grow with the dimension and stop as soon as a pilot-t arm on their moments passes the Pareto k-hat
         check on one batch of set-up draws, and its limit may cut them short once the fewest are made). In
         non-centred coordinates a hierarchy's mode sits at a larger group scale than the posterior's mass, and
         the Laplace proposal misses it; the chains move to the mass during their warm-up. Where none of its
         pilot-t arms passes the Pareto k-hat check on one batch of set-up draws (too few draws to describe the
         covariance, or a posterior the moments describe poorly) and
-        :data:`~pmcbandit.evidence_pilots.PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the
+        :data:`~pmcbandit.evidence.pilots.PILOT_MIN_RUN_SECONDS` are still left (or the run is not timed), the
         annealing pilot runs for them, and its moments replace the posterior pilot's
-        (:func:`~pmcbandit.evidence_pilots.pilot_t_at_mode`).
+        (:func:`~pmcbandit.evidence.pilots.pilot_t_at_mode`).
     refine : bool
         Move the Laplace arms' t, when the search found one mode, to the importance-weighted posterior mean
         and covariance of draws from it, for up to two rounds, each kept only where it raises the draws'
         effective-sample fraction (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`, seed
-        :data:`~pmcbandit.evidence_importance.REFINE_SEED`: a fixed function of the model). Where the posterior
+        :data:`~pmcbandit.evidence.importance.REFINE_SEED`: a fixed function of the model). Where the posterior
         is skewed the curvature at the mode misses its spread and the Laplace weights are heavy-tailed; the
         refined proposal is fixed at set-up, so the weights stay unbiased. The arms keep their names and a note
         reports the refinement. ``False`` keeps the Laplace fit.
@@ -208,7 +208,7 @@ def evidence_arms(
         raise TypeError(f"The 'refine' parameter of evidence_arms must be a bool. Got {refine!r} instead.")
     if not isinstance(non_centre, bool):
         raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
-    arms, notes, alerts = _pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
+    arms, notes, alerts = build_pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
                                 batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
                                 hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine)
@@ -218,7 +218,7 @@ def evidence_arms(
     return arms
 
 
-def _pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
+def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
           non_centre=True, hmc_arm=None, pilot_is=None, refine=True) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
@@ -412,7 +412,7 @@ def _setup_words(spent: float) -> str:
 
 
 def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine: bool, left) -> list[Arm]:
-    """The Laplace-t arms (:func:`~pmcbandit.evidence_importance.laplace_arms`) over one shared mode search, given
+    """The Laplace-t arms (:func:`~pmcbandit.evidence.importance.laplace_arms`) over one shared mode search, given
     :data:`MODE_SEARCH_SHARE` of the ``left`` seconds to the pulls when timed (``find_modes``' ``max_seconds``); a
     search cut short by its time is not kept for later calls on the model, and a note says how many searches ran.
     """

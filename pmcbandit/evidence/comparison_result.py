@@ -37,7 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special, stats
 
-from pmcbandit.evidence import EvidenceResult
+from pmcbandit.evidence.estimate import EvidenceResult
 from pmcbandit.exceptions import NoGuaranteeWarning, PmcBanditWarning, WarningText
 
 __all__ = ["ModelComparison", "Probabilities", "model_probabilities", "TABLE_COLUMNS"]

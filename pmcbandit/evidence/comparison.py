@@ -21,7 +21,7 @@ function is chosen by ``target``:
 
 * ``"log_bf"``: the log Bayes factor of the two leading models, :math:`g = e_a - e_b`;
 * ``"probability"``: the posterior probability of the leading model,
-  :math:`g_i = p_a(\mathbb 1[i=a] - p_i)` (:mod:`pmcbandit.model_comparison_result`).
+  :math:`g_i = p_a(\mathbb 1[i=a] - p_i)` (:mod:`pmcbandit.evidence.comparison_result`).
 
 Every model first gets one slice (to measure :math:`v_i`). A model whose evidence interval is not
 yet usable (``"too_few_observations"``, no estimate, or an infinite SE) gets the next slice before
@@ -32,7 +32,7 @@ Slices
 ------
 A slice is an :func:`~pmcbandit.estimate_evidence` run of ``budget / slices`` on the model's one
 pool of arms (built once, before the budget starts, sized for a slice) with its own random stream;
-the slices of a model are merged into one run (:mod:`pmcbandit.evidence_slices`), so its SE is
+the slices of a model are merged into one run (:mod:`pmcbandit.evidence.slices`), so its SE is
 the honest SE of all its pulls. Stop rules, checked after every slice once each model had one:
 the budget (its slices spent, or its time used), a :class:`~pmcbandit.TargetSE` budget on the
 log Bayes factor of the two leading models, and ``decide``: the leading model's probability
@@ -51,10 +51,11 @@ import numpy as np
 
 from pmcbandit._rng import get_random_generator
 from pmcbandit.arms.evidence._draws import reservoir_states
-from pmcbandit.evidence_pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, _pool, seconds_after_setup
-from pmcbandit.evidence_slices import merge_slices, slice_arms
+from pmcbandit.evidence.pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, build_pool, seconds_after_setup
+from pmcbandit.evidence.estimate import compile_loop, estimate_evidence
+from pmcbandit.evidence.slices import merge_slices, slice_arms
 from pmcbandit.exceptions import PmcBanditWarning
-from pmcbandit.model_comparison_result import ModelComparison, model_probabilities
+from pmcbandit.evidence.comparison_result import ModelComparison, model_probabilities
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget
 from pmcbandit.runtime.door import emit_warnings
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
@@ -238,7 +239,7 @@ def compare_models(
         two leading models (``max_seconds`` required). A wall-time budget (and ``max_seconds``) runs
         from the call to the answer: compiling the run loop (once per process) and building the default
         pools (compiling the models, mode searches) is counted, as in :func:`~pmcbandit.estimate_evidence`,
-        and the slices share what is left (at least :data:`~pmcbandit.evidence_pool.MIN_RUN_SHARE` of it);
+        and the slices share what is left (at least :data:`~pmcbandit.evidence.pool.MIN_RUN_SHARE` of it);
         ``settings["setup_seconds"]`` has each model's pool set-up.
     prior : sequence or mapping of float, optional
         Prior model probabilities (uniform when None).
@@ -318,17 +319,15 @@ def compare_models(
         random_seed = entropy
     streams = get_random_generator(random_seed, DOOR).spawn(n)
 
-    from pmcbandit.evidence import _compile_loop
-
     setup: dict[str, float] = {}
     pool_notes: dict[str, list[str]] = {}
     pool_alerts: dict[str, list] = {}
     started = time.perf_counter()
-    _compile_loop(DOOR, policy, loop_options)  # the run loop's kernels, once per process: set-up, as the pools'
+    compile_loop(DOOR, policy, loop_options)  # the run loop's kernels, once per process: set-up, as the pools'
     for name, model in named.items():
         start = time.perf_counter()
         if name not in pools:
-            pools[name], pool_notes[name], pool_alerts[name] = _pool(
+            pools[name], pool_notes[name], pool_alerts[name] = build_pool(
                 model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
                 laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
                 cost="cpu_seconds", budget_seconds=slice_budget.horizon)
@@ -414,8 +413,6 @@ def _reported_se(merged: dict, names: list[str], prior) -> float:
 
 def _run_slice(model, arms, policy, budget, rng, run_options):
     """One slice: an :func:`~pmcbandit.estimate_evidence` run whose warnings are kept for the merged result."""
-    from pmcbandit.evidence import estimate_evidence
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PmcBanditWarning)
         return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=rng, **run_options)
