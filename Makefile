@@ -2,14 +2,21 @@
 #   make demo   creates .venv, installs pmcbandit and runs the Pima evidence job
 #   make test   creates .venv, installs pmcbandit[dev] and runs the default test suite
 # and `make docs` builds the user guide and API reference (warnings are errors).
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+#
+# The newest supported Python on the machine (3.13, 3.12, 3.11; pyenv's installs included: tools/find-python)
+# builds .venv; pip then picks PyMC 6 and ArviZ 1 on Python >= 3.12 and PyMC 5 and ArviZ 0.x on 3.11. Another
+# interpreter or environment: `make test PYTHON=python3.11 VENV=.venv-311`; the oldest supported versions:
+# `make test PYTHON=$$(tools/find-python 3.11) VENV=.venv-oldest CONSTRAINTS=.ci/oldest.txt` (as CI does).
+PYTHON ?= $(shell tools/find-python || command -v python3)
+VENV ?= .venv
+CONSTRAINTS ?=
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# The stamp names the interpreter, so a .venv made by another Python is made anew.
+STAMP := $(VENV)/.installed-$(notdir $(PYTHON))
 DOCS_STAMP := $(VENV)/.installed-docs
 PYTEST_WORKERS ?= 2
 
-.PHONY: install blas demo test test-slow test-all lint notebooks bench docs clean clean-numba
+.PHONY: install blas versions demo test test-slow test-all lint notebooks bench docs clean clean-numba
 
 # PyTensor links its C backend against a system BLAS; a pip install finds none and
 # warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
@@ -24,9 +31,9 @@ blas:
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory blas
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev]' $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -34,17 +41,21 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/pmcbandit evidence --out demo-output
 
-test: $(STAMP)
+# Which Python, PyMC, PyTensor and ArviZ the tests run on, printed first.
+versions: $(STAMP)
+	@$(BIN)/python -c "import sys, pymc, pytensor, arviz; print(f'Python {sys.version.split()[0]}, PyMC {pymc.__version__}, PyTensor {pytensor.__version__}, ArviZ {arviz.__version__}')"
+
+test: versions
 	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) -q
 
 # ruff: pycodestyle, pyflakes, NumPy and numpydoc rules (pyproject.toml, [tool.ruff]).
 lint: $(STAMP)
 	$(BIN)/ruff check pmcbandit models benchmarks tests
 
-test-slow: $(STAMP)
+test-slow: versions
 	$(BIN)/python -m pytest -m slow -n $(PYTEST_WORKERS) -q
 
-test-all: $(STAMP)
+test-all: versions
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
 
 bench: $(STAMP)

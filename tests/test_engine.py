@@ -433,30 +433,41 @@ def test_callback_stop_with_paired_reward_then_resume_equals_uninterrupted(tmp_p
 
 
 def test_resume_with_pulls_in_flight_resubmits_them_with_their_streams(tmp_path):
-    def slow(name, sd, seconds):
-        def fn(rng):
-            time.sleep(seconds)
-            return rng.normal(1.0, sd, size=2)
+    import threading
 
-        return pb.CallableArm(fn, name=name, cost=1.0)
+    release = threading.Event()
 
-    # arm c is slow, so some of its pulls are still in flight when the callback stops the run, even on a
-    # loaded machine where the quick pulls come back in bunches
-    arms = lambda: [slow("a", 1.0, 0.005), slow("b", 0.3, 0.005), slow("c", 2.0, 0.2)]  # noqa: E731
+    def arms(gated):
+        """Arms a, b and c; with ``gated``, c's first pull waits until the run has stopped, so it is in flight
+        when the callback ends the run on any machine, however loaded (an event, not a timing margin)."""
+        first = threading.Lock()
+
+        def c(rng):
+            if gated and first.acquire(blocking=False):
+                release.wait()
+            return rng.normal(1.0, 2.0, size=2)
+
+        return [normal_arm(1.0, 1.0, size=2, name="a"), normal_arm(1.0, 0.3, size=2, name="b"),
+                pb.CallableArm(c, name="c", cost=1.0)]
+
     path = tmp_path / "fly.npz"
-    part = _run(
-        arms(),
-        policy="ucb1",
-        budget=pb.Pulls(60),
-        max_in_flight=4,
-        random_seed=3,
-        checkpoint=path,
-        callback=lambda p, h: p.pulls >= 20,
-    )
+    try:
+        part = _run(
+            arms(True),
+            policy="ucb1",
+            budget=pb.Pulls(60),
+            max_in_flight=4,
+            random_seed=3,
+            checkpoint=path,
+            callback=lambda p, h: p.pulls >= 20,
+        )
+    finally:
+        release.set()
     with np.load(path, allow_pickle=False) as data:
         selected = int(data["selected"])
     assert selected > len(part.history)  # decisions were in flight when the run stopped
-    resumed = _run(arms(), policy="ucb1", budget=pb.Pulls(60), max_in_flight=4, random_seed=3, checkpoint=path)
+    resumed = _run(arms(False), policy="ucb1", budget=pb.Pulls(60), max_in_flight=4, random_seed=3,
+                   checkpoint=path)
     h = resumed.history
     arm, j, obs = h.column("arm"), h.column("pull_index"), h.column("obs")
     assert len(h) == 60 and len(set(zip(arm.tolist(), j.tolist()))) == 60  # every pull exactly once
