@@ -9,6 +9,22 @@ import subprocess
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Default folder of the run logs (``.json``/``.jsonl``/``.npz``), git-ignored: the tables in :data:`RESULTS`
+#: are what the repository keeps.
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def add_runs_dir(parser) -> None:
+    """``--runs-dir PATH`` on a benchmark's parser: where its run logs go (default :data:`OUT`)."""
+    parser.add_argument("--runs-dir", type=Path, default=OUT, metavar="PATH",
+                        help="folder of the run logs (default: benchmarks/out/, not kept in the repository)")
+
+
+def run_file(directory: Path, name: str) -> Path:
+    """``directory / name``, the folder made if missing."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory / name
 
 
 def machine() -> str:

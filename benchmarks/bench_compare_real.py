@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from benchmarks._common import RESULTS, machine, utc_now, write_section
+from benchmarks._common import add_runs_dir, machine, run_file, utc_now, write_section
 from pmcbandit.compare.efficiency import EfficiencyRule
 
 CAP_SECONDS = 60.0
@@ -408,6 +408,7 @@ def main(argv=None):
     parser.add_argument("--live-workers", type=int, default=1,
                         help="live runs side by side, each a single-threaded process with its own compile cache")
     parser.add_argument("--live-worker", default=None, help=argparse.SUPPRESS)
+    add_runs_dir(parser)
     args = parser.parse_args(argv)
     if args.live_worker:
         name, seed, sampler = args.live_worker.split(":")
@@ -423,9 +424,9 @@ def main(argv=None):
     sampler_best: dict[str, dict] = {}
     if not args.banks_only:
         from pmcbandit.compare.compare import DEFAULT_EPSILON
-    store = RESULTS / "bench_compare_real_banks.json"
+    store = run_file(args.runs_dir, "bench_compare_real_banks.json")
     saved = json.loads(store.read_text()) if args.reuse_banks and store.exists() else {}
-    sampler_store = RESULTS / "bench_compare_real_sampler_banks.json"
+    sampler_store = run_file(args.runs_dir, "bench_compare_real_sampler_banks.json")
     sampler_saved = json.loads(sampler_store.read_text()) if args.reuse_banks and sampler_store.exists() else {}
     for name in args.models.split(","):
         if not name:
@@ -461,12 +462,12 @@ def main(argv=None):
     if args.banks_only:
         return ""
     tasks = [(name, seed) for seed in range(args.live_seeds) for name in args.models.split(",") if name]
-    runs = _live_runs(tasks, RESULTS / "bench_compare_real_live.json", args.live_workers,
+    runs = _live_runs(tasks, run_file(args.runs_dir, "bench_compare_real_live.json"), args.live_workers,
                       reuse=args.reuse_banks and not args.live_seeds)
     if runs:
         sections.append(live_section(runs, best))
     jobs = [(name, seed) for seed in range(args.live_sampler_seeds) for name in SAMPLER_MODELS]
-    sampler_runs = _live_runs(jobs, RESULTS / "bench_compare_real_sampler_live.json", args.live_workers,
+    sampler_runs = _live_runs(jobs, run_file(args.runs_dir, "bench_compare_real_sampler_live.json"), args.live_workers,
                               reuse=not args.live_sampler_seeds, sampler=True)
     if sampler_runs:
         sections.append(live_section(sampler_runs, sampler_best, SAMPLER_LIVE_TITLE, SAMPLER_CAP))

@@ -65,7 +65,8 @@ runs that returned a finite estimate) and its ratio to the pool's, the largest w
 of the budget, and what the pool's runs reported (interval statuses, warnings). Goals for the pool:
 no |z| > 4, coverage in [90 %, 98 %], MSE at most every peer's, overshoot at most 10 %. The markdown
 is printed and written to ``benchmarks/results/bench_evidence_suite.md``; every run to
-``bench_evidence_suite.json``.
+``bench_evidence_suite.json`` in ``--runs-dir`` (default ``benchmarks/out/``, not kept in the repository, nor
+are ``--jsonl`` files).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import RESULTS, machine, utc_now, write_section
+from benchmarks._common import RESULTS, add_runs_dir, machine, run_file, utc_now, write_section
 
 MARK = "RESULT "
 METHODS = ("pool", "sample_smc", "pool_smc", "pool_no_pilot", "pool_no_refine", "dynesty", "nautilus")
@@ -565,6 +566,7 @@ def main(argv=None) -> int:
                              "each run by result.recombined), on the same pulls")
     parser.add_argument("--worker", nargs=2, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    add_runs_dir(parser)
     args = parser.parse_args(argv)
     if args.worker is not None:
         print(MARK + json.dumps(worker(args.worker[0], args.worker[1], args.seconds[0], args.seed, args.timing)))
@@ -651,7 +653,7 @@ def main(argv=None) -> int:
         else:
             (out / "bench_evidence_suite.md").write_text(text + "\n")
         if not args.rescore:
-            (out / "bench_evidence_suite.json").write_text(
+            run_file(args.runs_dir, "bench_evidence_suite.json").write_text(
                 json.dumps(dict(command=command.strip(), runs=runs), indent=1)
             )
     print(text)

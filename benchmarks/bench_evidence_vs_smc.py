@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import machine, utc_now
+from benchmarks._common import add_runs_dir, machine, run_file, utc_now
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CONFIGS = (
@@ -372,6 +372,7 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    add_runs_dir(parser)
     args = parser.parse_args(argv)
     if args.worker is not None:
         print(MARK + json.dumps(worker(args.worker, args.seed, args.seconds, args.T, args.reference_draws, args.clock)))
@@ -412,7 +413,7 @@ def main(argv=None) -> int:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "bench_evidence_vs_smc.md").write_text(text + "\n")
-        (out / "bench_evidence_vs_smc.json").write_text(
+        run_file(args.runs_dir, "bench_evidence_vs_smc.json").write_text(
             json.dumps(
                 dict(command=command.strip(), reference=ref, seconds=args.seconds, clock=args.clock, runs=rows),
                 indent=1,

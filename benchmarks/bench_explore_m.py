@@ -26,17 +26,19 @@ delta = 0.15. Each trial has its own reward and decision streams.
    :math:`\\delta^{c}` most, with the same bounds; its pulls to :math:`\\delta^c \\le 0.15` bound
    what any sampling policy with these bounds can reach, at widths :math:`\\sqrt{12}`, 2 and 1.
 6. **Throughput** at n = 50: simulated samples per CPU second of each algorithm (goal >= 5 M).
-7. **Kernels side by side** (``--throughput``, one process, one thread): ADAPT pi1-pi4 and OCBA-m (n0 = 20)
-   on instance A in the package's simulator and in the frozen copy of the previous kernels
-   (``benchmarks/_reference_explore.py``: the cutoff recomputed after every pull, pi2's candidates re-scanned
-   over all arms after every pull, square roots by library call; the kernels' exponential, so that the runs
-   compare), interleaved, best of three, on the same streams: the runs must be identical (samples, choices and
-   counts per arm), which the table states; beside them ``parallel=True`` on ``--threads`` numba threads
-   (default: every core), samples per wall second; and a moved cutoff's exponentials with the kernels' exponential
-   and with the library's ``math.exp``.
+7. **Kernels side by side** (``--throughput``, one thread): ADAPT pi1-pi4 and OCBA-m (n0 = 20) on instance A
+   with the working tree's package and with the package of the revision ``--against REV``
+   (:mod:`benchmarks._revision`; each configuration in a fresh process per revision, best of three, the same
+   streams), and whether the runs are identical (samples, stops, choices, counts per arm and guarantees). The
+   default revision, :data:`PREVIOUS_KERNELS`, is the last commit before the kernels' rewrite (the cutoff
+   recomputed after every pull, pi2's candidates re-scanned over all arms after every pull, square roots by
+   library call); its levels use the library's ``math.exp`` where the working tree's use the kernels' own
+   exponential (within one unit in the last place), so a run whose decision hangs on that last bit may differ.
+   Beside them ``parallel=True`` on ``--threads`` numba threads (default: every core), samples per wall second;
+   and a moved cutoff's exponentials with the kernels' exponential and with the library's ``math.exp``.
 
-Writes ``benchmarks/results/bench_explore_m.md``, ``bench_explore_m.json`` and
-``bench_explore_m.png`` (the figures). ``--throughput`` runs item 7 only and replaces the section
+Writes ``benchmarks/results/bench_explore_m.md`` and ``bench_explore_m.png`` (the figures), and every cell to
+``bench_explore_m.json`` in ``--runs-dir`` (default ``benchmarks/out/``, not kept in the repository). ``--throughput`` runs item 7 only and replaces the section
 "Kernels side by side" at the end of ``bench_explore_m.md`` (appending it the first time).
 """
 
@@ -53,12 +55,15 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from scipy import stats
 
-from benchmarks._common import RESULTS, machine, utc_now, write_section
+from benchmarks import _revision
+from benchmarks._common import RESULTS, add_runs_dir, machine, run_file, utc_now, write_section
 
 WIDTH = math.sqrt(12.0)
 GRID = np.arange(1000, 30001, 1000)
 INSTANCES = {"A": dict(n=50, m=15, epsilon=0.1, delta=0.15), "B": dict(n=10, m=3, epsilon=0.0, delta=0.15)}
 STOP_CAP = 500_000
+#: The last commit with the EXPLORE-m kernels before their rewrite (the parent of the rewrite's first commit).
+PREVIOUS_KERNELS = "e2756d3"
 
 
 def instance_means(n: int) -> np.ndarray:
@@ -249,65 +254,85 @@ def _exponential_passes(repeats: int = 200_000) -> tuple[float, float]:
     return best[0], best[1]
 
 
-def side_by_side(reps: int, cap: int, threads: int = 0) -> list[str]:
-    """Item 7: the package's EXPLORE-m kernels beside the frozen previous ones, per CPU second, 1 thread; with
-    ``threads``, also ``parallel=True`` on that many numba threads (all cores), samples per wall second.
+def kernel_runs(label: str, reps: int, cap: int, seed: int, threads: int = 0) -> dict:
+    """Item 7 in one process, with whichever :mod:`pmcbandit` it imports (:mod:`benchmarks._revision`): the
+    configuration ``label`` of :data:`SIDE_BY_SIDE` on instance A, compiled by a short run, then timed three
+    times (best CPU-second rate); a SHA-256 of every array of the runs, so that runs of two revisions can be
+    compared; with ``threads``, also ``parallel=True`` on that many numba threads (best of two, samples per wall
+    second, seed ``seed + 4``) and whether its runs on ``seed`` equal the serial ones.
     """
+    import hashlib
+
     import numba
 
-    from benchmarks._reference_explore import simulate_stopping as previous
+    from benchmarks._revision import package_revision
     from pmcbandit.identification.simulate import simulate_stopping
 
     inst = INSTANCES["A"]
     means = instance_means(inst["n"])
+    name, kw = SIDE_BY_SIDE[label]
+    algo = build(name, inst, **kw)
+    simulate_stopping(algo, means, reps=1, family="uniform", scale=1.0, random_seed=0, max_samples=1000)  # compile
+    common = dict(family="uniform", scale=1.0, max_samples=cap)
+    best = 0.0
+    for _ in range(3):
+        c0 = time.process_time()
+        res = simulate_stopping(algo, means, reps=reps, random_seed=seed, **common)
+        best = max(best, res.samples.sum() / (time.process_time() - c0))
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in res)).hexdigest()
+    out = dict(rate=float(best), digest=digest, package=package_revision())
+    if threads:
+        numba.set_num_threads(threads)
+        same = simulate_stopping(algo, means, reps=reps, random_seed=seed, parallel=True, **common)
+        wall = 0.0
+        for _ in range(2):
+            w0 = time.perf_counter()
+            res = simulate_stopping(algo, means, reps=max(reps, 8 * threads), random_seed=seed + 4, parallel=True,
+                                    **common)
+            wall = max(wall, res.samples.sum() / (time.perf_counter() - w0))
+        out.update(wall=float(wall), identical=hashlib.sha256(
+            b"".join(np.ascontiguousarray(a).tobytes() for a in same)).hexdigest() == digest)
+    return out
+
+
+def side_by_side(reps: int, cap: int, threads: int = 0, against: str | None = PREVIOUS_KERNELS) -> list[str]:
+    """Item 7: the working tree's EXPLORE-m kernels beside those of the revision ``against``
+    (:mod:`benchmarks._revision`), per CPU second, one thread, each configuration in a fresh process per revision;
+    with ``threads``, also ``parallel=True`` on that many numba threads (all cores), samples per wall second.
+    """
+    commit = _revision.resolve(against)
     lines = [
-        SIDE_HEADING + " (instance A, n = 50; one process, one thread; interleaved, best of three)",
+        SIDE_HEADING + " (instance A, n = 50; a fresh process per revision and configuration, one thread, best of"
+        " three)",
         "",
         f"- machine: {machine()}; {utc_now()}; load average before: {os.getloadavg()[0]:.2f} "
         f"({os.cpu_count()} cores; 1-thread columns: CPU-second rates, best of three)",
+        f"- previous: the package at `{commit[:12]}` (`--against`); new: the working tree",
         f"- {reps} trials per configuration, pulls to stop capped at {cap:,}, seed 7",
         "",
         "| algorithm | previous, M samples / CPU s | new, M samples / CPU s | speed-up | identical runs | goal |"
         + (" all cores, M samples / wall s | all cores / (1 thread, CPU s) | same runs |" if threads else ""),
         "|---|---|---|---|---|---|" + ("---|---|---|" if threads else ""),
     ]
-    all_reps = max(reps, 8 * threads)  # long enough to time on many threads
+    all_reps = max(reps, 8 * threads)
     ours, library = _exponential_passes()
-    for label, (name, kw) in SIDE_BY_SIDE.items():
-        algo = build(name, inst, **kw)
-        runs = {}
-        best = {"new": 0.0, "previous": 0.0}
-        for fn in (simulate_stopping, previous):  # compile
-            fn(algo, means, reps=1, family="uniform", scale=1.0, random_seed=0, max_samples=1000)
-        for _ in range(3):
-            for tag, fn in (("new", simulate_stopping), ("previous", previous)):
-                c0 = time.process_time()
-                res = fn(algo, means, reps=reps, family="uniform", scale=1.0, random_seed=7, max_samples=cap)
-                rate = res.samples.sum() / (time.process_time() - c0)
-                best[tag] = max(best[tag], rate)
-                runs[tag] = res
-        same = all(np.array_equal(a, b) for a, b in zip(runs["new"], runs["previous"]))
-        new, old = best["new"] / 1e6, best["previous"] / 1e6
-        row = (f"| {label} | {old:.2f} | {new:.2f} | {new / old:.2f}x | {'yes' if same else 'NO'} | "
-               f">= 5 ({'met' if new >= 5 else 'not met'}) |")
-        if threads:
-            before = numba.get_num_threads()
-            numba.set_num_threads(threads)
-            same = simulate_stopping(algo, means, reps=reps, family="uniform", scale=1.0, random_seed=7,
-                                     max_samples=cap, parallel=True)  # the serial runs (runs["new"])
-            kw = dict(family="uniform", scale=1.0, random_seed=11, max_samples=cap)
-            wall = 0.0
-            for _ in range(2):
-                w0 = time.perf_counter()
-                res = simulate_stopping(algo, means, reps=all_reps, parallel=True, **kw)
-                wall = max(wall, res.samples.sum() / (time.perf_counter() - w0))
-            numba.set_num_threads(before)
-            equal = all(np.array_equal(a, b) for a, b in zip(runs["new"], same))
-            row += f" {wall / 1e6:.2f} | {wall / 1e6 / new:.1f}x | {'yes' if equal else 'NO'} |"
-        lines.append(row)
+    target = "benchmarks.bench_explore_m:kernel_runs"
+    with _revision.checkout(commit) as previous:
+        for label in SIDE_BY_SIDE:
+            runs = {tag: _revision.call(where, target, label=label, reps=reps, cap=cap, seed=7,
+                                        threads=threads if tag == "new" else 0)
+                    for tag, where in (("new", None), ("previous", previous))}
+            new, old = runs["new"]["rate"] / 1e6, runs["previous"]["rate"] / 1e6
+            same = runs["new"]["digest"] == runs["previous"]["digest"]
+            row = (f"| {label} | {old:.2f} | {new:.2f} | {new / old:.2f}x | {'yes' if same else 'NO'} | "
+                   f">= 5 ({'met' if new >= 5 else 'not met'}) |")
+            if threads:
+                wall = runs["new"]["wall"] / 1e6
+                row += f" {wall:.2f} | {wall / new:.1f}x | {'yes' if runs['new']['identical'] else 'NO'} |"
+            lines.append(row)
     lines += [
         "",
-        "Previous: `benchmarks/_reference_explore.py` (running sums and products of the levels kept from the "
+        "Previous: the kernels before the change measured here (running sums and products of the levels kept from the "
         "pulled arm on, all levels recomputed when the cutoff moves, pi1's candidates and OCBA-m's allotments "
         "kept by `observe`). New: the cutoff is kept when a pull moves the ranking only on one side of ranks "
         "(m), (m+1) (the same inputs, the same number); pi2's candidates are kept from each arm's bound and the "
@@ -352,12 +377,14 @@ def main(argv=None) -> int:
     parser.add_argument("--side-trials", type=int, default=20, help="trials per configuration of item 7")
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="numba threads of item 7's all-core column (default: every core; 0: none)")
+    _revision.add_argument(parser, PREVIOUS_KERNELS, "EXPLORE-m kernels")
+    add_runs_dir(parser)
     args = parser.parse_args(argv)
     if args.throughput:
         command = " ".join(
             [".venv/bin/python -m benchmarks.bench_explore_m", *(argv if argv is not None else sys.argv[1:])]
         )
-        section = side_by_side(args.side_trials, STOP_CAP, args.threads) + ["", f"- command: `{command}`"]
+        section = side_by_side(args.side_trials, STOP_CAP, args.threads, args.against) + ["", f"- command: `{command}`"]
         path = RESULTS / "bench_explore_m.md"
         text = path.read_text() if path.exists() else ""
         rest = ""
@@ -542,7 +569,7 @@ def main(argv=None) -> int:
     for label, rate in throughput.items():
         lines.append(f"| {label} | {rate / 1e6:.2f} |")
     if not args.quick:
-        lines += [""] + side_by_side(args.side_trials, cap, args.threads)
+        lines += [""] + side_by_side(args.side_trials, cap, args.threads, args.against)
     lines += ["", f"Total wall time {time.perf_counter() - start:,.0f} s."]
     text = "\n".join(lines)
     if not args.quick:
@@ -555,7 +582,7 @@ def main(argv=None) -> int:
             for k, v in traces.items()
         }
         summary["grid"] = GRID.tolist()
-        (RESULTS / "bench_explore_m.json").write_text(json.dumps(summary, indent=1))
+        run_file(args.runs_dir, "bench_explore_m.json").write_text(json.dumps(summary, indent=1))
     print(text)
     return 0
 

@@ -18,15 +18,17 @@ with the live loop and replays it pull for pull (``tests/identification/test_sim
    Sec. 5, as pmcbandit's), on the same instances; ratio of mean samples (goal within [0.8, 1.25]).
 3. **Per-round select + update at N = 1000** of the live Identifier functions (lil'RandLUCB,
    LUCB++), beside a plain per-round NumPy implementation of the same rule (goal <= 30 us).
-4. **Simulator throughput at N = 10** (samples per CPU second), beside the previous simulator
-   (``benchmarks/_reference_identification.py``, interleaved, best of three) and a plain-NumPy loop
+4. **Simulator throughput at N = 10** (samples per CPU second), beside the package of the revision
+   ``--against REV`` (:mod:`benchmarks._revision`; default: the merge base of ``HEAD`` and ``main``; a fresh
+   process per revision, best of three) and a plain-NumPy loop
    (goal >= 5 M), and with ``parallel=True`` on ``--threads`` numba threads (default: every core;
    samples per wall second, the all-core column). ``--throughput`` runs only this item and writes
    ``benchmarks/results/bench_identification_throughput.md`` (``--throughput-reps`` replications).
 5. **A halved radius**: error rates of the faithful algorithms built with sigma / 2 (rewards keep
    sigma) on the delta-correctness instance of ``tests/identification/test_delta_correctness.py``.
 
-Writes ``benchmarks/results/bench_identification.md`` (and ``.json`` with every cell).
+Writes ``benchmarks/results/bench_identification.md``, and every cell to ``bench_identification.json`` in
+``--runs-dir`` (default ``benchmarks/out/``, not kept in the repository).
 """
 
 from __future__ import annotations
@@ -40,11 +42,17 @@ import time
 import numpy as np
 from scipy import stats
 
-from benchmarks._common import RESULTS, machine, utc_now, write_section
+from benchmarks import _revision
+from benchmarks._common import add_runs_dir, machine, run_file, utc_now, write_section
 
 NU = 0.01
 SIGMA = 0.5
 EPSILON = 0.01
+#: No revision holds the simulator before its rewrite in a form that imports (the parent of the rewrite's commit,
+#: d2072d7, fails on import): its comparison with the rewrite (top k by quickselect every round, a Generator
+#: spawned per replication, Box-Muller rewards) is recorded in ``results/bench_identification_throughput.md``,
+#: and item 4 compares with the merge base by default.
+PREVIOUS_SIMULATOR = None
 ALGOS = ("lucb1", "lil_lucb", "lucb_pp", "lil_rand_lucb", "lil_clucb")
 
 
@@ -166,30 +174,48 @@ def per_round_times(n_arms=1000, rounds=3000):
     return out
 
 
-def simulator_throughput(reps=400, threads=None):
-    """Samples per CPU second at N = 10 of the simulator, of its previous version
-    (``benchmarks/_reference_identification``: top k by quickselect every round, a Generator spawned
-    per replication, Box-Muller rewards) interleaved with it (best of three), and of a plain NumPy loop.
+def simulator_runs(name: str, reps: int, seed: int) -> dict:
+    """Samples per CPU second at N = 10 of ``name`` (heuristic, K = 2, 1-sparse) in this process's
+    :mod:`pmcbandit` (:mod:`benchmarks._revision`), compiled by a short run, best of three; a SHA-256 of the
+    runs' arrays."""
+    import hashlib
+
+    from benchmarks._revision import package_revision
+    from pmcbandit.identification.instances import one_sparse
+    from pmcbandit.identification.simulate import simulate_stopping
+
+    means = one_sparse(10, 2)
+    algo = build(name, "heuristic", 2)
+    simulate_stopping(algo, means, reps=2, random_seed=0)  # compile
+    best = 0.0
+    for _ in range(3):
+        start = time.process_time()
+        res = simulate_stopping(algo, means, reps=reps, random_seed=seed)
+        best = max(best, res.samples.sum() / (time.process_time() - start))
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in res)).hexdigest()
+    return dict(rate=float(best), digest=digest, package=package_revision())
+
+
+def simulator_throughput(reps=400, threads=None, against=PREVIOUS_SIMULATOR):
+    """Samples per CPU second at N = 10 of the simulator with the working tree's package and with the package of
+    the revision ``against`` (:func:`simulator_runs`, a fresh process each), and of a plain NumPy loop.
     With ``threads``, also samples per wall second of ``parallel=True`` on that many numba threads (all cores),
     best of two, and whether its runs equal the serial ones."""
     import numba
 
-    from benchmarks._reference_identification import simulate_stopping as reference
     from pmcbandit.identification.instances import one_sparse
     from pmcbandit.identification.simulate import simulate_stopping
 
     means = one_sparse(10, 2)
     out = {}
-    for name in ("lucb_pp", "lil_rand_lucb", "lil_clucb"):
+    commit = _revision.resolve(against)
+    with _revision.checkout(commit) as previous:
+        runs = {name: {tag: _revision.call(where, "benchmarks.bench_identification:simulator_runs", name=name,
+                                           reps=reps, seed=1) for tag, where in (("ours", None), ("previous", previous))}
+                for name in ("lucb_pp", "lil_rand_lucb", "lil_clucb")}
+    for name in runs:
         algo = build(name, "heuristic", 2)
-        simulate_stopping(algo, means, reps=2, random_seed=0)  # compile
-        reference(algo, means, reps=2, random_seed=0)
-        best = {"ours": 0.0, "previous": 0.0}
-        for _ in range(3):  # interleaved, best of three: the machine is shared
-            for label, fn in (("ours", simulate_stopping), ("previous", reference)):
-                start = time.process_time()
-                res = fn(algo, means, reps=reps, random_seed=1)
-                best[label] = max(best[label], res.samples.sum() / (time.process_time() - start))
+        best = {tag: r["rate"] for tag, r in runs[name].items()}
         rng = np.random.default_rng(1)
         start = time.process_time()
         samples = 0
@@ -207,7 +233,9 @@ def simulator_throughput(reps=400, threads=None):
                     t += 1
             samples += t
         plain = samples / (time.process_time() - start)
-        out[name] = dict(ours=float(best["ours"]), previous=float(best["previous"]), plain=float(plain), reps=reps)
+        out[name] = dict(ours=float(best["ours"]), previous=float(best["previous"]), plain=float(plain), reps=reps,
+                         previous_commit=commit[:12],
+                         same_as_previous=runs[name]["ours"]["digest"] == runs[name]["previous"]["digest"])
         if threads:
             serial = simulate_stopping(algo, means, reps=reps, random_seed=1)
             before = numba.get_num_threads()
@@ -232,7 +260,9 @@ def throughput_markdown(sim, command):
         "",
         f"- machine: {machine()}; date: {utc_now()}; a machine shared with other agents during the run "
         f"(1-minute load average {os.getloadavg()[0]:.1f} at the end; CPU-time rates, best of three "
-        "interleaved runs)",
+        "runs in a fresh process per revision)",
+        f"- previous: the package at `{next(iter(sim.values()))['previous_commit']}` (`--against`); new: the "
+        "working tree",
         f"- command: `{command}`",
         "- 1-sparse instance, K = 2, heuristic parameters, Gaussian rewards sigma = 1/2, "
         f"{next(iter(sim.values()))['reps']} replications; "
@@ -240,15 +270,15 @@ def throughput_markdown(sim, command):
         + (f"; all-core column: {parallel} numba threads" if parallel else ""),
         "",
         "| algorithm | previous, M samples / CPU s | new, M samples / CPU s | speed-up | plain NumPy, M / CPU s "
-        "| goal >= 5 M |" + (" all cores, M samples / wall s | all cores / (1 thread, CPU s) | same runs |"
+        "| goal >= 5 M | same runs as previous |" + (" all cores, M samples / wall s | all cores / (1 thread, CPU s) | same runs |"
                               if parallel else ""),
-        "|---|---|---|---|---|---|" + ("---|---|---|" if parallel else ""),
+        "|---|---|---|---|---|---|---|" + ("---|---|---|" if parallel else ""),
     ]
     for name, r in sim.items():
         lines.append(
             f"| {name} | {r['previous'] / 1e6:.2f} | {r['ours'] / 1e6:.2f} | "
             f"{r['ours'] / r['previous']:.1f}x | {r['plain'] / 1e6:.3f} | "
-            f"{'met' if r['ours'] >= 5e6 else 'not met'} |"
+            f"{'met' if r['ours'] >= 5e6 else 'not met'} | {'yes' if r['same_as_previous'] else 'no'} |"
             + (f" {r['all_cores'] / 1e6:.2f} | {r['all_cores'] / r['ours']:.1f}x | "
                f"{'yes' if r['identical'] else 'NO'} |" if parallel else "")
         )
@@ -386,9 +416,11 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="numba threads of the all-core throughput column (default: every core; 0: none)")
     parser.add_argument("--throughput-reps", type=int, default=400, help="replications of the throughput item")
+    _revision.add_argument(parser, PREVIOUS_SIMULATOR, "identification simulator")
+    add_runs_dir(parser)
     args = parser.parse_args(argv)
     if args.throughput:
-        sim = simulator_throughput(args.throughput_reps, args.threads)
+        sim = simulator_throughput(args.throughput_reps, args.threads, args.against)
         text = throughput_markdown(
             sim, " ".join([".venv/bin/python -m benchmarks.bench_identification",
                            *(argv if argv is not None else sys.argv[1:])])
@@ -431,7 +463,7 @@ def main(argv=None) -> int:
             )
         )
     rounds = per_round_times()
-    sim = simulator_throughput(args.throughput_reps, args.threads)
+    sim = simulator_throughput(args.throughput_reps, args.threads, args.against)
     halved = halved_radius(args.halved_reps)
     command = ".venv/bin/python -m benchmarks.bench_identification " + " ".join(
         argv if argv is not None else sys.argv[1:]
@@ -440,7 +472,7 @@ def main(argv=None) -> int:
     print(text)
     if not args.quick:
         write_section("bench_identification", text)
-        (RESULTS / "bench_identification.json").write_text(
+        run_file(args.runs_dir, "bench_identification.json").write_text(
             json.dumps(dict(rows=rows, lil_ucb=lil, rounds=rounds, simulator=sim, halved=halved), indent=1)
         )
     return 0

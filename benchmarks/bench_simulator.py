@@ -12,12 +12,11 @@ process (``time.process_time``: the machine is shared, and wall time would count
 the time the process waits for a core) and per wall-second. The same process times
 the live loop, ``pmcbandit.run`` with a ``Pulls`` budget, on the same problem, so the
 speed-up of the simulator is measured side by side. For KL-UCB and Thompson sampling the
-same process also times the previous kernels (``benchmarks/_reference_simulate``: bisection
-of every index every round; Beta draws from ``1 + 4K + 8`` Generator uniforms by Box-Muller; and
-``benchmarks/_reference_simulate/lockstep_*.py``, the lock-step loop before the replication-at-a-time
-one; ``benchmarks/_reference_simulate/replica_*.py``, the replication-at-a-time loop before its uniforms were
-drawn inside it, before the one-evaluation KL-UCB search and before the Gammas' second squeeze), interleaved
-with the new ones, best of three. Goals: >= 20M rounds/s/core for the cheap
+simulator is also timed with the package of the revision ``--against REV`` (:mod:`benchmarks._revision`;
+default :data:`PREVIOUS_KERNELS`, the replication-at-a-time loop before its uniforms were drawn inside it,
+before the one-evaluation KL-UCB search and before the Gammas' second squeeze), a fresh process per revision,
+best of three, and its runs compared with the working tree's. The earlier kernels (bisection of every index
+every round, Box-Muller Beta draws; the lock-step loop) are compared in the results table of that time. Goals: >= 20M rounds/s/core for the cheap
 policies, >= 10M for KL-UCB and Thompson sampling.
 
 The markdown section is printed and written to ``benchmarks/results/bench_simulator.md``.
@@ -33,16 +32,44 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from benchmarks import _revision
 from benchmarks._common import machine
 
 RESULTS = Path(__file__).resolve().parent / "results"
 POLICIES = ("uniform", "oracle", "ucb1", "ucb_v", "kl_ucb", "thompson")
 # Rounds per replication: the per-round cost of KL-UCB and Thompson is ~50x that of UCB1.
 ROUNDS = {"kl_ucb": 20_000, "thompson": 20_000}
-# Policies whose previous kernel is timed beside the new one, and their goals (M rounds / CPU-s).
-REFERENCE = ("kl_ucb", "thompson")
+#: The last commit with the previous replication-at-a-time kernels (the parent of the commit that draws the
+#: uniforms inside the loop); KL-UCB and Thompson sampling, whose goals are below, are timed against it.
+PREVIOUS_KERNELS = "7c193f2"
+# Goals of the policies timed against a previous revision (M rounds / CPU-s).
 GOALS = {"kl_ucb": 10.0, "thompson": 10.0}
 DEFAULT_ROUNDS, REPS = 200_000, 256
+
+
+def kernel_rates(name: str, quick: bool) -> dict:
+    """Rounds per CPU second of ``simulate`` for ``name`` in this process's :mod:`pmcbandit`
+    (:mod:`benchmarks._revision`), after a compile run, best of three, one thread; a SHA-256 of the runs' arrays
+    (pulls, pulls over time, estimates, estimates over time, arm sums)."""
+    import hashlib
+
+    import numpy as np
+
+    from benchmarks._revision import package_revision
+    from pmcbandit.simulate import ScaledBernoulli, simulate
+
+    arms = ScaledBernoulli(0.5, [0.4, 0.8])
+    n = ROUNDS.get(name, DEFAULT_ROUNDS) // (20 if quick else 1)
+    reps = REPS // (4 if quick else 1)
+    simulate(name, arms, 1000, 4, 0, bounds=(0, 1))  # compile
+    best = 0.0
+    for _ in range(3):
+        c0 = time.process_time()
+        res = simulate(name, arms, n, reps, 1, bounds=(0, 1), checkpoints=20)
+        best = max(best, n * reps / (time.process_time() - c0))
+    fields = ("pulls", "pulls_at", "estimate", "estimate_at", "arm_sum")
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(getattr(res, f)).tobytes() for f in fields)).hexdigest()
+    return dict(rate=float(best), digest=digest, package=package_revision())
 
 
 def worker(name: str, quick: bool, threads: int) -> dict:
@@ -58,25 +85,6 @@ def worker(name: str, quick: bool, threads: int) -> dict:
     reps = REPS // (4 if quick else 1)
     simulate(name, arms, 1000, 4, 0, bounds=(0, 1), policy_params=kwargs)  # compile
     out = {"policy": name, "rounds": n, "reps": reps}
-    if name in REFERENCE:
-        from benchmarks._reference_simulate import simulate as reference
-        from benchmarks._reference_simulate.lockstep_core import simulate as lockstep
-        from benchmarks._reference_simulate.replica_core import simulate as replica
-
-        reference(name, arms, 1000, 4, 0, bounds=(0, 1))  # compile
-        lockstep(name, arms, 1000, 4, 0, bounds=(0, 1))
-        replica(name, arms, 1000, 4, 0, bounds=(0, 1))
-        best = {"new": 0.0, "replica": 0.0, "lockstep": 0.0, "old": 0.0}
-        runs = {}
-        for _ in range(3):  # interleaved, best of three: the machine is shared
-            for label, fn in (("new", simulate), ("replica", replica), ("lockstep", lockstep), ("old", reference)):
-                c0 = time.process_time()
-                runs[label] = fn(name, arms, n, reps, 1, bounds=(0, 1), checkpoints=20)
-                best[label] = max(best[label], n * reps / (time.process_time() - c0))
-        out["cpu_rate_new_best"], out["cpu_rate_old_best"] = best["new"], best["old"]
-        out["cpu_rate_lockstep_best"], out["cpu_rate_replica_best"] = best["lockstep"], best["replica"]
-        out["replica_identical"] = all(np.array_equal(getattr(runs["new"], f), getattr(runs["replica"], f))
-                                       for f in ("pulls", "pulls_at", "estimate", "estimate_at", "arm_sum"))
     for jobs in (1, 2):
         c0, w0 = time.process_time(), time.perf_counter()
         res = simulate(name, arms, n, reps, 1, bounds=(0, 1), policy_params=kwargs, n_jobs=jobs, checkpoints=20)
@@ -133,6 +141,7 @@ def main(argv=None) -> int:
     parser.add_argument("--worker")
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="numba threads of the all-core column (default: every core)")
+    _revision.add_argument(parser, PREVIOUS_KERNELS, "simulator kernels")
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.quick, args.threads)))
@@ -147,7 +156,13 @@ def main(argv=None) -> int:
             print(done.stderr, file=sys.stderr)
             return done.returncode
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    command = f"python -m benchmarks.bench_simulator --threads {args.threads}" + (" --quick" if args.quick else "")
+    commit = _revision.resolve(args.against)
+    with _revision.checkout(commit) as previous:
+        kernels = {name: {tag: _revision.call(where, "benchmarks.bench_simulator:kernel_rates", name=name,
+                                              quick=args.quick) for tag, where in (("new", None), ("previous", previous))}
+                   for name in GOALS}
+    command = (f"python -m benchmarks.bench_simulator --threads {args.threads} --against {commit[:12]}"
+               + (" --quick" if args.quick else ""))
     lines = [
         "## Replicated-run simulator throughput",
         "",
@@ -186,29 +201,21 @@ def main(argv=None) -> int:
         "",
         f"Goal >= 20M rounds/s/core: met by {', '.join(ok) if ok else 'none'}.",
         "",
-        "### New kernels beside the previous ones (same process, interleaved, best of three, 1 thread)",
+        f"### New kernels beside the package at `{commit[:12]}` (a fresh process each, best of three, 1 thread)",
         "",
-        "| policy | first kernel, M rounds / CPU-s | lock-step kernel, M rounds / CPU-s "
-        "| previous replication kernel, M rounds / CPU-s | new, M rounds / CPU-s | new / previous "
-        "| same runs as previous | new / lock-step | new / first | goal | met |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| policy | previous, M rounds / CPU-s | new, M rounds / CPU-s | new / previous | same runs as previous "
+        "| goal | met |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        if r["policy"] in GOALS:
-            new, old = r["cpu_rate_new_best"] / 1e6, r["cpu_rate_old_best"] / 1e6
-            step, prev = r["cpu_rate_lockstep_best"] / 1e6, r["cpu_rate_replica_best"] / 1e6
-            goal = GOALS[r["policy"]]
-            lines.append(
-                f"| {r['policy']} | {old:.2f} | {step:.2f} | {prev:.2f} | {new:.2f} | {new / prev:.2f}x "
-                f"| {'yes' if r['replica_identical'] else 'NO'} | {new / step:.2f}x | {new / old:.1f}x "
-                f"| >= {goal:.0f} | {'yes' if new >= goal else 'no'} |"
-            )
+    for name, r in kernels.items():
+        new, prev = r["new"]["rate"] / 1e6, r["previous"]["rate"] / 1e6
+        goal = GOALS[name]
+        lines.append(f"| {name} | {prev:.2f} | {new:.2f} | {new / prev:.2f}x "
+                     f"| {'yes' if r['new']['digest'] == r['previous']['digest'] else 'no'} "
+                     f"| >= {goal:.0f} | {'yes' if new >= goal else 'no'} |")
     lines += [
         "",
-        "First kernel: `benchmarks/_reference_simulate` (bisection of every index every round; Beta draws "
-        "from Box-Muller normals). Lock-step kernel: `benchmarks/_reference_simulate/lockstep_*.py`, the "
-        "previous package loop (a block of replications advanced round by round, each round's uniforms in "
-        "a row across the block). Previous replication kernel: `benchmarks/_reference_simulate/replica_*.py`, "
+        "Previous: the package at `--against` (default :data:`PREVIOUS_KERNELS`, "
         "the package loop before the changes below (uniforms pre-drawn by the Generators, every pulled "
         "KL-UCB index searched from a testing pair, Gammas without the second squeeze). New: KL-UCB, Thompson sampling, uniform and oracle run one "
         "replication at a time over a chunk (`pmcbandit.simulate.kernel.run_replications`), each replication's "

@@ -21,7 +21,7 @@ Reported per budget:
   whose pool has two families.
 
 The markdown is printed and written to ``benchmarks/results/bench_warnings.md``, the runs to
-``benchmarks/results/bench_warnings.json``.
+``benchmarks/out/bench_warnings.json`` (``--out``; not kept in the repository).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._common import RESULTS, machine, utc_now, write_section
+from benchmarks._common import OUT, machine, utc_now, write_section
 
 MARK = "RESULT "
 SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
@@ -200,7 +200,7 @@ def main(argv=None) -> int:
     parser.add_argument("--caveat", default="the machine was shared with other jobs while this ran: wall-time "
                                             "budgets buy fewer pulls than on an idle machine")
     parser.add_argument("--out", type=Path, default=None,
-                        help="JSON file for the runs (default results/bench_warnings.json)")
+                        help="JSON file for the runs (default benchmarks/out/bench_warnings.json, not kept in the repository)")
     parser.add_argument("--rescore", type=Path, nargs="+", default=None, metavar="JSON",
                         help="summarise the runs saved in these JSON files (or bench_evidence_suite's --jsonl files) "
                              "without running anything")
@@ -220,7 +220,8 @@ def main(argv=None) -> int:
         names = [m for m in SUITE if any(r["model"] == m for r in runs)]
     else:
         runs = []
-        out = args.out or RESULTS / "bench_warnings.json"
+        out = args.out or OUT / "bench_warnings.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             for seconds in args.seconds:
                 for name in names:

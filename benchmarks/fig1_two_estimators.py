@@ -17,7 +17,8 @@ of ``N`` rounds with :func:`pmcbandit.simulate.simulate` (rewards ``1 - X^2``,
 * ``benchmarks/results/fig1_suboptimal.png`` (``E[T_2(t)]`` vs ``t`` on the highlighted
   tile, bars = 0.5 % and 99.5 % empirical percentiles),
 * ``benchmarks/results/fig1_two_estimators.md`` (the table of winners, the Thm 1 check
-  and the comparison with the paper's findings) and ``fig1_two_estimators.npz`` (raw summaries).
+  and the comparison with the paper's findings), and ``fig1_two_estimators.npz`` (raw summaries) in
+  ``--runs-dir`` (default ``benchmarks/out/``, not kept in the repository).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from pmcbandit.simulate.two_estimators import LABELS, plot_suboptimal, plot_tiles, run_grid, winners
-from benchmarks._common import machine
+from benchmarks._common import add_runs_dir, machine, run_file
+
 
 RESULTS = Path(__file__).resolve().parent / "results"
 QUICK_OUT = Path(__file__).resolve().parent / "out"  # smoke runs stay out of results/ (git-ignored)
@@ -112,6 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20140621)
     parser.add_argument("--quick", action="store_true")
+    add_runs_dir(parser)
     parser.add_argument(
         "--long-horizon",
         action="store_true",
@@ -158,7 +161,7 @@ def main(argv=None) -> int:
     fig.tight_layout()
     fig.savefig(out / f"fig1_suboptimal{suffix}.png", dpi=120)
     np.savez_compressed(
-        out / f"fig1_two_estimators{suffix}.npz",
+        run_file(args.runs_dir, f"fig1_two_estimators{suffix}.npz"),
         v_best=[t.v_best for t in tiles],
         v_extra=[t.v_extra for t in tiles],
         policies=list(tiles[0].policies),

@@ -5,7 +5,8 @@
 ``python -m benchmarks.run_all --assemble`` only rebuild RESULTS.md from benchmarks/results/*.md
 
 Every benchmark writes its own section to ``benchmarks/results/<name>.md`` (machine, date,
-command and numbers); RESULTS.md is their concatenation in the order below.
+command and numbers); RESULTS.md is their index in the order below: per file its title, a link, and its
+headline (a line starting ``Headline:`` where the file has one, else its first line of prose).
 """
 
 from __future__ import annotations
@@ -48,33 +49,41 @@ FULL = [
 
 HEADER = """# Benchmark results
 
-Every section below was written by the benchmark named in its heading, run in a fresh process
-with the command it states, on the machine and date it states. Ratios compare implementations
-measured side by side in the same run. Rebuild this file with
-`.venv/bin/python -m benchmarks.run_all --assemble`; rerun everything with `make bench`
-(quick) or `.venv/bin/python -m benchmarks.run_all --full`.
+An index of `benchmarks/results/`: one entry per results file, with its headline and a link to the full
+tables (machine, date, command and commit in each). Rebuild with `.venv/bin/python -m benchmarks.run_all
+--assemble`; rerun everything with `make bench` (quick) or `.venv/bin/python -m benchmarks.run_all --full`.
+Run logs (`.json`, `.jsonl`) go to `--runs-dir` (default `benchmarks/out/`) and are not kept in the
+repository; comparisons with an earlier package take `--against REV` (`benchmarks/_revision.py`).
 
-**Read with care.** Sections ran on three machines, each named in its section: an Intel Xeon
-2-core VM (2026-11-22; its speed varied between runs by up to ~1.8x even when idle), an AMD EPYC
-2-core VM (2026-11-23 to 2026-11-26; most sections, many of them while other jobs shared its two
-cores, as their sections record), and, on 2026-11-26, the 16 CPU cores of a lent GPU machine (Intel
-Xeon) for the evidence suite (every run a fresh process held to one core, up to 16 side by side)
-and the live `compare_samplers` runs. Timings from different sections (and machines) are not
-comparable.
-
-Ratios of variants measured side by side in the same run are the figures to trust.
+**Read with care.** Sections ran on different machines and days, many while other jobs shared the cores,
+as each file records: timings from different files are not comparable. Ratios of variants measured side by
+side in the same run are the figures to trust.
 """
+
+_SKIP = ("#", ">", "|", "- machine", "- date", "- command", "Machine:", "```", "<!--")
+
+
+def headline(text: str, limit: int = 260) -> tuple[str, str]:
+    """``(title, headline)`` of a results file: its first heading, and its ``Headline:`` line or else its first
+    line of prose (not a note, table, machine, date or command line), cut at ``limit`` characters."""
+    lines = [line.strip() for line in text.splitlines()]
+    title = next((line.lstrip("#").strip() for line in lines if line.startswith("#")), "")
+    marked = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Headline:")]
+    prose = marked or [line.lstrip("- ").strip() for line in lines if line and not line.startswith(_SKIP)]
+    first = prose[0] if prose else ""
+    return title, first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
 def assemble() -> Path:
-    parts = [HEADER]
     results = HERE / "results"
     order = QUICK + FULL
     files = sorted(results.glob("*.md"), key=lambda p: (order.index(p.stem) if p.stem in order else len(order), p.stem))
+    parts = [HEADER]
     for f in files:
-        parts.append(f.read_text().strip() + "\n")
+        title, first = headline(f.read_text())
+        parts.append(f"- [{f.stem}](results/{f.name}): **{title}**. {first}")
     out = HERE / "RESULTS.md"
-    out.write_text("\n\n".join(parts))
+    out.write_text("\n".join(parts) + "\n")
     return out
 
 

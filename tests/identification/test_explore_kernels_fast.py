@@ -2,8 +2,8 @@
 ``math.sqrt``, the kernels' exponential is within one unit in the last place of the correctly rounded value (and
 the same number on vectors as one at a time), the cutoff kept when a pull leaves the arms at ranks (m), (m+1)
 alone equals a fresh one, pi_2's candidates kept by insertion and removal (and rebuilt without branches) equal a
-scan over all arms, and the simulator's runs equal the frozen previous kernels'
-(``benchmarks/_reference_explore.py``) pull for pull."""
+scan over all arms, and the simulator's runs equal the runs recorded from the previous kernels
+(:data:`PREVIOUS_RUNS`): samples, stops, choices and pulls per arm."""
 
 import math
 from decimal import Decimal, localcontext
@@ -125,15 +125,73 @@ def test_kept_cutoff_and_candidates_equal_fresh_ones_after_every_pull(algo):
 
 @pytest.mark.parametrize("name,kw", [("adapt", {"policy": p}) for p in (1, 2, 3, 4)] + [("ocba_m", {"n0": 5})],
                          ids=["pi1", "pi2", "pi3", "pi4", "ocba_m"])
-def test_simulator_runs_equal_the_frozen_previous_kernels(name, kw):
-    reference = pytest.importorskip("benchmarks._reference_explore")
+def test_simulator_runs_equal_the_previous_kernels(name, kw, request):
     from pmcbandit.identification import get_identifier
 
     settings = dict(k=4, delta=0.2, reward_range=math.sqrt(12.0), epsilon=0.1)
     algo = get_identifier(name, **settings, **kw)
     means = np.random.default_rng(2010).uniform(0.0, 1.0, 12)
-    runs = [fn(algo, means, reps=4, family="uniform", scale=1.0, random_seed=9, max_samples=40_000)
-            for fn in (simulate_stopping, reference.simulate_stopping)]
-    for new, old in zip(*runs):
-        np.testing.assert_array_equal(new, old)
-    assert runs[0].samples.sum() > 4 * 12 * 5
+    run = simulate_stopping(algo, means, reps=4, family="uniform", scale=1.0, random_seed=9, max_samples=40_000)
+    previous = PREVIOUS_RUNS[request.node.callspec.id]
+    for field, recorded in previous.items():
+        np.testing.assert_array_equal(getattr(run, field), recorded, err_msg=field)
+    np.testing.assert_array_equal(run.samples, run.counts.sum(axis=1))
+    assert run.samples.sum() > 4 * 12 * 5
+
+
+#: Runs of the kernels as they were before their rewrite (the package at commit e2756d3, with the kernels' own
+#: exponential in its levels), recorded on the instance of :func:`test_simulator_runs_equal_the_previous_kernels`:
+#: per configuration, each of the four replications' samples to the stop, stop, correctness, chosen arms (best
+#: first) and pulls per arm.
+PREVIOUS_RUNS = {
+    "pi1": dict(
+        samples=[33264, 20889, 9092, 11940], stopped=[True, True, True, True], correct=[True, True, True, True],
+        chosen=[[4, 7, 6, 1], [7, 4, 6, 1], [7, 4, 6, 1], [4, 7, 6, 1]],
+        counts=[
+            [2764, 2796, 2815, 2787, 2708, 2716, 2704, 2814, 2852, 2819, 2686, 2803],
+            [1801, 1779, 1692, 1843, 1668, 1691, 1775, 1672, 1707, 1756, 1808, 1697],
+            [725, 802, 826, 737, 717, 759, 760, 752, 776, 764, 695, 779],
+            [951, 1038, 945, 1007, 988, 1056, 957, 924, 994, 1003, 1026, 1051],
+        ],
+    ),
+    "pi2": dict(
+        samples=[11268, 9319, 7163, 7891], stopped=[True, True, True, True], correct=[True, True, True, True],
+        chosen=[[4, 7, 6, 1], [7, 4, 6, 1], [7, 4, 6, 1], [6, 4, 7, 1]],
+        counts=[
+            [421, 2803, 722, 615, 381, 2732, 950, 489, 457, 684, 634, 380],
+            [569, 1770, 868, 523, 385, 1724, 467, 325, 492, 596, 1202, 398],
+            [468, 791, 808, 308, 544, 774, 709, 469, 498, 619, 645, 530],
+            [489, 1036, 806, 504, 462, 1046, 434, 556, 498, 511, 1056, 493],
+        ],
+    ),
+    "pi3": dict(
+        samples=[9546, 7057, 4531, 4731], stopped=[True, True, True, True], correct=[True, True, True, True],
+        chosen=[[4, 7, 6, 1], [4, 7, 6, 1], [4, 7, 6, 1], [7, 6, 4, 1]],
+        counts=[
+            [255, 3134, 505, 419, 177, 3058, 394, 371, 282, 364, 379, 208],
+            [295, 2080, 590, 274, 159, 1877, 353, 203, 198, 273, 544, 211],
+            [217, 893, 473, 101, 195, 899, 403, 227, 218, 327, 360, 218],
+            [259, 1141, 335, 184, 313, 1223, 290, 151, 175, 235, 207, 218],
+        ],
+    ),
+    "pi4": dict(
+        samples=[6822, 6437, 4531, 4601], stopped=[True, True, True, True], correct=[True, True, True, True],
+        chosen=[[4, 7, 6, 1], [4, 7, 6, 1], [4, 7, 6, 1], [7, 6, 4, 1]],
+        counts=[
+            [235, 2001, 440, 379, 141, 1877, 349, 340, 260, 266, 341, 193],
+            [288, 1795, 559, 278, 151, 1648, 339, 203, 187, 247, 540, 202],
+            [217, 893, 473, 101, 195, 899, 403, 227, 218, 327, 360, 218],
+            [251, 1109, 328, 182, 303, 1184, 280, 146, 172, 227, 205, 214],
+        ],
+    ),
+    "ocba_m": dict(
+        samples=[14040, 11711, 40000, 40000], stopped=[True, True, False, False], correct=[True, True, False, True],
+        chosen=[[4, 7, 6, 1], [4, 7, 6, 1], [5, 0, 7, 4], [1, 4, 7, 6]],
+        counts=[
+            [142, 8722, 189, 157, 340, 1635, 1648, 513, 196, 170, 212, 116],
+            [131, 8390, 95, 210, 183, 1315, 504, 224, 74, 81, 368, 136],
+            [5, 7, 16, 5, 2089, 9, 46, 37796, 9, 7, 6, 5],
+            [21, 6, 5, 6, 38928, 5, 795, 212, 5, 7, 5, 5],
+        ],
+    ),
+}

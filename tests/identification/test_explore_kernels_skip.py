@@ -3,7 +3,7 @@ exponentials) gives, arm for arm, the number the one-arm rule gives, including t
 the cutoff (``d <= 0``, where the branch-free pass may divide zero by zero and discards the result), zero variance
 and arms on the cutoff; the fused pass of a moved cutoff gives the levels, products and sums of the plain passes;
 OCBA-m's pick with at most one short arm (decided without the running sums) and the branch-free searches give the
-arms of the frozen previous kernels' scans (``benchmarks/_reference_explore.py``)."""
+arms of plain linear scans (:mod:`tests.identification.explore_scans`)."""
 
 import math
 
@@ -13,6 +13,7 @@ import pytest
 
 from pmcbandit.identification import adapt, ocba_m
 from pmcbandit.identification import explore_kernels as ek
+from tests.identification import explore_scans
 
 
 @numba.njit(cache=True)
@@ -123,7 +124,6 @@ def _ocba_states(rng, n, short):
 
 
 def test_ocba_pick_with_at_most_one_short_arm_is_the_scans_arm():
-    reference = pytest.importorskip("benchmarks._reference_explore")
     rng = np.random.default_rng(21)
     work = np.empty(60)
     seen = {0: 0, 1: 0, 2: 0}
@@ -134,12 +134,12 @@ def test_ocba_pick_with_at_most_one_short_arm_is_the_scans_arm():
         short = int(np.sum(scale * reals[ek.R_ALLOT] - ints[ek.I_N] > 0.0))
         seen[min(short, 2)] += 1
         for u in (2.0**-53, float(rng.random()), 0.5, 1.0 - 2.0**-53):
-            assert ek._ocba_pick(ints, reals, scal, u, work[:n]) == reference._ocba_pick(ints, reals, scal, u, work[:n])
+            expected = explore_scans.ocba_pick(ints, reals, scal, u, work[:n])
+            assert ek._ocba_pick(ints, reals, scal, u, work[:n]) == expected
     assert min(seen.values()) > 300  # none, one and several short arms were all compared
 
 
 def test_branch_free_searches_find_the_scans_arm():
-    reference = pytest.importorskip("benchmarks._reference_explore")
     rng = np.random.default_rng(8)
     for trial in range(2000):
         n = int(rng.integers(1, 70))
@@ -154,4 +154,4 @@ def test_branch_free_searches_find_the_scans_arm():
         reals[ek.R_DC] = weights
         reals[ek.R_SUM] = prefix
         for u in (2.0**-53, float(rng.random()), 1.0 - 2.0**-53):
-            assert ek._draw_levels(reals, prefix[-1], u) == reference._proportional(weights, prefix[-1], u)
+            assert ek._draw_levels(reals, prefix[-1], u) == explore_scans.proportional(weights, prefix[-1], u)

@@ -180,7 +180,7 @@ def test_student_t_reference_wider_box():
 
 
 def _short_is(model, seed, draws):
-    from benchmarks.reference_evidence import importance_run, laplace_t
+    from models.reference_is import importance_run, laplace_t
 
     # Another proposal than the reference's (df 20, x 1.1) and another seed.
     return importance_run(laplace_t(model, df=10.0, inflation=1.3), seed, draws, batch=20_000)

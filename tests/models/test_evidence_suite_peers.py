@@ -1,4 +1,4 @@
-"""benchmarks._peers: the nested samplers' likelihoods and prior transforms are the suite's PyMC models.
+"""models.evidence_suite_peers: the nested samplers' likelihoods and prior transforms are the suite's PyMC models.
 
 For every model: ``log_likelihood(T(u))`` is PyMC's observed log density at the parameters
 ``T(u)``, and ``T`` pushes the uniform distribution on the unit cube to PyMC's prior: the prior
@@ -10,7 +10,7 @@ values).
 import numpy as np
 import pytest
 
-from benchmarks import _peers
+from models import evidence_suite_peers as peers
 from models import evidence_suite as es
 
 
@@ -36,15 +36,15 @@ def _compiled(model):
 
 
 def test_every_suite_model_has_a_problem():
-    assert list(_peers.PROBLEMS) == list(es.SUITE)
+    assert list(peers.PROBLEMS) == list(es.SUITE)
     with pytest.raises(ValueError, match="'name' parameter of problem"):
-        _peers.problem("funnel")
+        peers.problem("funnel")
 
 
 @pytest.mark.parametrize("name", list(es.SUITE))
 def test_likelihood_and_prior_transform_are_pymc_model(name, rng):
     suite_model = es.SUITE[name]()
-    spec = _peers.problem(name)
+    spec = peers.problem(name)
     assert spec.dim == suite_model.dim
     prior_logp, lik_logp = _compiled(suite_model.model)
     for _ in range(3):
