@@ -97,7 +97,7 @@ SIGNATURES = {
         ('path', 'pos'),
     ],
     'get_policy': [
-        ('policy', 'pos'), ('owner', 'kw'), ('params', '**'),
+        ('policy', 'pos'), ('door', 'kw'), ('params', '**'),
     ],
 }
 

@@ -241,7 +241,7 @@ class ModelComparison:
         for _, name, _ in self.allocation:
             slices[name] += 1
         lines.append(f"stopped by {self.stopped_by}; budget {self.settings.get('budget')} in "
-                     f"{len(self.allocation)} slices ({self.settings.get('allocation')}): "
+                     f"{len(self.allocation)} slices ({self.settings.get('split')}): "
                      + ", ".join(f"{n} {s}" for n, s in slices.items()))
         lines.extend(f"warning: {w}" for w in self.warnings())
         return "\n".join(lines)

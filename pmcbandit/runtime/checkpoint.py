@@ -149,13 +149,13 @@ def _read(path, door: str) -> _Stored:
                            f"{reason}; it may be truncated or of another format: {_START_NEW})")
 
 
-def run_streams(random_seed, checkpoint, owner: str = "run") -> Streams:
-    """Streams from the seed (``owner`` names the door in errors); when resuming with no seed, the
+def run_streams(random_seed, checkpoint, door: str = "run") -> Streams:
+    """Streams from the seed (``door`` names the door in errors); when resuming with no seed, the
     checkpoint's (the entropy drawn by the run that wrote it, so the resumed run is the same run).
     """
     if random_seed is None and checkpoint is not None and os.path.exists(checkpoint):
-        return Streams.from_json(_read(checkpoint, owner).settings["streams"])
-    return Streams.from_generator(get_random_generator(random_seed, owner))
+        return Streams.from_json(_read(checkpoint, door).settings["streams"])
+    return Streams.from_generator(get_random_generator(random_seed, door))
 
 
 def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:
