@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 
 def param_message(param: str, door: str, requirement: str, value) -> str:
-    """The one message for a bad argument: ``The 'param' parameter of door must be requirement. Got value instead.``
+    """The one message for a bad argument (the parameter, the door, what it must be, what it got).
 
     Every ``TypeError`` and ``ValueError`` a door raises for an argument uses it (``door`` is the public
     function or class the user called).

@@ -85,15 +85,19 @@ def _named_models(models) -> dict:
         names = [getattr(m, "name", "") or f"model_{i}" if isinstance(m, pm.Model) else f"model_{i}"
                  for i, m in enumerate(models)]
         if len(set(names)) != len(names):
-            raise ValueError(param_message("models", "compare_models", "models with distinct names (pass a mapping name -> model)", names))
+            raise ValueError(param_message("models", "compare_models",
+                                           "models with distinct names (pass a mapping name -> model)", names))
         named = dict(zip(names, models))
     else:
-        raise TypeError(param_message("models", "compare_models", "a mapping name -> pymc.Model or a sequence of pymc.Model", models))
+        raise TypeError(param_message("models", "compare_models",
+                                      "a mapping name -> pymc.Model or a sequence of pymc.Model", models))
     if len(named) < 2:
-        raise ValueError(param_message("models", "compare_models", "at least two models (a comparison needs two)", list(named)))
+        raise ValueError(param_message("models", "compare_models", "at least two models (a comparison needs two)",
+                                       list(named)))
     for name, model in named.items():
         if not isinstance(model, pm.Model):
-            raise TypeError(param_message("models", "compare_models", f"pymc.Model objects (model {name!r} is not)", model))
+            raise TypeError(param_message("models", "compare_models", f"pymc.Model objects (model {name!r} is not)",
+                                          model))
     return named
 
 
@@ -104,7 +108,8 @@ def _check_prior(prior, names: list[str]) -> np.ndarray:
     requirement = f"a probability vector over the {n} models (non-negative, summing to 1)"
     if isinstance(prior, Mapping):
         if set(prior) != set(names):
-            raise ValueError(param_message("prior", "compare_models", f"{requirement}, keyed by the model names {names}", prior))
+            raise ValueError(param_message("prior", "compare_models",
+                                           f"{requirement}, keyed by the model names {names}", prior))
         values = [prior[k] for k in names]
     elif isinstance(prior, (Sequence, np.ndarray)) and not isinstance(prior, str):
         values = list(prior)
@@ -124,27 +129,32 @@ def _slice_budget(budget, slices: int):
     """The budget of one slice, and the total horizon in seconds (None for pulls)."""
     if isinstance(budget, TargetSE):
         if budget.max_seconds is None:
-            raise ValueError(param_message("budget", "compare_models", "a TargetSE with max_seconds (the time the slices share)", budget))
+            raise ValueError(param_message("budget", "compare_models",
+                                           "a TargetSE with max_seconds (the time the slices share)", budget))
         return WallSeconds(budget.max_seconds / slices), float(budget.max_seconds)
     if isinstance(budget, Pulls):
         if budget.n < slices:
-            raise ValueError(param_message("budget", "compare_models", f"at least one pull per slice ({slices} slices)", budget))
+            raise ValueError(param_message("budget", "compare_models",
+                                           f"at least one pull per slice ({slices} slices)", budget))
         return Pulls(budget.n // slices), None
     if isinstance(budget, (WallSeconds, CpuSeconds)):
         return type(budget)(budget.seconds / slices), float(budget.seconds)
-    raise TypeError(param_message("budget", "compare_models", "seconds, WallSeconds, CpuSeconds, Pulls or TargetSE(max_seconds=...)", budget))
+    raise TypeError(param_message("budget", "compare_models",
+                                  "seconds, WallSeconds, CpuSeconds, Pulls or TargetSE(max_seconds=...)", budget))
 
 
 def _check_arms(arms, names: list[str]) -> dict:
     if arms is None:
         return {}
     if not isinstance(arms, Mapping) or not set(arms) <= set(names):
-        raise TypeError(param_message("arms", "compare_models", f"None or a mapping from model names {names} to lists of evidence arms", arms))
+        raise TypeError(param_message("arms", "compare_models",
+                                      f"None or a mapping from model names {names} to lists of evidence arms", arms))
     out = {}
     for name, pool in arms.items():
         pool = list(pool)
         if not pool or not all(getattr(a, "log_scale", False) for a in pool):
-            raise ValueError(param_message("arms", "compare_models", f"log-scale evidence arms for model {name!r}", pool))
+            raise ValueError(param_message("arms", "compare_models", f"log-scale evidence arms for model {name!r}",
+                                           pool))
         out[name] = pool
     return out
 
@@ -293,7 +303,8 @@ def compare_models(
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise ValueError(param_message("level", door, "a probability in (0, 1)", level))
     if checkpoint is not None:
-        raise ValueError(param_message("checkpoint", door, "None (a comparison is not checkpointed; run estimate_evidence with "
+        raise ValueError(param_message("checkpoint", door,
+                                       "None (a comparison is not checkpointed; run estimate_evidence with "
                               "a checkpoint per model to resume long runs)", checkpoint))
     pools = _check_arms(arms, names)
     run_options = dict(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,

@@ -44,12 +44,12 @@ def resolve_environment(environment, n, sigma, noise, door: str):
                 environment.noise if noise is None else noise)
     if not callable(environment):
         raise TypeError(param_message("environment", door, "a FullBanditEnvironment or a callable pull(super_arm, rng)",
-                             environment))
+                                      environment))
     if n is None:
         raise ValueError(param_message("n", door, "given (the number of arms) with a pull function", n))
     if sigma is None:
         raise ValueError(param_message("sigma", door, "given (the single-arm noise scale, the paper's R) with a pull "
-                              "function", sigma))
+                                       "function", sigma))
     return environment, int(n), sigma, "independent" if noise is None else noise
 
 
@@ -61,7 +61,7 @@ def resolve_algorithm(algorithm, n: int, k, delta, epsilon, sigma, noise, alloca
     check_k(k, n, door)
     if k < 2:
         raise ValueError(param_message("k", door, f"an int with 2 <= k < {n} (k = 1 is best-arm identification: use "
-                              "identify)", k))
+                                       "identify)", k))
     delta = check_open_unit(delta, "delta", door)
     check_positive(epsilon, "epsilon", door, allow_zero=True)
     if not (isinstance(allocation, Allocation) or (isinstance(allocation, str) and allocation in ALLOCATION_NAMES)):
@@ -75,10 +75,11 @@ def resolve_algorithm(algorithm, n: int, k, delta, epsilon, sigma, noise, alloca
             raise ValueError(param_message("algorithm_kwargs", door, "empty for a ready FullBanditIdentifier", extra))
         if algorithm.n != n or algorithm.k != k:
             raise ValueError(param_message("algorithm", door, f"an identifier built for n = {n} arms and k = {k}",
-                                  f"n = {algorithm.n}, k = {algorithm.k}"))
+                                           f"n = {algorithm.n}, k = {algorithm.k}"))
         return algorithm
     if not isinstance(algorithm, str):
-        raise TypeError(param_message("algorithm", door, f"a str among {ALGORITHMS} or a FullBanditIdentifier", algorithm))
+        raise TypeError(param_message("algorithm", door, f"a str among {ALGORITHMS} or a FullBanditIdentifier",
+                                      algorithm))
     if algorithm not in ALGORITHMS:
         raise ValueError(param_message("algorithm", door, f"one of {ALGORITHMS} or a FullBanditIdentifier", algorithm))
     make = factory(algorithm)
@@ -89,7 +90,7 @@ def resolve_algorithm(algorithm, n: int, k, delta, epsilon, sigma, noise, alloca
     unknown = sorted(set(extra) - own - of_allocation)
     if unknown:
         raise TypeError(param_message("algorithm_kwargs", door, f"settings of {algorithm} {sorted(own)} or of the "
-                             f"allocation {sorted(of_allocation)}", unknown))
+                                      f"allocation {sorted(of_allocation)}", unknown))
     alloc_kwargs = {key: extra.pop(key) for key in list(extra) if key not in own}
     return make(n, k, delta, float(epsilon), sigma, noise=noise, allocation=allocation,
                 allocation_kwargs=alloc_kwargs, **extra)
@@ -126,7 +127,8 @@ def _as_list(values, door: str) -> list:
 def check_pull_budget(budget, door: str) -> int:
     """The number of pulls of a simulator's ``budget`` (a :class:`~pmcbandit.runtime.budget.Pulls`)."""
     if not isinstance(budget, Pulls):
-        raise TypeError(param_message("budget", door, "a Pulls budget (a simulation counts pulls, not seconds)", budget))
+        raise TypeError(param_message("budget", door, "a Pulls budget (a simulation counts pulls, not seconds)",
+                                      budget))
     if not isinstance(budget.n, numbers.Integral) or budget.n >= 2**32:
         raise ValueError(param_message("budget", door, "Pulls(n) with n < 2**32", budget))
     return int(budget.n)

@@ -189,12 +189,13 @@ def check_allocation(allocation, n: int, k: int, door: str) -> Allocation:
     Weights are renormalised to sum to exactly 1 after checking they sum to 1 within 1e-8.
     """
     if not isinstance(allocation, Allocation):
-        raise TypeError(param_message("allocation", door, "an Allocation or one of " + str(ALLOCATION_NAMES), allocation))
+        raise TypeError(param_message("allocation", door, "an Allocation or one of " + str(ALLOCATION_NAMES),
+                                      allocation))
     support = np.asarray(allocation.support)
     weights = np.asarray(allocation.weights, dtype=np.float64)
     if support.ndim != 2 or support.shape[1] != n or support.shape[0] < 1:
         raise ValueError(param_message("allocation", door, f"an Allocation whose support has shape (m, {n})",
-                              getattr(support, "shape", support)))
+                                       getattr(support, "shape", support)))
     if support.dtype != bool:
         if not np.all((support == 0) | (support == 1)):
             raise ValueError(param_message("allocation", door, "an Allocation with a 0/1 support", allocation.name))
@@ -202,12 +203,14 @@ def check_allocation(allocation, n: int, k: int, door: str) -> Allocation:
     sizes = support.sum(axis=1)
     if np.any(sizes != k):
         raise ValueError(param_message("allocation", door, f"an Allocation whose rows have exactly k = {k} ones",
-                              f"row sizes {sorted(set(sizes.tolist()))}"))
+                                       f"row sizes {sorted(set(sizes.tolist()))}"))
     if weights.shape != (support.shape[0],) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(param_message("allocation", door, "an Allocation with finite non-negative weights, one per row",
+        raise ValueError(param_message("allocation", door,
+                                       "an Allocation with finite non-negative weights, one per row",
                               weights))
     if abs(weights.sum() - 1.0) > 1e-8:
-        raise ValueError(param_message("allocation", door, "an Allocation whose weights sum to 1", float(weights.sum())))
+        raise ValueError(param_message("allocation", door, "an Allocation whose weights sum to 1",
+                                       float(weights.sum())))
     keep = weights > 0
     support, weights = support[keep], weights[keep]
     if len({row.tobytes() for row in support}) < support.shape[0]:
@@ -218,7 +221,7 @@ def check_allocation(allocation, n: int, k: int, door: str) -> Allocation:
     rank = support_rank(support)
     if rank < n:
         raise ValueError(param_message("allocation", door, f"an Allocation whose support has full rank n = {n} "
-                              "(the least-squares estimate needs an invertible design)", f"rank {rank}"))
+                                       "(the least-squares estimate needs an invertible design)", f"rank {rank}"))
     return Allocation(np.ascontiguousarray(support), weights / weights.sum(), str(allocation.name))
 
 
@@ -240,11 +243,13 @@ def resolve_allocation(allocation, n: int, k: int, door: str, **kwargs) -> Alloc
     """
     if isinstance(allocation, str):
         if allocation not in ALLOCATION_NAMES:
-            raise ValueError(param_message("allocation", door, f"one of {ALLOCATION_NAMES} or an Allocation", allocation))
+            raise ValueError(param_message("allocation", door, f"one of {ALLOCATION_NAMES} or an Allocation",
+                                           allocation))
         builder = allocation_builder(allocation)
         unknown = set(kwargs) - set(inspect.signature(builder).parameters) - {"n", "k"}
         if unknown:
-            raise TypeError(param_message("allocation_kwargs", door, f"settings of {builder.__name__}", sorted(unknown)))
+            raise TypeError(param_message("allocation_kwargs", door, f"settings of {builder.__name__}",
+                                          sorted(unknown)))
         allocation = builder(n, k, **kwargs)
     elif kwargs:
         raise ValueError(param_message("allocation_kwargs", door, "empty for a ready Allocation", sorted(kwargs)))

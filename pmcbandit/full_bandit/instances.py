@@ -197,7 +197,7 @@ def crowdsourcing_instance(name: str, k: int = 10, *, gap: float = 0.1, spread: 
         raise ValueError(param_message("gap", door, f"below best - spread = {best - spread!r}", gap))
     if not 0.0 < m_r < h:
         raise ValueError(param_message("spread", door, "such that the other workers' required mean lies in "
-                              f"(0, best - spread - gap) (it is {m_r!r})", spread))
+                                       f"(0, best - spread - gap) (it is {m_r!r})", spread))
     # _profile_mean decreases in p from 1 (p = 0) to ~0: bisect on log p for mean = m_r / h
     target = m_r / h
     lo, hi = 1e-9, 1.0

@@ -158,9 +158,10 @@ def simulate_full_bandit(environment, algorithm: str = "sa_foa", *, k: int, delt
         theta = np.asarray(environment, dtype=np.float64) if not callable(environment) else None
         if theta is None or theta.ndim != 1 or theta.shape[0] < 3 or not np.all(np.isfinite(theta)):
             raise ValueError(param_message("environment", door, "a FullBanditEnvironment or a finite 1-d array of >= 3 "
-                                  "means", environment))
+                                           "means", environment))
         if sigma is None:
-            raise ValueError(param_message("sigma", door, "given (the noise's standard deviation) with an array of means",
+            raise ValueError(param_message("sigma", door,
+                                           "given (the noise's standard deviation) with an array of means",
                                   sigma))
         check_positive(sigma, "sigma", door)
         environment = FullBanditEnvironment(theta, noise_sd=sigma, noise="sum" if noise == "sum" else "independent")
@@ -168,7 +169,8 @@ def simulate_full_bandit(environment, algorithm: str = "sa_foa", *, k: int, delt
         kind = ValueError if isinstance(algorithm, str) else TypeError
         raise kind(param_message("algorithm", door, f"one of {ALGORITHMS}", algorithm))
     if algorithm_kwargs and "oracle" in algorithm_kwargs:
-        raise ValueError(param_message("algorithm_kwargs", door, "free of 'oracle' (the simulator's class is all k-sets)",
+        raise ValueError(param_message("algorithm_kwargs", door,
+                                       "free of 'oracle' (the simulator's class is all k-sets)",
                               sorted(algorithm_kwargs)))
     max_pulls = check_pull_budget(budget, door)
     if record_every is not None:

@@ -379,7 +379,8 @@ class WeightTails:
         n_arms, capacity, min_weights = (int(v) for v in params[:3])
         out = cls(n_arms, capacity, min_weights, float(params[3]))
         if fill.shape != (n_arms,) or kept.shape != (int(fill.sum()),) or np.any(fill > 2 * capacity):
-            raise ValueError(param_message("data", door, "consistent arrays from WeightTails.to_npz_dict", "mismatched shapes"))
+            raise ValueError(param_message("data", door, "consistent arrays from WeightTails.to_npz_dict",
+                                           "mismatched shapes"))
         ends = np.cumsum(fill)
         for a in range(n_arms):
             out._buf[a, : fill[a]] = kept[ends[a] - fill[a] : ends[a]]
