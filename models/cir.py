@@ -73,6 +73,7 @@ import numpy as np
 
 from models.cir_kernel import fused_caplet_paths
 from pmcbandit.arms.base import Arm
+from pmcbandit._validation import param_message
 
 __all__ = [
     "CIR_DEFAULTS",
@@ -84,10 +85,6 @@ __all__ = [
 
 ENGINES = ("fused", "graph")
 CIR_DEFAULTS = dict(r0=0.08, eta=0.016, kappa=0.2, sigma=0.02, maturity=1.0, nominal=1000.0, n_steps=100)
-
-
-def param_message(param, door, requirement, value):
-    return f"The {param!r} parameter of {door} must be {requirement}. Got {value!r} instead."
 
 
 def _check_real(value, param, door, *, positive=False, nonneg=False):

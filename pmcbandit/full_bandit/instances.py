@@ -39,6 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pmcbandit._validation import param_message
+
 __all__ = ["Instance", "synthetic_instance", "crowdsourcing_instance", "CROWDSOURCING", "SYNTHETIC",
            "best_super_arm", "super_arm_gap"]
 
@@ -67,10 +69,6 @@ CROWDSOURCING = {
 
 #: The synthetic settings the benchmarks use (module docstring): n, k, top interval, gaps.
 SYNTHETIC = dict(n=10, k=5, top=(0.5, 1.0), small_gap=0.1, large_gap=0.4)
-
-
-def param_message(param, door, requirement, value):
-    return f"The {param!r} parameter of {door} must be {requirement}. Got {value!r} instead."
 
 
 def _check_int(name, value, lo, door):

@@ -47,6 +47,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
+from pmcbandit._validation import param_message
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.runtime.config import FINGERPRINT
 from pmcbandit.runtime.engine import Engine, Row
@@ -89,7 +90,7 @@ class _Stored(NamedTuple):
 
 
 def _bad(path, door: str, requirement: str) -> ValueError:
-    return ValueError(f"The 'checkpoint' parameter of {door} must be {requirement}. Got {os.fspath(path)!r} instead.")
+    return ValueError(param_message("checkpoint", door, requirement, os.fspath(path)))
 
 
 def check_checkpoint(path, door: str) -> None:
