@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from dataclasses import replace
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -53,13 +54,12 @@ from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import param_message
 from pmcbandit.arms.evidence._draws import reservoir_states
 from pmcbandit.evidence.pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, build_pool, seconds_after_setup
-from pmcbandit.evidence.estimate import compile_loop, estimate_evidence
+from pmcbandit.evidence.estimate import EvidenceLoop, compile_loop, estimate_evidence
 from pmcbandit.evidence.slices import merge_slices, slice_arms
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.evidence.comparison_result import ModelComparison, model_probabilities
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget
 from pmcbandit.runtime.door import emit_warnings
-from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
 __all__ = ["compare_models", "next_model", "SPLITS", "TARGETS"]
 
@@ -307,13 +307,12 @@ def compare_models(
                                        "None (a comparison is not checkpointed; run estimate_evidence with "
                               "a checkpoint per model to resume long runs)", checkpoint))
     pools = _check_arms(arms, names)
-    run_options = dict(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
-                       pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, progressbar=progressbar,
-                       callback=callback)
-    # What each slice's run loop is given besides its budget and seed (estimate_evidence's defaults).
-    loop_options = dict(run_options, bounds=None, ranges="auto", centre="auto", cross_check_share=CROSS_CHECK_SHARE,
-                        max_decision_share=MAX_DECISION_SHARE, checkpoint=None, checkpoint_every=checkpoint_every)
-    check_allocation(door, None, policy, budget=slice_budget, random_seed=random_seed, **loop_options)
+    # What each slice's run loop is given besides its budget and seed (estimate_evidence's defaults otherwise).
+    loop = EvidenceLoop(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+                        pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, progressbar=progressbar,
+                        callback=callback)
+    check_allocation(door, None, policy, budget=slice_budget, random_seed=random_seed,
+                     **replace(loop, checkpoint_every=checkpoint_every).allocation_keywords())
     for name, model in named.items():
         try:
             check_model(model, door)
@@ -331,7 +330,7 @@ def compare_models(
     pool_notes: dict[str, list[str]] = {}
     pool_alerts: dict[str, list] = {}
     started = time.perf_counter()
-    compile_loop(door, policy, loop_options)  # the run loop's kernels, once per process: set-up, as the pools'
+    compile_loop(door, policy, loop)  # the run loop's kernels, once per process: set-up, as the pools'
     for name, model in named.items():
         start = time.perf_counter()
         if name not in pools:
@@ -372,8 +371,8 @@ def compare_models(
         name = names[k]
         index = slice_arms(len(pools[name]), done[name])
         start = time.perf_counter()
-        result = _run_slice(named[name], [pools[name][i] for i in index], policy, slice_budget, streams[k].spawn(1)[0],
-                            run_options)
+        result = _run_slice(named[name], [pools[name][i] for i in index], policy, loop, budget=slice_budget,
+                            random_seed=streams[k].spawn(1)[0])
         elapsed += time.perf_counter() - start
         done[name].append((index, result))
         for arm, state in reservoir_states(pools[name]).items():
@@ -419,8 +418,8 @@ def _reported_se(merged: dict, names: list[str], prior) -> float:
     return float(math.hypot(se[order[0]], se[order[1]]))
 
 
-def _run_slice(model, arms, policy, budget, rng, run_options):
+def _run_slice(model, arms, policy, loop: EvidenceLoop, *, budget, random_seed):
     """One slice: an :func:`~pmcbandit.estimate_evidence` run whose warnings are kept for the merged result."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PmcBanditWarning)
-        return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=rng, **run_options)
+        return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=random_seed, **loop.keywords())
