@@ -149,6 +149,11 @@ class ModelComparison:
     def stopped_by(self) -> str:
         return str(self.settings.get("stopped_by", ""))
 
+    @property
+    def samples(self) -> int:
+        """Pulls made by all the models' runs, faulty ones included."""
+        return int(sum(r.samples for r in self.results.values()))
+
     def _order(self) -> np.ndarray:
         """Model indices by decreasing posterior probability (then log Z); NaN last."""
         p = self.probabilities.probability
