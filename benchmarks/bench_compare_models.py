@@ -8,7 +8,7 @@ one data set of ``N`` rows:
 * **equal pair**: two models with the same number of predictors (different columns).
 
 For each pair, one fresh process builds the two pools once (not timed, as in ``compare_models``)
-and runs ``compare_models(..., allocation="neyman")`` and ``allocation="even"`` alternately,
+and runs ``compare_models(..., split="neyman")`` and ``split="even"`` alternately,
 ``REPS`` times each, with the same wall-time budget, so load on the machine affects both alike.
 Reported per rule: the mean reported SE of the log Bayes factor, the RMSE and MSE of the log BF
 against the exact value, and the mean share of the slices given to the costlier model. The
@@ -77,7 +77,7 @@ def _worker(pair: str, budget: float, reps: int, slices: int) -> dict:
         for rule in ("neyman", "even"):
             start = time.perf_counter()
             res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=budget, arms=pools,
-                                    allocation=rule, slices=slices, random_seed=rep, progressbar=False)
+                                    split=rule, slices=slices, random_seed=rep, progressbar=False)
             wall = time.perf_counter() - start
             lbf, se = res.log_bf("a", "b")
             share_b = sum(1 for _, n, _ in res.allocation if n == "b") / len(res.allocation)

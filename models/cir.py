@@ -73,6 +73,7 @@ import numpy as np
 
 from models.cir_kernel import fused_caplet_paths
 from pmcbandit.arms.base import Arm
+from pmcbandit._validation import param_message
 
 __all__ = [
     "CIR_DEFAULTS",
@@ -86,42 +87,38 @@ ENGINES = ("fused", "graph")
 CIR_DEFAULTS = dict(r0=0.08, eta=0.016, kappa=0.2, sigma=0.02, maturity=1.0, nominal=1000.0, n_steps=100)
 
 
-def _msg(param, owner, requirement, value):
-    return f"The {param!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
-
-
-def _check_real(value, param, owner, *, positive=False, nonneg=False):
+def _check_real(value, param, door, *, positive=False, nonneg=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(_msg(param, owner, "a finite real number", value))
+        raise TypeError(param_message(param, door, "a finite real number", value))
     if not np.isfinite(value):
-        raise ValueError(_msg(param, owner, "a finite real number", value))
+        raise ValueError(param_message(param, door, "a finite real number", value))
     if positive and not value > 0:
-        raise ValueError(_msg(param, owner, "> 0", value))
+        raise ValueError(param_message(param, door, "> 0", value))
     if nonneg and not value >= 0:
-        raise ValueError(_msg(param, owner, ">= 0", value))
+        raise ValueError(param_message(param, door, ">= 0", value))
     return float(value)
 
 
-def _check_int(value, param, owner, minimum=1):
+def _check_int(value, param, door, minimum=1):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(_msg(param, owner, f"an int >= {minimum}", value))
+        raise TypeError(param_message(param, door, f"an int >= {minimum}", value))
     if value < minimum:
-        raise ValueError(_msg(param, owner, f"an int >= {minimum}", value))
+        raise ValueError(param_message(param, door, f"an int >= {minimum}", value))
     return int(value)
 
 
-def _check_model(owner, r0, eta, kappa, sigma, maturity, nominal, n_steps, strike=None):
+def _check_model(door, r0, eta, kappa, sigma, maturity, nominal, n_steps, strike=None):
     out = dict(
-        r0=_check_real(r0, "r0", owner, nonneg=True),
-        eta=_check_real(eta, "eta", owner, nonneg=True),
-        kappa=_check_real(kappa, "kappa", owner),
-        sigma=_check_real(sigma, "sigma", owner, nonneg=True),
-        maturity=_check_real(maturity, "maturity", owner, positive=True),
-        nominal=_check_real(nominal, "nominal", owner, positive=True),
-        n_steps=_check_int(n_steps, "n_steps", owner),
+        r0=_check_real(r0, "r0", door, nonneg=True),
+        eta=_check_real(eta, "eta", door, nonneg=True),
+        kappa=_check_real(kappa, "kappa", door),
+        sigma=_check_real(sigma, "sigma", door, nonneg=True),
+        maturity=_check_real(maturity, "maturity", door, positive=True),
+        nominal=_check_real(nominal, "nominal", door, positive=True),
+        n_steps=_check_int(n_steps, "n_steps", door),
     )
     if strike is not None:
-        out["strike"] = _check_real(strike, "strike", owner, nonneg=True)
+        out["strike"] = _check_real(strike, "strike", door, nonneg=True)
     return out
 
 
@@ -159,12 +156,12 @@ def simulate_paths_numpy(
         ``w·D·M·max(r_n − K, 0)`` per path, Euler scheme with full truncation
         and trapezoidal discount as in the module docstring.
     """
-    owner = "simulate_paths_numpy"
+    door = "simulate_paths_numpy"
     eps = np.asarray(eps, dtype=np.float64)
     if eps.ndim != 2 or eps.shape[0] < 1 or eps.shape[1] < 1:
-        raise ValueError(_msg("eps", owner, "a non-empty 2-D array (n_steps, n_paths)", eps.shape))
-    p = _check_model(owner, r0, eta, kappa, sigma, maturity, nominal, eps.shape[0], strike)
-    theta = _check_real(theta, "theta", owner)
+        raise ValueError(param_message("eps", door, "a non-empty 2-D array (n_steps, n_paths)", eps.shape))
+    p = _check_model(door, r0, eta, kappa, sigma, maturity, nominal, eps.shape[0], strike)
+    theta = _check_real(theta, "theta", door)
     n = eps.shape[0]
     dt = p["maturity"] / n
     r = np.full(eps.shape[1], p["r0"])
@@ -199,8 +196,8 @@ def discounted_rate_moments(*, r0=0.08, eta=0.016, kappa=0.2, sigma=0.02, maturi
     bond, dr : float
         E[D] and E[D·r_n].
     """
-    owner = "discounted_rate_moments"
-    p = _check_model(owner, r0, eta, kappa, sigma, maturity, 1.0, n_steps)
+    door = "discounted_rate_moments"
+    p = _check_model(door, r0, eta, kappa, sigma, maturity, 1.0, n_steps)
     n = p["n_steps"]
     dt = p["maturity"] / n
     eta, kappa, s2 = p["eta"], p["kappa"], p["sigma"] ** 2
@@ -310,20 +307,20 @@ class CIRCapletArm(Arm):
 
     def __init__(self, theta, strike=0.08, paths_per_pull=1000, *, cost=None, pool_thetas=None,
                  pmc_info=True, engine="fused", mode="NUMBA", name=None, **model):
-        owner = "CIRCapletArm"
+        door = "CIRCapletArm"
         if engine not in ENGINES:
-            raise ValueError(_msg("engine", owner, f"one of {ENGINES}", engine))
+            raise ValueError(param_message("engine", door, f"one of {ENGINES}", engine))
         params = {**CIR_DEFAULTS, **model}
         unknown = set(params) - set(CIR_DEFAULTS)
         if unknown:
             name = sorted(unknown)[0]
             raise TypeError(f"The {name!r} parameter of CIRCapletArm must be one of the model constants "
                             f"{tuple(CIR_DEFAULTS)}. Got {model[name]!r} instead.")
-        self.params = _check_model(owner, strike=strike, **params)
-        self.theta = _check_real(theta, "theta", owner)
-        self.paths_per_pull = _check_int(paths_per_pull, "paths_per_pull", owner)
+        self.params = _check_model(door, strike=strike, **params)
+        self.theta = _check_real(theta, "theta", door)
+        self.paths_per_pull = _check_int(paths_per_pull, "paths_per_pull", door)
         if cost is not None and cost != "paths":
-            cost = _check_real(cost, "cost", owner, nonneg=True)
+            cost = _check_real(cost, "cost", door, nonneg=True)
         self.cost = cost
         pool = np.asarray([self.theta] if pool_thetas is None else pool_thetas, dtype=np.float64)
         dt = self.params["maturity"] / self.params["n_steps"]
@@ -416,18 +413,18 @@ def caplet_arms(
     -------
     list of CIRCapletArm
     """
-    owner = "caplet_arms"
+    door = "caplet_arms"
     model = dict(r0=r0, eta=eta, kappa=kappa, sigma=sigma, maturity=maturity, nominal=nominal, n_steps=n_steps)
-    _check_model(owner, strike=strike, **model)
-    _check_int(paths_per_pull, "paths_per_pull", owner)
+    _check_model(door, strike=strike, **model)
+    _check_int(paths_per_pull, "paths_per_pull", door)
     if thetas is None:
         thetas = np.arange(16) / 10
     try:
         grid = np.asarray(thetas, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(_msg("thetas", owner, "a 1-D array of finite reals", thetas)) from None
+        raise TypeError(param_message("thetas", door, "a 1-D array of finite reals", thetas)) from None
     if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)):
-        raise ValueError(_msg("thetas", owner, "a non-empty 1-D array of finite reals", thetas))
+        raise ValueError(param_message("thetas", door, "a non-empty 1-D array of finite reals", thetas))
     arms = [
         CIRCapletArm(float(th), strike, paths_per_pull, cost=cost, pool_thetas=grid,
                      pmc_info=pmc_info, engine=engine, mode=mode, **model)
@@ -435,5 +432,5 @@ def caplet_arms(
     ]
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
-        raise ValueError(_msg("thetas", owner, "distinct to one decimal (arm names)", thetas))
+        raise ValueError(param_message("thetas", door, "distinct to one decimal (arm names)", thetas))
     return arms

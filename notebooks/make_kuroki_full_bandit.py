@@ -49,7 +49,7 @@ env = FullBanditEnvironment(inst.theta, noise_sd=0.1, noise="sum")
 res = identify_full_bandit(env, "sa_foa", k=5, delta=0.05, allocation="g", random_seed=1, progressbar=False)
 sim = simulate_full_bandit(env, "sa_foa", k=5, delta=0.05, allocation="g", random_seed=1)
 print(res.summary())
-print("simulator: same stopping round:", sim.stop_round == res.rounds, "- same answer:",
+print("simulator: same stopping round:", sim.stop_round == res.samples, "- same answer:",
       sim.recommended.tolist() == res.selected_indices.tolist())
 print("true best:", sorted(np.argsort(-inst.theta)[:5].tolist()))"""),
     ("md", r"""## G-allocation (App. D)

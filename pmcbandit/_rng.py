@@ -14,14 +14,14 @@ import numbers
 import numpy as np
 
 
-def check_seed(random_seed, owner: str = "run") -> None:
+def check_seed(random_seed, door: str = "run") -> None:
     """Raise as :func:`get_random_generator` would for a bad ``random_seed``, without drawing from it."""
     if random_seed is None or isinstance(random_seed, np.random.Generator):
         return
-    get_random_generator(random_seed, owner)
+    get_random_generator(random_seed, door)
 
 
-def get_random_generator(random_seed, owner: str = "run") -> np.random.Generator:
+def get_random_generator(random_seed, door: str = "run") -> np.random.Generator:
     """Return a Generator for ``random_seed`` (int >= 0, Generator or None).
 
     A Generator is used as given (its stream is consumed); legacy
@@ -35,11 +35,11 @@ def get_random_generator(random_seed, owner: str = "run") -> np.random.Generator
     if isinstance(random_seed, numbers.Integral) and not isinstance(random_seed, bool):
         if random_seed < 0:
             raise ValueError(
-                f"The 'random_seed' parameter of {owner} must be a non-negative int. "
+                f"The 'random_seed' parameter of {door} must be a non-negative int. "
                 f"Got {random_seed!r} instead."
             )
         return np.random.default_rng(int(random_seed))
     raise TypeError(
-        f"The 'random_seed' parameter of {owner} must be an int, a numpy.random.Generator "
+        f"The 'random_seed' parameter of {door} must be an int, a numpy.random.Generator "
         f"or None. Got {random_seed!r} of type {type(random_seed).__name__} instead."
     )

@@ -1,5 +1,5 @@
 """The protocols the layers meet at: a decision (:class:`Selection`), what chooses decisions
-(:class:`Learner`) and where pulls run (:class:`Executor`).
+(:class:`Learner`), where pulls run (:class:`Executor`) and what every door returns (:class:`Result`).
 
 The run loop (:mod:`pmcbandit.runtime`) drives any :class:`Learner` through any
 :class:`Executor`; the learners live with their algorithm families
@@ -18,7 +18,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Selection", "Learner", "Executor"]
+__all__ = ["Selection", "Learner", "Executor", "Result"]
 
 
 class Selection(NamedTuple):
@@ -111,3 +111,50 @@ class Executor(Protocol):
 
     def shutdown(self) -> None:
         """Release workers and threads."""
+
+
+@runtime_checkable
+class Result(Protocol):
+    """What every public door returns: one result contract.
+
+    :class:`~pmcbandit.RunResult` (and :class:`~pmcbandit.EvidenceResult`),
+    :class:`~pmcbandit.IdentificationResult`, :class:`~pmcbandit.ComparisonResult`,
+    :class:`~pmcbandit.FullBanditResult` and :class:`~pmcbandit.ModelComparison` all have:
+
+    Attributes
+    ----------
+    stopped_by : str
+        Why the run ended: ``"budget"``, ``"confidence"`` (a stopping rule held), ``"target_se"``,
+        ``"callback"``, ``"no_arm"`` (nothing left to pull), ``"decided"`` (a model comparison's
+        decision rule), as the door documents.
+    samples : int
+        The run's sample count: the pulls its answer was learnt from (each class says whether faulty
+        pulls count; a model comparison adds its models' runs). No result spells it another way.
+    table : pandas.DataFrame
+        One row per arm (per model for a model comparison), indexed by name, a fresh frame on each
+        access, in the units the result's :meth:`plot` draws.
+
+    Methods
+    -------
+    summary() -> str
+        A readable report: the answer, why the run stopped, the table, the warnings.
+    to_inference_data() -> arviz.InferenceData
+        The run for ArviZ (:mod:`pmcbandit.diagnostics.arviz_io`).
+    plot(...) -> matplotlib Axes or Figure
+        The result's standard figure (:mod:`pmcbandit.diagnostics`).
+    """
+
+    @property
+    def stopped_by(self) -> str: ...
+
+    @property
+    def samples(self) -> int: ...
+
+    @property
+    def table(self): ...
+
+    def summary(self) -> str: ...
+
+    def to_inference_data(self): ...
+
+    def plot(self, *args, **kwargs): ...

@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the models' names, in the order of --model-file (default: the files' stems)")
     cm.add_argument("--prior", type=float, nargs="+", default=None,
                     help="prior model probabilities, in the order of --model-file (default: uniform)")
-    cm.add_argument("--allocation", choices=("neyman", "even"), default="neyman",
+    cm.add_argument("--split", choices=("neyman", "even"), default="neyman",
                     help="how the budget's slices are given to the models")
     cm.add_argument("--target", choices=("log_bf", "probability"), default="log_bf",
                     help="what the allocation makes precise")
@@ -270,7 +270,7 @@ def _compare(parser, args):
     models = {name: _load_model(parser, path) for name, path in zip(args.name, args.model_file)}
     result = compare_models(
         models, args.policy, budget=args.budget, prior=args.prior, random_seed=args.seed,
-        allocation=args.allocation, target=args.target, decide=args.decide, slices=args.slices,
+        split=args.split, target=args.target, decide=args.decide, slices=args.slices,
         combine=args.combine, progressbar=not args.no_progress,
     )
     return result, f"{len(models)} models ({', '.join(models)}): {args.policy}, {args.budget:g} s"

@@ -370,6 +370,25 @@ class RunResult(RunMessages):
         status[self.quarantined] = "quarantined"
         return status.astype(str)
 
+    @property
+    def stopped_by(self) -> str:
+        """Why the run ended (``settings["stopped_by"]``: ``"budget"``, ``"target_se"``, ``"callback"``,
+        ``"no_arm"``; :func:`pmcbandit.run`).
+        """
+        return str(self.settings.get("stopped_by", ""))
+
+    @property
+    def samples(self) -> int:
+        """Pulls made, faulty ones included (the rows of :attr:`history`)."""
+        return len(self.history)
+
+    @property
+    def table(self):
+        """:meth:`arm_table` as a fresh ``pandas.DataFrame``, one row per arm, indexed by arm name."""
+        import pandas as pd
+
+        return pd.DataFrame(self.arm_table()).set_index("arm")
+
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per-arm summary: pulls, faults, mean (working scale), variance V_k of an observation,
         mean cost delta_k, V*delta, combination weight, Pareto k-hat of its importance weights with
@@ -464,6 +483,14 @@ class RunResult(RunMessages):
         from pmcbandit.diagnostics.arviz_io import to_inference_data
 
         return to_inference_data(self)
+
+    def plot(self, level: float = 0.95, *, x: str = "pulls", reference: float | None = None, fig=None):
+        """Allocation, running estimate with its ``level`` interval and per-arm V·δ in one figure
+        (:func:`pmcbandit.diagnostics.plots.plot_run`; V·δ as in :attr:`table`'s ``var_cost``).
+        """
+        from pmcbandit.diagnostics.plots import plot_run
+
+        return plot_run(self, level, x=x, reference=reference, fig=fig)
 
     def to_netcdf(self, path) -> str:
         return self.to_inference_data().to_netcdf(str(path))

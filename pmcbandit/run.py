@@ -216,7 +216,7 @@ def check_allocation(door: str, arms, policy, *, budget, combine, random_seed, r
 
     Returns the :class:`~pmcbandit.policies.Policy` and the :class:`~pmcbandit.runtime.door.LoopOptions`.
     """
-    pol = get_policy(policy, owner=door, **_check_kwargs(policy_kwargs, "policy_kwargs", door))
+    pol = get_policy(policy, door=door, **_check_kwargs(policy_kwargs, "policy_kwargs", door))
     options = loop_options(door, budget=budget, random_seed=random_seed, max_faults=max_faults,
                            max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
                            progressbar=progressbar, callback=callback, checkpoint=checkpoint,
@@ -255,7 +255,7 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
             f"The 'bounds' parameter of {door} must be None for log-scale arms (App. B bounds the linear "
             f"observations, which a log-scale run never forms). Got {bounds!r} instead."
         )
-    rule = make_reward_rule(reward, bounds, isinstance(budget, Pulls), ranges, pol, centre, len(arms), owner=door)
+    rule = make_reward_rule(reward, bounds, isinstance(budget, Pulls), ranges, pol, centre, len(arms), door=door)
     learner = PolicyLearner(pol, rule, len(arms), log_scale=arms[0].log_scale)
     if ranges == "per_arm" and not learner.state.per_arm:
         raise ValueError(

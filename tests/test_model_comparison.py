@@ -146,7 +146,7 @@ def test_next_model_follows_variance_times_cost():
     assert next_model([-1.0, -1.1, -30.0], [0.1, 0.05, 5.0], [1, 1, 1], [1 / 3] * 3, ok) == 0
     # an unusable interval comes first; the even split is round-robin
     assert next_model([-1.0, -1.2], [0.1, 0.1], [1, 5], [0.5, 0.5], ["ok", "too_few_observations"]) == 1
-    assert next_model([-1.0, -1.2, -1.3], [0.1] * 3, [2, 1, 2], [1 / 3] * 3, ok, allocation="even") == 1
+    assert next_model([-1.0, -1.2, -1.3], [0.1] * 3, [2, 1, 2], [1 / 3] * 3, ok, split="even") == 1
     assert next_model([-1.0, -1.2], [0.1, 0.1], [1, 1], [0.5, 0.5], ok[:2], eligible=[False, False]) is None
 
 

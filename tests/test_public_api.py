@@ -85,7 +85,7 @@ SIGNATURES = {
     ],
     'compare_models': [
         ('models', 'pos'), ('policy', 'pos'), ('budget', 'kw'), ('prior', 'kw'), ('random_seed', 'kw'),
-        ('allocation', 'kw'), ('target', 'kw'), ('decide', 'kw'), ('slices', 'kw'), ('level', 'kw'),
+        ('split', 'kw'), ('target', 'kw'), ('decide', 'kw'), ('slices', 'kw'), ('level', 'kw'),
         ('arms', 'kw'), ('combine', 'kw'), ('reward', 'kw'), ('policy_kwargs', 'kw'), ('max_in_flight', 'kw'),
         ('pull_timeout', 'kw'), ('executor', 'kw'), ('max_faults', 'kw'), ('progressbar', 'kw'),
         ('callback', 'kw'), ('checkpoint', 'kw'), ('checkpoint_every', 'kw'),
@@ -97,7 +97,7 @@ SIGNATURES = {
         ('path', 'pos'),
     ],
     'get_policy': [
-        ('policy', 'pos'), ('owner', 'kw'), ('params', '**'),
+        ('policy', 'pos'), ('door', 'kw'), ('params', '**'),
     ],
 }
 

@@ -282,8 +282,8 @@ class CallableArm(Arm):
         return values, info, cost
 
 
-def check_arms(arms, owner: str) -> list[Arm]:
-    """``arms`` as a list of :class:`Arm` with unique names, all log-scale or none (``owner`` names the
+def check_arms(arms, door: str) -> list[Arm]:
+    """``arms`` as a list of :class:`Arm` with unique names, all log-scale or none (``door`` names the
     function in the error messages).
     """
     if isinstance(arms, Arm):
@@ -291,22 +291,22 @@ def check_arms(arms, owner: str) -> list[Arm]:
     try:
         arms = list(arms)
     except TypeError:
-        raise TypeError(f"The 'arms' parameter of {owner} must be a sequence of Arm. Got {arms!r} instead.") from None
+        raise TypeError(f"The 'arms' parameter of {door} must be a sequence of Arm. Got {arms!r} instead.") from None
     if not arms:
-        raise ValueError(f"The 'arms' parameter of {owner} must be a non-empty sequence of Arm. Got [] instead.")
+        raise ValueError(f"The 'arms' parameter of {door} must be a non-empty sequence of Arm. Got [] instead.")
     for a in arms:
         if not isinstance(a, Arm):
             raise TypeError(
-                f"The 'arms' parameter of {owner} must contain Arm objects (wrap a function in CallableArm). "
+                f"The 'arms' parameter of {door} must contain Arm objects (wrap a function in CallableArm). "
                 f"Got {a!r} instead."
             )
     if len({bool(a.log_scale) for a in arms}) > 1:
         scales = {a.name: bool(a.log_scale) for a in arms}
         raise ValueError(
-            f"The 'arms' parameter of {owner} must not mix log-scale and linear-scale arms. "
+            f"The 'arms' parameter of {door} must not mix log-scale and linear-scale arms. "
             f"Got log_scale={scales!r} instead."
         )
     names = [a.name for a in arms]
     if len(set(names)) != len(names):
-        raise ValueError(f"The 'arms' parameter of {owner} must have unique names. Got {names!r} instead.")
+        raise ValueError(f"The 'arms' parameter of {door} must have unique names. Got {names!r} instead.")
     return arms

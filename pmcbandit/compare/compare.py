@@ -39,7 +39,6 @@ __all__ = ["compare_samplers"]
 DEFAULT_BUDGET = 300.0
 #: Default tolerance on the efficiency ratio: arms proven within a factor 2 of each other are a tie.
 DEFAULT_EPSILON = 1.0
-OWNER = "compare_samplers"
 
 
 def compare_samplers(
@@ -136,39 +135,40 @@ def compare_samplers(
     >>> res.selected, res.stopped_by, res.guarantee
     (['spread0.2'], 'confidence', 'delta-correct')
     """
-    arms = check_arms(arms, OWNER)
+    door = "compare_samplers"
+    arms = check_arms(arms, door)
     if len(arms) < 2:
-        raise ValueError(f"The 'arms' parameter of {OWNER} must hold at least two arms. Got {len(arms)} instead.")
-    k = check_k(k, len(arms), OWNER)
-    delta = check_open_unit(delta, "delta", OWNER)
-    options = loop_options(OWNER, budget=budget, random_seed=random_seed, max_faults=max_faults,
+        raise ValueError(f"The 'arms' parameter of {door} must hold at least two arms. Got {len(arms)} instead.")
+    k = check_k(k, len(arms), door)
+    delta = check_open_unit(delta, "delta", door)
+    options = loop_options(door, budget=budget, random_seed=random_seed, max_faults=max_faults,
                            max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
                            progressbar=progressbar, callback=callback, checkpoint=checkpoint,
                            checkpoint_every=checkpoint_every)
     budget = options.budget
     if isinstance(budget, TargetSE):
-        raise ValueError(f"The 'budget' parameter of {OWNER} must be Pulls, CpuSeconds or WallSeconds (a comparison "
+        raise ValueError(f"The 'budget' parameter of {door} must be Pulls, CpuSeconds or WallSeconds (a comparison "
                          f"has no combined standard error to target). Got {budget!r} instead.")
-    bounds = check_bounds(bounds, OWNER)
+    bounds = check_bounds(bounds, door)
     declared = _check_costs(costs, arms)
     units = {a.name: a.cost_unit for a in arms}
     if declared is None and len(set(units.values())) > 1:
-        raise ValueError(f"The 'arms' parameter of {OWNER} must report costs in one unit (efficiencies in different "
+        raise ValueError(f"The 'arms' parameter of {door} must report costs in one unit (efficiencies in different "
                          f"units cannot be ranked; or pass 'costs'). Got cost units {units!r} instead.")
     if reference is not None:
         if isinstance(reference, bool) or not isinstance(reference, numbers.Real) or reference != reference \
                 or abs(reference) == float("inf"):
-            raise ValueError(f"The 'reference' parameter of {OWNER} must be a finite number or None. "
+            raise ValueError(f"The 'reference' parameter of {door} must be a finite number or None. "
                              f"Got {reference!r} instead.")
         reference = float(reference)
-    check_positive(epsilon, "epsilon", OWNER, allow_zero=True)
+    check_positive(epsilon, "epsilon", door, allow_zero=True)
     exact = bounds is not None and declared is not None
     if min_pairs is None:
         min_pairs = default_min_pairs(exact)
-    check_positive(min_pairs, "min_pairs", OWNER, integer=True)
+    check_positive(min_pairs, "min_pairs", door, integer=True)
     if min_pairs < 2:
-        raise ValueError(f"The 'min_pairs' parameter of {OWNER} must be >= 2. Got {min_pairs!r} instead.")
-    gate_alpha = check_open_unit(gate_alpha, "gate_alpha", OWNER)
+        raise ValueError(f"The 'min_pairs' parameter of {door} must be >= 2. Got {min_pairs!r} instead.")
+    gate_alpha = check_open_unit(gate_alpha, "gate_alpha", door)
 
     rule = EfficiencyRule(k=int(k), delta=delta, n_arms=len(arms),
                           variance_bound=None if bounds is None else (bounds[1] - bounds[0]) ** 2 / 2.0,
@@ -181,7 +181,7 @@ def compare_samplers(
                   policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
                                  ("reference", reference), ("gate_alpha", gate_alpha)),
                   k=rule.k, delta=delta)
-    done = drive_run(OWNER, arms, learner, random_seed, options, config=config, bounds=bounds)
+    done = drive_run(door, arms, learner, random_seed, options, config=config, bounds=bounds)
     engine, settings, stopped_by = done
     engine.reliability(final=True)  # an arm whose final k-hat fails is not ranked either
     learner.settle(engine.blocked())
@@ -204,42 +204,44 @@ def _components(arms, bounds) -> tuple[int, ...]:
     estimates); every arm must declare the same components, and ``bounds`` (a range of the scalar
     estimate) cannot bound their differences.
     """
+    door = "compare_samplers"
     declared = {tuple(getattr(a, "components", ())) for a in arms}
     if len(declared) > 1:
-        raise ValueError(f"The 'arms' parameter of {OWNER} must all give scalar estimates or all the same vector "
+        raise ValueError(f"The 'arms' parameter of {door} must all give scalar estimates or all the same vector "
                          f"components (e.g. sampler_arms of one model and quantity). Got arms with components "
                          f"{[len(getattr(a, 'components', ())) for a in arms]} instead.")
     names = declared.pop()
     if not names:
         return ()
     if bounds is not None:
-        raise ValueError(f"The 'bounds' parameter of {OWNER} must be None for arms with vector estimates (it bounds "
+        raise ValueError(f"The 'bounds' parameter of {door} must be None for arms with vector estimates (it bounds "
                          f"a scalar estimate, not the components). Got {bounds!r} instead.")
     order = list(dict.fromkeys(d for a in arms for d in a.diagnostics))
     missing = [n for n in names if n not in order]
     if missing:
-        raise ValueError(f"The 'arms' parameter of {OWNER} must declare their components among their diagnostics. "
+        raise ValueError(f"The 'arms' parameter of {door} must declare their components among their diagnostics. "
                          f"Got components {missing!r} missing from them instead.")
     return tuple(order.index(n) for n in names)
 
 
 def _check_costs(costs, arms) -> tuple | None:
+    door = "compare_samplers"
     if costs is None:
         return None
     names = [a.name for a in arms]
     if isinstance(costs, Mapping):
         missing = [n for n in names if n not in costs]
         if missing or len(costs) != len(names):
-            raise ValueError(f"The 'costs' parameter of {OWNER} must name every arm exactly ({names!r}). "
+            raise ValueError(f"The 'costs' parameter of {door} must name every arm exactly ({names!r}). "
                              f"Got {sorted(costs)!r} instead.")
         values = [costs[n] for n in names]
     else:
         values = list(costs)
         if len(values) != len(names):
-            raise ValueError(f"The 'costs' parameter of {OWNER} must hold one cost per arm ({len(names)}). "
+            raise ValueError(f"The 'costs' parameter of {door} must hold one cost per arm ({len(names)}). "
                              f"Got {costs!r} instead.")
     for v in values:
-        check_positive(v, "costs", OWNER)
+        check_positive(v, "costs", door)
     return tuple(float(v) for v in values)
 
 

@@ -174,6 +174,13 @@ class ComparisonResult:
                              f"Got {name!r} instead.")
         return self.arm_names.index(name)
 
+    @property
+    def table(self):
+        """:meth:`arm_table` as a fresh ``pandas.DataFrame``, one row per arm, indexed by arm name."""
+        import pandas as pd
+
+        return pd.DataFrame(self.arm_table()).set_index("arm")
+
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per arm: pairs, variance per pull and cost per pull (point and bounds), efficiency and its
         bounds, selected, status.

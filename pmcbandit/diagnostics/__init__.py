@@ -7,7 +7,8 @@ ArviZ door (:mod:`~pmcbandit.diagnostics.arviz_io`)
     :func:`to_inference_data`, :func:`from_inference_data`, :func:`read_run`.
 Plots (:mod:`~pmcbandit.diagnostics.plots`)
     :func:`plot_allocation`, :func:`plot_running_estimate`, :func:`plot_variance_cost`,
-    :func:`plot_run`, :func:`save_run_plots`, :func:`running_estimate`.
+    :func:`plot_run`, :func:`save_run_plots`, :func:`running_estimate`; a selection's estimates and
+    intervals, :func:`plot_selection` (:mod:`~pmcbandit.diagnostics.selection_plots`).
 
 The top layer with the CLI: it may import every other layer; nothing but the results'
 ``to_inference_data``/``plot`` methods (lazily) imports it.
@@ -28,6 +29,7 @@ _EXPORTS = {
     "save_run_plots": "plots",
     "running_estimate": "plots",
     "plot_model_comparison": "model_plots",
+    "plot_selection": "selection_plots",
     "model_comparison_to_inference_data": "arviz_io",
 }
 

@@ -135,7 +135,7 @@ def full_bandit_to_inference_data(result) -> az.InferenceData:
     the design had full rank). ``arm_summary`` (dimension ``arm``): ``theta_hat``, ``width``,
     ``pulls`` (pulled super-arms containing the arm), ``selected``. ``attrs``: the settings
     (algorithm, ``n``, ``k``, ``delta``, ``epsilon``, allocation, ``stopped_by``, ...), ``selected``
-    (names, best first), ``rounds``, ``warnings``.
+    (names, best first), ``samples``, ``warnings``.
     """
     return _inference_data(*full_bandit_groups(result))
 

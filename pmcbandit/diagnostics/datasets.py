@@ -170,14 +170,14 @@ def full_bandit_groups(result) -> tuple[dict, dict]:
     """
     raw = dict(result.settings)
     messages = [w[1] if isinstance(w, tuple) else w for w in result.warnings()]
-    raw.update(kind="full_bandit", selected=result.selected, rounds=result.rounds, warnings=messages,
+    raw.update(kind="full_bandit", selected=result.selected, samples=result.samples, warnings=messages,
                **_provenance())
     attrs = encode_attrs(raw)
     stats = xr.Dataset(
         {"super_arm": (("pull", "member"), result.super_arms, {"description": "arms of the pulled super-arm"}),
          "reward": (("pull",), result.rewards, {"description": "observed sum of the super-arm's rewards"}),
          "statistic": (("pull",), result.statistics, {"description": "stopping statistic after the pull"})},
-        coords={"pull": np.arange(result.rounds), "member": np.arange(result.super_arms.shape[1])}, attrs=attrs)
+        coords={"pull": np.arange(result.samples), "member": np.arange(result.super_arms.shape[1])}, attrs=attrs)
     chosen = np.zeros(len(result.arm_names), dtype=bool)
     chosen[result.selected_indices] = True
     summary = _arm_dataset(result.arm_names, {

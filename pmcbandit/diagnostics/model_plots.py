@@ -64,6 +64,6 @@ def plot_model_comparison(comparison, level: float = 0.95, fig=None) -> Figure:
     a3.scatter(np.arange(len(order)), [lookup[k] for k in order], marker="s", color="C1")
     a3.set_yticks(y, names)
     a3.set_xlabel("slice")
-    a3.set_title(f"allocation ({comparison.settings.get('allocation')})")
+    a3.set_title(f"slices ({comparison.settings.get('split')} split)")
     a3.grid(alpha=0.3)
     return fig

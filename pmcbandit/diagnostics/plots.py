@@ -37,7 +37,7 @@ __all__ = [
 _MAX_POINTS = 2000  # points per allocation line: more than a figure can show
 
 
-def _as_result(obj, owner: str) -> RunResult:
+def _as_result(obj, door: str) -> RunResult:
     if isinstance(obj, RunResult):
         return obj
     if isinstance(obj, (str, os.PathLike)) or type(obj).__name__ == "InferenceData":
@@ -46,18 +46,18 @@ def _as_result(obj, owner: str) -> RunResult:
 
         return from_inference_data(obj)
     raise TypeError(
-        f"The 'result' parameter of {owner} must be a RunResult, an InferenceData or a netCDF path. "
+        f"The 'result' parameter of {door} must be a RunResult, an InferenceData or a netCDF path. "
         f"Got {obj!r} instead."
     )
 
 
-def _axes(ax, owner: str) -> Axes:
+def _axes(ax, door: str) -> Axes:
     if ax is None:
         import matplotlib.pyplot as plt
 
         return plt.subplots(figsize=(6.4, 4.2), layout="constrained")[1]
     if not isinstance(ax, Axes):
-        raise TypeError(f"The 'ax' parameter of {owner} must be a matplotlib Axes or None. Got {ax!r} instead.")
+        raise TypeError(f"The 'ax' parameter of {door} must be a matplotlib Axes or None. Got {ax!r} instead.")
     return ax
 
 

@@ -4,7 +4,7 @@ r"""Which model? Bayes factors and posterior model probabilities under one compu
 :func:`~pmcbandit.estimate_evidence` (Neufeld et al. 2014, Sec. 6.3) and spends **one** budget
 across the models, in slices, where it reduces the error of what is reported most.
 
-Allocation rule (``allocation="neyman"``)
+Split rule (``split="neyman"``)
 -----------------------------------------
 The models' runs are independent, so the variance of a reported function
 :math:`f(\log Z_1, \dots, \log Z_M)` is, to first order, :math:`\sum_i g_i^2 s_i^2` with
@@ -26,7 +26,7 @@ function is chosen by ``target``:
 Every model first gets one slice (to measure :math:`v_i`). A model whose evidence interval is not
 yet usable (``"too_few_observations"``, no estimate, or an infinite SE) gets the next slice before
 the rule applies (fewest slices first), since its :math:`s_i` cannot be trusted. With
-``allocation="even"`` the slices go round-robin, the even split.
+``split="even"`` the slices go round-robin, the even split.
 
 Slices
 ------
@@ -44,34 +44,30 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from dataclasses import replace
 import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
+from pmcbandit._validation import param_message
 from pmcbandit.arms.evidence._draws import reservoir_states
 from pmcbandit.evidence.pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, build_pool, seconds_after_setup
-from pmcbandit.evidence.estimate import compile_loop, estimate_evidence
+from pmcbandit.evidence.estimate import EvidenceLoop, compile_loop, estimate_evidence
 from pmcbandit.evidence.slices import merge_slices, slice_arms
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.evidence.comparison_result import ModelComparison, model_probabilities
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget
 from pmcbandit.runtime.door import emit_warnings
-from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
-__all__ = ["compare_models", "next_model", "ALLOCATIONS", "TARGETS"]
+__all__ = ["compare_models", "next_model", "SPLITS", "TARGETS"]
 
-DOOR = "compare_models"
-ALLOCATIONS = ("neyman", "even")
+SPLITS = ("neyman", "even")
 TARGETS = ("log_bf", "probability")
 #: Default slices per model: the first measures the model, the rest are allocated.
 SLICES_PER_MODEL = 4
 _UNUSABLE = ("too_few_observations", "no_estimate")
-
-
-def _msg(name: str, requirement: str, value) -> str:
-    return f"The '{name}' parameter of {DOOR} must be {requirement}. Got {value!r} instead."
 
 
 def _named_models(models) -> dict:
@@ -83,21 +79,25 @@ def _named_models(models) -> dict:
     if isinstance(models, Mapping):
         bad = [k for k in models if not isinstance(k, str) or not k]
         if bad:
-            raise TypeError(_msg("models", "a mapping with non-empty str names", bad[0]))
+            raise TypeError(param_message("models", "compare_models", "a mapping with non-empty str names", bad[0]))
         named = dict(models)
     elif isinstance(models, Sequence) and not isinstance(models, (str, bytes)):
         names = [getattr(m, "name", "") or f"model_{i}" if isinstance(m, pm.Model) else f"model_{i}"
                  for i, m in enumerate(models)]
         if len(set(names)) != len(names):
-            raise ValueError(_msg("models", "models with distinct names (pass a mapping name -> model)", names))
+            raise ValueError(param_message("models", "compare_models",
+                                           "models with distinct names (pass a mapping name -> model)", names))
         named = dict(zip(names, models))
     else:
-        raise TypeError(_msg("models", "a mapping name -> pymc.Model or a sequence of pymc.Model", models))
+        raise TypeError(param_message("models", "compare_models",
+                                      "a mapping name -> pymc.Model or a sequence of pymc.Model", models))
     if len(named) < 2:
-        raise ValueError(_msg("models", "at least two models (a comparison needs two)", list(named)))
+        raise ValueError(param_message("models", "compare_models", "at least two models (a comparison needs two)",
+                                       list(named)))
     for name, model in named.items():
         if not isinstance(model, pm.Model):
-            raise TypeError(_msg("models", f"pymc.Model objects (model {name!r} is not)", model))
+            raise TypeError(param_message("models", "compare_models", f"pymc.Model objects (model {name!r} is not)",
+                                          model))
     return named
 
 
@@ -108,19 +108,20 @@ def _check_prior(prior, names: list[str]) -> np.ndarray:
     requirement = f"a probability vector over the {n} models (non-negative, summing to 1)"
     if isinstance(prior, Mapping):
         if set(prior) != set(names):
-            raise ValueError(_msg("prior", f"{requirement}, keyed by the model names {names}", prior))
+            raise ValueError(param_message("prior", "compare_models",
+                                           f"{requirement}, keyed by the model names {names}", prior))
         values = [prior[k] for k in names]
     elif isinstance(prior, (Sequence, np.ndarray)) and not isinstance(prior, str):
         values = list(prior)
     else:
-        raise TypeError(_msg("prior", requirement, prior))
+        raise TypeError(param_message("prior", "compare_models", requirement, prior))
     if any(isinstance(v, bool) or not isinstance(v, numbers.Real) for v in values):
-        raise TypeError(_msg("prior", requirement, prior))
+        raise TypeError(param_message("prior", "compare_models", requirement, prior))
     p = np.asarray(values, dtype=float)
     if p.shape != (n,) or not np.all(np.isfinite(p)) or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-8:
-        raise ValueError(_msg("prior", requirement, prior))
+        raise ValueError(param_message("prior", "compare_models", requirement, prior))
     if np.count_nonzero(p) < 2:
-        raise ValueError(_msg("prior", "positive for at least two models", prior))
+        raise ValueError(param_message("prior", "compare_models", "positive for at least two models", prior))
     return p
 
 
@@ -128,33 +129,38 @@ def _slice_budget(budget, slices: int):
     """The budget of one slice, and the total horizon in seconds (None for pulls)."""
     if isinstance(budget, TargetSE):
         if budget.max_seconds is None:
-            raise ValueError(_msg("budget", "a TargetSE with max_seconds (the time the slices share)", budget))
+            raise ValueError(param_message("budget", "compare_models",
+                                           "a TargetSE with max_seconds (the time the slices share)", budget))
         return WallSeconds(budget.max_seconds / slices), float(budget.max_seconds)
     if isinstance(budget, Pulls):
         if budget.n < slices:
-            raise ValueError(_msg("budget", f"at least one pull per slice ({slices} slices)", budget))
+            raise ValueError(param_message("budget", "compare_models",
+                                           f"at least one pull per slice ({slices} slices)", budget))
         return Pulls(budget.n // slices), None
     if isinstance(budget, (WallSeconds, CpuSeconds)):
         return type(budget)(budget.seconds / slices), float(budget.seconds)
-    raise TypeError(_msg("budget", "seconds, WallSeconds, CpuSeconds, Pulls or TargetSE(max_seconds=...)", budget))
+    raise TypeError(param_message("budget", "compare_models",
+                                  "seconds, WallSeconds, CpuSeconds, Pulls or TargetSE(max_seconds=...)", budget))
 
 
 def _check_arms(arms, names: list[str]) -> dict:
     if arms is None:
         return {}
     if not isinstance(arms, Mapping) or not set(arms) <= set(names):
-        raise TypeError(_msg("arms", f"None or a mapping from model names {names} to lists of evidence arms", arms))
+        raise TypeError(param_message("arms", "compare_models",
+                                      f"None or a mapping from model names {names} to lists of evidence arms", arms))
     out = {}
     for name, pool in arms.items():
         pool = list(pool)
         if not pool or not all(getattr(a, "log_scale", False) for a in pool):
-            raise ValueError(_msg("arms", f"log-scale evidence arms for model {name!r}", pool))
+            raise ValueError(param_message("arms", "compare_models", f"log-scale evidence arms for model {name!r}",
+                                           pool))
         out[name] = pool
     return out
 
 
 def next_model(log_z, log_z_se, slices_given, prior, status, *, target: str = "log_bf",
-               allocation: str = "neyman", eligible=None) -> int | None:
+               split: str = "neyman", eligible=None) -> int | None:
     """Index of the model the next slice goes to (module docstring), or ``None`` when none is eligible.
 
     Parameters
@@ -168,7 +174,7 @@ def next_model(log_z, log_z_se, slices_given, prior, status, *, target: str = "l
     status : list of str
         Each model's interval status.
     target : {"log_bf", "probability"}
-    allocation : {"neyman", "even"}
+    split : {"neyman", "even"}
     eligible : array of bool, optional
         Models that can run another slice (arms left); all by default.
     """
@@ -180,8 +186,8 @@ def next_model(log_z, log_z_se, slices_given, prior, status, *, target: str = "l
         return None
     idx = np.flatnonzero(ok)
     unusable = idx[[status[i] in _UNUSABLE or not (np.isfinite(se[i]) and np.isfinite(lz[i])) for i in idx]]
-    if allocation == "even" or unusable.size:
-        pool = idx if allocation == "even" else unusable
+    if split == "even" or unusable.size:
+        pool = idx if split == "even" else unusable
         return int(pool[np.argmin(n_i[pool])])
     p = model_probabilities(lz, se, prior).probability
     order = np.lexsort((-lz, -np.where(np.isfinite(p), p, -np.inf)))
@@ -205,7 +211,7 @@ def compare_models(
     budget=60.0,
     prior=None,
     random_seed=None,
-    allocation: str = "neyman",
+    split: str = "neyman",
     target: str = "log_bf",
     decide: float | None = None,
     slices: int | None = None,
@@ -246,7 +252,7 @@ def compare_models(
     random_seed : int, Generator or None
         Converted once; each model's slices draw from streams spawned for it. With None, the
         drawn entropy is recorded in ``settings["seed_entropy"]``.
-    allocation : {"neyman", "even"}
+    split : {"neyman", "even"}
         The rule of the module docstring, or round-robin slices (the even split).
     target : {"log_bf", "probability"}
         What the allocation minimises the variance of.
@@ -274,56 +280,57 @@ def compare_models(
     from pmcbandit.arms.evidence import check_model
     from pmcbandit.run import check_allocation
 
+    door = "compare_models"
     named = _named_models(models)
     names = list(named)
     n = len(names)
     prior = _check_prior(prior, names)
-    budget = as_budget(budget, DOOR)
+    budget = as_budget(budget, door)
     if slices is None:
         slices = SLICES_PER_MODEL * n
     if isinstance(slices, bool) or not isinstance(slices, numbers.Integral):
-        raise TypeError(_msg("slices", "an int", slices))
+        raise TypeError(param_message("slices", door, "an int", slices))
     if slices < n:
-        raise ValueError(_msg("slices", f"at least one per model (>= {n})", slices))
+        raise ValueError(param_message("slices", door, f"at least one per model (>= {n})", slices))
     slice_budget, horizon = _slice_budget(budget, int(slices))
-    if allocation not in ALLOCATIONS:
-        raise ValueError(_msg("allocation", f"one of {ALLOCATIONS}", allocation))
+    if split not in SPLITS:
+        raise ValueError(param_message("split", door, f"one of {SPLITS}", split))
     if target not in TARGETS:
-        raise ValueError(_msg("target", f"one of {TARGETS}", target))
+        raise ValueError(param_message("target", door, f"one of {TARGETS}", target))
     if decide is not None and (isinstance(decide, bool) or not isinstance(decide, numbers.Real)
                                or not 0.5 < decide < 1):
-        raise ValueError(_msg("decide", "None or a probability in (0.5, 1)", decide))
+        raise ValueError(param_message("decide", door, "None or a probability in (0.5, 1)", decide))
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(_msg("level", "a probability in (0, 1)", level))
+        raise ValueError(param_message("level", door, "a probability in (0, 1)", level))
     if checkpoint is not None:
-        raise ValueError(_msg("checkpoint", "None (a comparison is not checkpointed; run estimate_evidence with "
+        raise ValueError(param_message("checkpoint", door,
+                                       "None (a comparison is not checkpointed; run estimate_evidence with "
                               "a checkpoint per model to resume long runs)", checkpoint))
     pools = _check_arms(arms, names)
-    run_options = dict(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
-                       pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, progressbar=progressbar,
-                       callback=callback)
-    # What each slice's run loop is given besides its budget and seed (estimate_evidence's defaults).
-    loop_options = dict(run_options, bounds=None, ranges="auto", centre="auto", cross_check_share=CROSS_CHECK_SHARE,
-                        max_decision_share=MAX_DECISION_SHARE, checkpoint=None, checkpoint_every=checkpoint_every)
-    check_allocation(DOOR, None, policy, budget=slice_budget, random_seed=random_seed, **loop_options)
+    # What each slice's run loop is given besides its budget and seed (estimate_evidence's defaults otherwise).
+    loop = EvidenceLoop(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+                        pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, progressbar=progressbar,
+                        callback=callback)
+    check_allocation(door, None, policy, budget=slice_budget, random_seed=random_seed,
+                     **replace(loop, checkpoint_every=checkpoint_every).allocation_keywords())
     for name, model in named.items():
         try:
-            check_model(model, DOOR)
+            check_model(model, door)
         except (TypeError, ValueError) as err:
-            raise type(err)(f"The 'models' parameter of {DOOR} must hold models whose evidence is defined. "
+            raise type(err)(f"The 'models' parameter of {door} must hold models whose evidence is defined. "
                             f"Got model {name!r} instead: {err}") from None
 
     entropy = None
     if random_seed is None:
         entropy = int(np.random.SeedSequence().entropy)
         random_seed = entropy
-    streams = get_random_generator(random_seed, DOOR).spawn(n)
+    streams = get_random_generator(random_seed, door).spawn(n)
 
     setup: dict[str, float] = {}
     pool_notes: dict[str, list[str]] = {}
     pool_alerts: dict[str, list] = {}
     started = time.perf_counter()
-    compile_loop(DOOR, policy, loop_options)  # the run loop's kernels, once per process: set-up, as the pools'
+    compile_loop(door, policy, loop)  # the run loop's kernels, once per process: set-up, as the pools'
     for name, model in named.items():
         start = time.perf_counter()
         if name not in pools:
@@ -345,8 +352,8 @@ def compare_models(
     given = np.zeros(n, dtype=np.int64)
     elapsed = 0.0
     stopped_by = "budget"
-    settings_base = dict(door=DOOR, budget=repr(budget), slice_budget=repr(slice_budget), slices=int(slices),
-                         allocation=allocation, target=target, decide=decide, prior=prior.tolist(),
+    settings_base = dict(door=door, budget=repr(budget), slice_budget=repr(slice_budget), slices=int(slices),
+                         split=split, target=target, decide=decide, prior=prior.tolist(),
                          random_seed=random_seed if isinstance(random_seed, int) else repr(random_seed),
                          seed_entropy=entropy, setup_seconds=setup)
     while len(allocation_log) < slices:
@@ -356,7 +363,7 @@ def compare_models(
             k = int(first[0]) if first.size else None
         else:
             k = next_model([merged[m].log_z for m in names], [merged[m].log_z_se for m in names], given, prior,
-                           [merged[m].interval_status for m in names], target=target, allocation=allocation,
+                           [merged[m].interval_status for m in names], target=target, split=split,
                            eligible=eligible)
         if k is None:
             stopped_by = "no_arm"
@@ -364,8 +371,8 @@ def compare_models(
         name = names[k]
         index = slice_arms(len(pools[name]), done[name])
         start = time.perf_counter()
-        result = _run_slice(named[name], [pools[name][i] for i in index], policy, slice_budget, streams[k].spawn(1)[0],
-                            run_options)
+        result = _run_slice(named[name], [pools[name][i] for i in index], policy, loop, budget=slice_budget,
+                            random_seed=streams[k].spawn(1)[0])
         elapsed += time.perf_counter() - start
         done[name].append((index, result))
         for arm, state in reservoir_states(pools[name]).items():
@@ -411,8 +418,8 @@ def _reported_se(merged: dict, names: list[str], prior) -> float:
     return float(math.hypot(se[order[0]], se[order[1]]))
 
 
-def _run_slice(model, arms, policy, budget, rng, run_options):
+def _run_slice(model, arms, policy, loop: EvidenceLoop, *, budget, random_seed):
     """One slice: an :func:`~pmcbandit.estimate_evidence` run whose warnings are kept for the merged result."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PmcBanditWarning)
-        return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=rng, **run_options)
+        return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=random_seed, **loop.keywords())

@@ -149,6 +149,11 @@ class ModelComparison:
     def stopped_by(self) -> str:
         return str(self.settings.get("stopped_by", ""))
 
+    @property
+    def samples(self) -> int:
+        """Pulls made by all the models' runs, faulty ones included."""
+        return int(sum(r.samples for r in self.results.values()))
+
     def _order(self) -> np.ndarray:
         """Model indices by decreasing posterior probability (then log Z); NaN last."""
         p = self.probabilities.probability
@@ -241,7 +246,7 @@ class ModelComparison:
         for _, name, _ in self.allocation:
             slices[name] += 1
         lines.append(f"stopped by {self.stopped_by}; budget {self.settings.get('budget')} in "
-                     f"{len(self.allocation)} slices ({self.settings.get('allocation')}): "
+                     f"{len(self.allocation)} slices ({self.settings.get('split')}): "
                      + ", ".join(f"{n} {s}" for n, s in slices.items()))
         lines.extend(f"warning: {w}" for w in self.warnings())
         return "\n".join(lines)

@@ -36,22 +36,57 @@ target-SE and CPU-time budgets count pulls (or this process's CPU time during th
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pmcbandit.arms.base import Arm
 from pmcbandit.runtime.budget import Budget, WallSeconds
 from pmcbandit.exceptions import logger
 from pmcbandit.runtime.guards import CROSS_CHECK_SHARE, MAX_DECISION_SHARE
-from pmcbandit.evidence.pool import (DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, MIN_AIS_STEPS, MIN_RUN_SHARE, build_pool,
-                                     evidence_arms, resolve_model, seconds_after_setup)
+from pmcbandit.evidence.pool import (DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, MIN_AIS_STEPS, MIN_RUN_SHARE,
+                                     build_pool, evidence_arms, resolve_model, seconds_after_setup)
 from pmcbandit.result import RunResult
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.door import emit_warnings
 
-__all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResult", "DEFAULT_AIS_STEPS",
-           "MIN_AIS_STEPS"]
+__all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResult", "EvidenceLoop",
+           "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS"]
+
+
+@dataclass(frozen=True)
+class EvidenceLoop:
+    """The run-loop keywords of an evidence run besides ``budget`` and ``random_seed`` (which travel by name).
+
+    The fields are :func:`estimate_evidence`'s keywords of the same names, with its defaults;
+    :meth:`keywords` gives them to :func:`pmcbandit.run.allocate` and :func:`pmcbandit.run.check_allocation`,
+    which also take an evidence run's fixed ``bounds=None``, ``ranges="auto"`` and ``centre="auto"``.
+    """
+
+    combine: str = "inverse_variance"
+    reward: str = "auto"
+    policy_kwargs: dict | None = None
+    max_in_flight: int | None = None
+    pull_timeout: float | None = None
+    executor: object = None
+    max_faults: int = 1
+    cross_check_share: float = CROSS_CHECK_SHARE
+    max_decision_share: float = MAX_DECISION_SHARE
+    progressbar: bool = True
+    callback: Callable | None = None
+    checkpoint: object = None
+    checkpoint_every: float = 30.0
+
+    def keywords(self) -> dict:
+        """The fields as :func:`estimate_evidence` keywords (values as given, not copied)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def allocation_keywords(self) -> dict:
+        """The fields and the fixed observation range of an evidence run, as :func:`pmcbandit.run.allocate`
+        keywords.
+        """
+        return dict(self.keywords(), bounds=None, ranges="auto", centre="auto")
 
 
 class EvidenceResult(RunResult):
@@ -166,28 +201,29 @@ def estimate_evidence(
     door = "estimate_evidence"
     model = resolve_model(model, door)
     check_model(model, door)
-    run_options = dict(budget=budget, combine=combine, random_seed=random_seed, reward=reward, bounds=None,
-                       ranges="auto", centre="auto", policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
-                       pull_timeout=pull_timeout, executor=executor, max_faults=max_faults,
-                       cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-                       progressbar=progressbar, callback=callback, checkpoint=checkpoint,
-                       checkpoint_every=checkpoint_every)
+    loop = EvidenceLoop(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
+                        pull_timeout=pull_timeout, executor=executor, max_faults=max_faults,
+                        cross_check_share=cross_check_share, max_decision_share=max_decision_share,
+                        progressbar=progressbar, callback=callback, checkpoint=checkpoint,
+                        checkpoint_every=checkpoint_every)
     # Every argument is checked before the pool is compiled (seconds to minutes on a large model).
-    checked = check_allocation(door, arms, policy, **run_options)
+    checked = check_allocation(door, arms, policy, budget=budget, random_seed=random_seed,
+                               **loop.allocation_keywords())
     options = checked[1]
     start = time.perf_counter()
-    compile_loop(door, policy, run_options)
+    compile_loop(door, policy, loop)
     notes: list[str] = []
     alerts: list[WarningText] = []
     if arms is None:
         logger.info("%s: building the evidence pool (compiling the model's density, mode search, timing the AIS "
                     "arms)%s", door, "; this set-up counts in the time budget"
                     if isinstance(options.budget, WallSeconds) else "")
-        arms, notes, alerts = build_pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
-                                    laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
-                                    batch_size=1000, cost="cpu_seconds", budget_seconds=options.budget.horizon,
-                                    decision_share=max_decision_share, check_share=cross_check_share,
-                                    started=start if isinstance(options.budget, WallSeconds) else None)
+        arms, notes, alerts = build_pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice",
+                                         laplace=True, laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True,
+                                         smc=False, batch_size=1000, cost="cpu_seconds",
+                                         budget_seconds=options.budget.horizon, decision_share=max_decision_share,
+                                         check_share=cross_check_share,
+                                         started=start if isinstance(options.budget, WallSeconds) else None)
         setup = time.perf_counter() - start
         checked, note = _budget_after_setup(checked, setup)
         notes.append(note)
@@ -204,7 +240,8 @@ def estimate_evidence(
         warnings.warn(str(alert), alert.category, stacklevel=2)
     reset_reservoirs(arms)
     run_start = time.perf_counter()
-    result = allocate(door, arms, policy, notes=notes, checked=checked, **run_options)
+    result = allocate(door, arms, policy, budget=budget, random_seed=random_seed, notes=notes, checked=checked,
+                      **loop.allocation_keywords())
     result.settings["setup_seconds"] = setup
     result.settings["run_seconds"] = time.perf_counter() - run_start
     result = EvidenceResult.from_run(result)
@@ -220,7 +257,7 @@ _COMPILED_LOOPS: set = set()
 _COMPILE_PULLS = 16
 
 
-def compile_loop(door: str, policy, run_options: dict) -> None:
+def compile_loop(door: str, policy, loop: EvidenceLoop) -> None:
     """Compile the numba kernels the run loop calls (the policy's select and update, the per-pull streams, the
     Pareto k-hat of the weights), once per process and policy, by a :data:`_COMPILE_PULLS`-pull run of the same
     policy and reward on two toy arms of 128 log weights a pull.
@@ -233,7 +270,7 @@ def compile_loop(door: str, policy, run_options: dict) -> None:
     from pmcbandit.run import allocate
     from pmcbandit.runtime.budget import Pulls
 
-    key = (policy if isinstance(policy, str) else type(policy).__name__, run_options["reward"])
+    key = (policy if isinstance(policy, str) else type(policy).__name__, loop.reward)
     if key in _COMPILED_LOOPS:
         return
     class ToyWeights(CallableArm):
@@ -241,11 +278,11 @@ def compile_loop(door: str, policy, run_options: dict) -> None:
 
     toy = [ToyWeights(lambda rng, s=s: rng.normal(0.0, s, size=128), name=f"compile-{i}", log_scale=True, cost=1.0)
            for i, s in enumerate((1.0, 0.5))]
-    options = dict(run_options, budget=Pulls(_COMPILE_PULLS), random_seed=0, max_in_flight=None, pull_timeout=None,
-                   executor=None, progressbar=False, callback=None, checkpoint=None)
+    quiet = replace(loop, max_in_flight=None, pull_timeout=None, executor=None, progressbar=False, callback=None,
+                    checkpoint=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        allocate(door, toy, policy, **options)
+        allocate(door, toy, policy, budget=Pulls(_COMPILE_PULLS), random_seed=0, **quiet.allocation_keywords())
     _COMPILED_LOOPS.add(key)
 
 

@@ -11,7 +11,7 @@ import inspect
 import numbers
 from collections.abc import Mapping
 
-from pmcbandit._validation import _msg, check_choice, check_k, check_open_unit, check_positive
+from pmcbandit._validation import param_message, check_choice, check_k, check_open_unit, check_positive
 from pmcbandit.full_bandit.allocation import ALLOCATION_NAMES, Allocation, allocation_builder
 from pmcbandit.full_bandit.base import NOISE_MODELS, FullBanditIdentifier
 from pmcbandit.full_bandit.environment import FullBanditEnvironment
@@ -29,67 +29,68 @@ def factory(name: str):
     return getattr(importlib.import_module(f"pmcbandit.full_bandit.{name}"), name)
 
 
-def resolve_environment(environment, n, sigma, noise, owner: str):
+def resolve_environment(environment, n, sigma, noise, door: str):
     """``(pull, n, sigma, noise)`` of an environment or a pull function (defaults from the environment)."""
     if n is not None:
-        check_positive(n, "n", owner, integer=True)
+        check_positive(n, "n", door, integer=True)
     if sigma is not None:
-        check_positive(sigma, "sigma", owner)
+        check_positive(sigma, "sigma", door)
     if noise is not None:
-        check_choice(noise, NOISE_MODELS, "noise", owner)
+        check_choice(noise, NOISE_MODELS, "noise", door)
     if isinstance(environment, FullBanditEnvironment):
         if n is not None and n != environment.n:
-            raise ValueError(_msg("n", owner, f"None or the environment's {environment.n}", n))
+            raise ValueError(param_message("n", door, f"None or the environment's {environment.n}", n))
         return (environment.pull, environment.n, environment.noise_sd if sigma is None else sigma,
                 environment.noise if noise is None else noise)
     if not callable(environment):
-        raise TypeError(_msg("environment", owner, "a FullBanditEnvironment or a callable pull(super_arm, rng)",
-                             environment))
+        raise TypeError(param_message("environment", door, "a FullBanditEnvironment or a callable pull(super_arm, rng)",
+                                      environment))
     if n is None:
-        raise ValueError(_msg("n", owner, "given (the number of arms) with a pull function", n))
+        raise ValueError(param_message("n", door, "given (the number of arms) with a pull function", n))
     if sigma is None:
-        raise ValueError(_msg("sigma", owner, "given (the single-arm noise scale, the paper's R) with a pull "
-                              "function", sigma))
+        raise ValueError(param_message("sigma", door, "given (the single-arm noise scale, the paper's R) with a pull "
+                                       "function", sigma))
     return environment, int(n), sigma, "independent" if noise is None else noise
 
 
 def resolve_algorithm(algorithm, n: int, k, delta, epsilon, sigma, noise, allocation, algorithm_kwargs,
-                      owner: str) -> FullBanditIdentifier:
+                      door: str) -> FullBanditIdentifier:
     """The named algorithm built for ``n`` arms (``algorithm_kwargs`` split between the factory's own
     settings and the allocation builder's), or a ready identifier checked against ``n`` and ``k``.
     """
-    check_k(k, n, owner)
+    check_k(k, n, door)
     if k < 2:
-        raise ValueError(_msg("k", owner, f"an int with 2 <= k < {n} (k = 1 is best-arm identification: use "
-                              "identify)", k))
-    delta = check_open_unit(delta, "delta", owner)
-    check_positive(epsilon, "epsilon", owner, allow_zero=True)
+        raise ValueError(param_message("k", door, f"an int with 2 <= k < {n} (k = 1 is best-arm identification: use "
+                                       "identify)", k))
+    delta = check_open_unit(delta, "delta", door)
+    check_positive(epsilon, "epsilon", door, allow_zero=True)
     if not (isinstance(allocation, Allocation) or (isinstance(allocation, str) and allocation in ALLOCATION_NAMES)):
         kind = ValueError if isinstance(allocation, str) else TypeError
-        raise kind(_msg("allocation", owner, f"one of {ALLOCATION_NAMES} or an Allocation", allocation))
+        raise kind(param_message("allocation", door, f"one of {ALLOCATION_NAMES} or an Allocation", allocation))
     if algorithm_kwargs is not None and not isinstance(algorithm_kwargs, Mapping):
-        raise TypeError(_msg("algorithm_kwargs", owner, "a dict or None", algorithm_kwargs))
+        raise TypeError(param_message("algorithm_kwargs", door, "a dict or None", algorithm_kwargs))
     extra = dict(algorithm_kwargs or {})
     if isinstance(algorithm, FullBanditIdentifier):
         if extra:
-            raise ValueError(_msg("algorithm_kwargs", owner, "empty for a ready FullBanditIdentifier", extra))
+            raise ValueError(param_message("algorithm_kwargs", door, "empty for a ready FullBanditIdentifier", extra))
         if algorithm.n != n or algorithm.k != k:
-            raise ValueError(_msg("algorithm", owner, f"an identifier built for n = {n} arms and k = {k}",
-                                  f"n = {algorithm.n}, k = {algorithm.k}"))
+            raise ValueError(param_message("algorithm", door, f"an identifier built for n = {n} arms and k = {k}",
+                                           f"n = {algorithm.n}, k = {algorithm.k}"))
         return algorithm
     if not isinstance(algorithm, str):
-        raise TypeError(_msg("algorithm", owner, f"a str among {ALGORITHMS} or a FullBanditIdentifier", algorithm))
+        raise TypeError(param_message("algorithm", door, f"a str among {ALGORITHMS} or a FullBanditIdentifier",
+                                      algorithm))
     if algorithm not in ALGORITHMS:
-        raise ValueError(_msg("algorithm", owner, f"one of {ALGORITHMS} or a FullBanditIdentifier", algorithm))
+        raise ValueError(param_message("algorithm", door, f"one of {ALGORITHMS} or a FullBanditIdentifier", algorithm))
     make = factory(algorithm)
     own, of_allocation = _keywords(algorithm, allocation if isinstance(allocation, str) else None)
     repeated = sorted(set(extra) & set(_DOOR_PARAMS))
     if repeated:
-        raise ValueError(_msg("algorithm_kwargs", owner, f"free of {owner}'s own parameters", repeated))
+        raise ValueError(param_message("algorithm_kwargs", door, f"free of {door}'s own parameters", repeated))
     unknown = sorted(set(extra) - own - of_allocation)
     if unknown:
-        raise TypeError(_msg("algorithm_kwargs", owner, f"settings of {algorithm} {sorted(own)} or of the "
-                             f"allocation {sorted(of_allocation)}", unknown))
+        raise TypeError(param_message("algorithm_kwargs", door, f"settings of {algorithm} {sorted(own)} or of the "
+                                      f"allocation {sorted(of_allocation)}", unknown))
     alloc_kwargs = {key: extra.pop(key) for key in list(extra) if key not in own}
     return make(n, k, delta, float(epsilon), sigma, noise=noise, allocation=allocation,
                 allocation_kwargs=alloc_kwargs, **extra)
@@ -104,29 +105,30 @@ def _keywords(algorithm: str, allocation: str | None) -> tuple[frozenset, frozen
     return own, frozenset(inspect.signature(allocation_builder(allocation)).parameters) - {"n", "k"}
 
 
-def check_arm_names(arm_names, n: int, owner: str) -> list[str]:
+def check_arm_names(arm_names, n: int, door: str) -> list[str]:
     """``arm_names`` as ``n`` unique strings (``arm0``, ``arm1``, ... when None)."""
     if arm_names is None:
         return [f"arm{i}" for i in range(n)]
-    if isinstance(arm_names, str) or not all(isinstance(a, str) for a in _as_list(arm_names, owner)):
-        raise TypeError(_msg("arm_names", owner, f"a sequence of {n} unique str", arm_names))
+    if isinstance(arm_names, str) or not all(isinstance(a, str) for a in _as_list(arm_names, door)):
+        raise TypeError(param_message("arm_names", door, f"a sequence of {n} unique str", arm_names))
     names = list(arm_names)
     if len(names) != n or len(set(names)) != n:
-        raise ValueError(_msg("arm_names", owner, f"a sequence of {n} unique str", arm_names))
+        raise ValueError(param_message("arm_names", door, f"a sequence of {n} unique str", arm_names))
     return names
 
 
-def _as_list(values, owner: str) -> list:
+def _as_list(values, door: str) -> list:
     try:
         return list(values)
     except TypeError:
-        raise TypeError(_msg("arm_names", owner, "a sequence of str", values)) from None
+        raise TypeError(param_message("arm_names", door, "a sequence of str", values)) from None
 
 
-def check_pull_budget(budget, owner: str) -> int:
+def check_pull_budget(budget, door: str) -> int:
     """The number of pulls of a simulator's ``budget`` (a :class:`~pmcbandit.runtime.budget.Pulls`)."""
     if not isinstance(budget, Pulls):
-        raise TypeError(_msg("budget", owner, "a Pulls budget (a simulation counts pulls, not seconds)", budget))
+        raise TypeError(param_message("budget", door, "a Pulls budget (a simulation counts pulls, not seconds)",
+                                      budget))
     if not isinstance(budget.n, numbers.Integral) or budget.n >= 2**32:
-        raise ValueError(_msg("budget", owner, "Pulls(n) with n < 2**32", budget))
+        raise ValueError(param_message("budget", door, "Pulls(n) with n < 2**32", budget))
     return int(budget.n)

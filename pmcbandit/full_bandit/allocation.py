@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from pmcbandit._validation import _msg
+from pmcbandit._validation import param_message
 
 __all__ = ["Allocation", "uniform_allocation", "check_allocation", "resolve_allocation", "allocation_builder",
            "track", "ALLOCATION_NAMES"]
@@ -69,18 +69,18 @@ class Allocation(NamedTuple):
     name: str
 
 
-def check_nk(n, k, owner: str) -> tuple[int, int]:
+def check_nk(n, k, door: str) -> tuple[int, int]:
     """Validate ``n`` (int >= 3) and ``k`` (int, ``2 <= k < n``; the paper assumes k >= 2, Sec. 4)."""
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(_msg("n", owner, "an int", n))
+        raise TypeError(param_message("n", door, "an int", n))
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(_msg("k", owner, "an int", k))
+        raise TypeError(param_message("k", door, "an int", k))
     if n < 3:
-        raise ValueError(_msg("n", owner, "an int >= 3", n))
+        raise ValueError(param_message("n", door, "an int >= 3", n))
     if k < 2:
-        raise ValueError(_msg("k", owner, "an int >= 2 (k = 1 is best-arm identification)", k))
+        raise ValueError(param_message("k", door, "an int >= 2 (k = 1 is best-arm identification)", k))
     if k >= n:
-        raise ValueError(_msg("k", owner, f"an int < n = {int(n)}", k))
+        raise ValueError(param_message("k", door, f"an int < n = {int(n)}", k))
     return int(n), int(k)
 
 
@@ -153,7 +153,7 @@ def uniform_allocation(n: int, k: int, *, design: str = "random") -> Allocation:
     elif design == "cyclic":
         first = [tuple((i + j) % n for j in range(k)) for i in range(n)]
     else:
-        raise ValueError(_msg("design", "uniform_allocation", "one of ('random', 'cyclic')", design))
+        raise ValueError(param_message("design", "uniform_allocation", "one of ('random', 'cyclic')", design))
     repairs = [tuple(range(k - 1)) + (j,) for j in range(k - 1, n)]
     repairs += [tuple((i + j) % n for j in range(k - 1)) + ((i + k) % n,) for i in range(n)]
     rows = []
@@ -175,12 +175,12 @@ def uniform_allocation(n: int, k: int, *, design: str = "random") -> Allocation:
         if tuple(sorted(cand)) not in rows:
             add(cand, False)
     if rank < n:  # never observed for 3 <= n < 60 (every k, both designs); kept as a guard
-        raise ValueError(_msg("k", "uniform_allocation", "such that a full-rank support exists", k))
+        raise ValueError(param_message("k", "uniform_allocation", "such that a full-rank support exists", k))
     support = _rows_to_mask(rows, n)
     return Allocation(support, np.full(len(rows), 1.0 / len(rows)), "uniform")
 
 
-def check_allocation(allocation, n: int, k: int, owner: str) -> Allocation:
+def check_allocation(allocation, n: int, k: int, door: str) -> Allocation:
     """Validate an :class:`Allocation` for ``n`` arms and super-arms of size ``k``.
 
     Rows of zero weight are dropped (they are never pulled) and a row repeated is kept once with the
@@ -189,25 +189,28 @@ def check_allocation(allocation, n: int, k: int, owner: str) -> Allocation:
     Weights are renormalised to sum to exactly 1 after checking they sum to 1 within 1e-8.
     """
     if not isinstance(allocation, Allocation):
-        raise TypeError(_msg("allocation", owner, "an Allocation or one of " + str(ALLOCATION_NAMES), allocation))
+        raise TypeError(param_message("allocation", door, "an Allocation or one of " + str(ALLOCATION_NAMES),
+                                      allocation))
     support = np.asarray(allocation.support)
     weights = np.asarray(allocation.weights, dtype=np.float64)
     if support.ndim != 2 or support.shape[1] != n or support.shape[0] < 1:
-        raise ValueError(_msg("allocation", owner, f"an Allocation whose support has shape (m, {n})",
-                              getattr(support, "shape", support)))
+        raise ValueError(param_message("allocation", door, f"an Allocation whose support has shape (m, {n})",
+                                       getattr(support, "shape", support)))
     if support.dtype != bool:
         if not np.all((support == 0) | (support == 1)):
-            raise ValueError(_msg("allocation", owner, "an Allocation with a 0/1 support", allocation.name))
+            raise ValueError(param_message("allocation", door, "an Allocation with a 0/1 support", allocation.name))
         support = support.astype(bool)
     sizes = support.sum(axis=1)
     if np.any(sizes != k):
-        raise ValueError(_msg("allocation", owner, f"an Allocation whose rows have exactly k = {k} ones",
-                              f"row sizes {sorted(set(sizes.tolist()))}"))
+        raise ValueError(param_message("allocation", door, f"an Allocation whose rows have exactly k = {k} ones",
+                                       f"row sizes {sorted(set(sizes.tolist()))}"))
     if weights.shape != (support.shape[0],) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(_msg("allocation", owner, "an Allocation with finite non-negative weights, one per row",
+        raise ValueError(param_message("allocation", door,
+                                       "an Allocation with finite non-negative weights, one per row",
                               weights))
     if abs(weights.sum() - 1.0) > 1e-8:
-        raise ValueError(_msg("allocation", owner, "an Allocation whose weights sum to 1", float(weights.sum())))
+        raise ValueError(param_message("allocation", door, "an Allocation whose weights sum to 1",
+                                       float(weights.sum())))
     keep = weights > 0
     support, weights = support[keep], weights[keep]
     if len({row.tobytes() for row in support}) < support.shape[0]:
@@ -217,8 +220,8 @@ def check_allocation(allocation, n: int, k: int, owner: str) -> Allocation:
         support, weights = unique[order], merged[order]
     rank = support_rank(support)
     if rank < n:
-        raise ValueError(_msg("allocation", owner, f"an Allocation whose support has full rank n = {n} "
-                              "(the least-squares estimate needs an invertible design)", f"rank {rank}"))
+        raise ValueError(param_message("allocation", door, f"an Allocation whose support has full rank n = {n} "
+                                       "(the least-squares estimate needs an invertible design)", f"rank {rank}"))
     return Allocation(np.ascontiguousarray(support), weights / weights.sum(), str(allocation.name))
 
 
@@ -233,22 +236,24 @@ def allocation_builder(name: str):
     return uniform_allocation
 
 
-def resolve_allocation(allocation, n: int, k: int, owner: str, **kwargs) -> Allocation:
+def resolve_allocation(allocation, n: int, k: int, door: str, **kwargs) -> Allocation:
     """An :class:`Allocation` from a name (``"uniform"`` or ``"g"``, built with ``kwargs``:
     :func:`allocation_builder`) or a ready one (``kwargs`` must then be empty), validated by
     :func:`check_allocation`.
     """
     if isinstance(allocation, str):
         if allocation not in ALLOCATION_NAMES:
-            raise ValueError(_msg("allocation", owner, f"one of {ALLOCATION_NAMES} or an Allocation", allocation))
+            raise ValueError(param_message("allocation", door, f"one of {ALLOCATION_NAMES} or an Allocation",
+                                           allocation))
         builder = allocation_builder(allocation)
         unknown = set(kwargs) - set(inspect.signature(builder).parameters) - {"n", "k"}
         if unknown:
-            raise TypeError(_msg("allocation_kwargs", owner, f"settings of {builder.__name__}", sorted(unknown)))
+            raise TypeError(param_message("allocation_kwargs", door, f"settings of {builder.__name__}",
+                                          sorted(unknown)))
         allocation = builder(n, k, **kwargs)
     elif kwargs:
-        raise ValueError(_msg("allocation_kwargs", owner, "empty for a ready Allocation", sorted(kwargs)))
-    return check_allocation(allocation, n, k, owner)
+        raise ValueError(param_message("allocation_kwargs", door, "empty for a ready Allocation", sorted(kwargs)))
+    return check_allocation(allocation, n, k, door)
 
 
 @numba.njit(cache=True)

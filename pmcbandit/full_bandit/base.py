@@ -56,7 +56,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from pmcbandit._validation import _msg, check_open_unit, check_positive
+from pmcbandit._validation import param_message, check_open_unit, check_positive
 
 __all__ = [
     "NOISE_MODELS",
@@ -94,7 +94,7 @@ def sum_noise_scale(sigma: float, k: int, noise: str = "independent") -> float:
         return k * float(sigma)
     if noise == "sum":
         return float(sigma)
-    raise ValueError(_msg("noise", "sum_noise_scale", f"one of {NOISE_MODELS}", noise))
+    raise ValueError(param_message("noise", "sum_noise_scale", f"one of {NOISE_MODELS}", noise))
 
 
 def log_num_super_arms(n: int, k: int) -> float:
@@ -115,10 +115,10 @@ def width_constant(t, log_classes, sigma_sum, delta, rule):
     return 2.0 * math.sqrt(2.0) * sigma_sum * math.sqrt(max(arg, 0.0))
 
 
-def check_width(width, owner: str) -> int:
+def check_width(width, door: str) -> int:
     """The code of a width rule name (:data:`WIDTH_RULES`)."""
     if width not in WIDTH_RULES:
-        raise ValueError(_msg("width", owner, f"one of {tuple(WIDTH_RULES)}", width))
+        raise ValueError(param_message("width", door, f"one of {tuple(WIDTH_RULES)}", width))
     return WIDTH_RULES[width]
 
 
@@ -134,18 +134,18 @@ def confidence_width(
     return float(width_constant(float(t), log_classes, float(sigma_sum), float(delta), rule))
 
 
-def check_common(k, n, delta, epsilon, sigma, noise, owner: str) -> None:
+def check_common(k, n, delta, epsilon, sigma, noise, door: str) -> None:
     """The bad-input rules shared by every algorithm: ``2 <= k < n``, ``delta`` in (0, 1),
     ``epsilon >= 0``, ``sigma > 0`` (all finite), ``noise`` among :data:`NOISE_MODELS`.
     """
     from pmcbandit.full_bandit.allocation import check_nk
 
-    check_nk(n, k, owner)
-    check_open_unit(delta, "delta", owner)
-    check_positive(epsilon, "epsilon", owner, allow_zero=True)
-    check_positive(sigma, "sigma", owner)
+    check_nk(n, k, door)
+    check_open_unit(delta, "delta", door)
+    check_positive(epsilon, "epsilon", door, allow_zero=True)
+    check_positive(sigma, "sigma", door)
     if noise not in NOISE_MODELS:
-        raise ValueError(_msg("noise", owner, f"one of {NOISE_MODELS}", noise))
+        raise ValueError(param_message("noise", door, f"one of {NOISE_MODELS}", noise))
 
 
 class FullBanditState(NamedTuple):

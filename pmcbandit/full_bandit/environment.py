@@ -25,7 +25,6 @@ import numpy as np
 
 __all__ = ["FullBanditEnvironment"]
 
-_OWNER = "FullBanditEnvironment"
 
 
 class FullBanditEnvironment:
@@ -48,16 +47,17 @@ class FullBanditEnvironment:
     """
 
     def __init__(self, theta, noise_sd: float = 1.0, noise: str = "independent"):
+        door = "FullBanditEnvironment"
         theta = np.asarray(theta, dtype=np.float64)
         if theta.ndim != 1 or theta.shape[0] < 3 or not np.all(np.isfinite(theta)):
-            raise ValueError(f"The 'theta' parameter of {_OWNER} must be a finite 1-d array of length >= 3. "
+            raise ValueError(f"The 'theta' parameter of {door} must be a finite 1-d array of length >= 3. "
                              f"Got {theta!r} instead.")
         if isinstance(noise_sd, bool) or not isinstance(noise_sd, (int, float, np.floating)) \
                 or not math.isfinite(noise_sd) or noise_sd <= 0:
-            raise ValueError(f"The 'noise_sd' parameter of {_OWNER} must be a finite real number > 0. "
+            raise ValueError(f"The 'noise_sd' parameter of {door} must be a finite real number > 0. "
                              f"Got {noise_sd!r} instead.")
         if noise not in ("independent", "sum"):
-            raise ValueError(f"The 'noise' parameter of {_OWNER} must be one of ('independent', 'sum'). "
+            raise ValueError(f"The 'noise' parameter of {door} must be one of ('independent', 'sum'). "
                              f"Got {noise!r} instead.")
         self.theta = theta
         self.noise_sd = float(noise_sd)

@@ -26,11 +26,11 @@ __all__ = ["exhaustive", "MAX_SUPER_ARMS", "all_super_arms", "exact_gap", "exact
 MAX_SUPER_ARMS = 200_000
 
 
-def all_super_arms(n: int, k: int, max_super_arms: int = MAX_SUPER_ARMS, owner: str = "exhaustive") -> np.ndarray:
+def all_super_arms(n: int, k: int, max_super_arms: int = MAX_SUPER_ARMS, door: str = "exhaustive") -> np.ndarray:
     """Every k-subset of ``range(n)`` as rows of a (C(n, k), k) int64 array (lexicographic)."""
     count = math.comb(int(n), int(k))
     if count > max_super_arms:
-        raise ValueError(f"The 'k' parameter of {owner} must keep C(n, k) <= max_super_arms = {max_super_arms} "
+        raise ValueError(f"The 'k' parameter of {door} must keep C(n, k) <= max_super_arms = {max_super_arms} "
                          f"for enumeration. Got k={k!r} with n={n} (C(n, k) = {count}) instead.")
     return np.array(list(itertools.combinations(range(int(n)), int(k))), dtype=np.int64).reshape(count, int(k))
 

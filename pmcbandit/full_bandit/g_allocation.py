@@ -65,7 +65,7 @@ import warnings
 
 import numpy as np
 
-from pmcbandit._validation import _msg
+from pmcbandit._validation import param_message
 from pmcbandit.exceptions import SettingsWarning
 from pmcbandit.full_bandit.allocation import Allocation, check_allocation, check_nk, uniform_allocation
 from pmcbandit.full_bandit.dks import qp_greedy, row_bound
@@ -75,7 +75,6 @@ __all__ = ["g_allocation", "g_value", "efficient_apportionment", "MAX_ENUMERATE"
 
 #: Largest C(n, k) for which the oracle and :func:`g_value` enumerate every super-arm.
 MAX_ENUMERATE = 20_000
-_OWNER = "g_allocation"
 
 
 def _combos(n, k):
@@ -167,26 +166,28 @@ def g_allocation(n: int, k: int, *, support=None, max_iter: int = 1000, tol: flo
     >>> bool(hi <= 8 * (1 + 1e-2)), bool(np.isclose(alloc.weights.sum(), 1.0))
     (True, True)
     """
-    n, k = check_nk(n, k, _OWNER)
+    door = "g_allocation"
+    n, k = check_nk(n, k, door)
     for name, value, lo in (("max_iter", max_iter, 1), ("inner", inner, 0), ("max_enumerate", max_enumerate, 0)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
-            raise ValueError(_msg(name, _OWNER, f"an int >= {lo}", value))
+            raise ValueError(param_message(name, door, f"an int >= {lo}", value))
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (math.isfinite(tol) and tol > 0):
-        raise ValueError(_msg("tol", _OWNER, "a finite real number > 0", tol))
+        raise ValueError(param_message("tol", door, "a finite real number > 0", tol))
     if isinstance(prune, bool) or not isinstance(prune, numbers.Real) or not 0.0 <= prune < 1.0:
-        raise ValueError(_msg("prune", _OWNER, "a real number in [0, 1)", prune))
+        raise ValueError(param_message("prune", door, "a real number in [0, 1)", prune))
     if support is None:
         rows = uniform_allocation(n, k).support.astype(np.float64)
         restricted = False
     else:
         s = np.asarray(support)
         if s.ndim != 2 or s.shape[1] != n or s.shape[0] < 1:
-            raise ValueError(_msg("support", _OWNER, f"a 2-d 0/1 array of shape (m, {n})", getattr(s, "shape", s)))
+            raise ValueError(param_message("support", door, f"a 2-d 0/1 array of shape (m, {n})", getattr(s, "shape",
+                                           s)))
         if not np.all((s == 0) | (s == 1)) or np.any(s.sum(axis=1) != k):
-            raise ValueError(_msg("support", _OWNER, f"a 0/1 array whose rows have exactly k = {k} ones", s))
+            raise ValueError(param_message("support", door, f"a 0/1 array whose rows have exactly k = {k} ones", s))
         if np.linalg.matrix_rank(s.astype(np.float64)) < n:
-            raise ValueError(_msg("support", _OWNER, f"of full rank n = {n} (A(lambda) must be invertible)",
-                                  f"rank {np.linalg.matrix_rank(s.astype(np.float64))}"))
+            raise ValueError(param_message("support", door, f"of full rank n = {n} (A(lambda) must be invertible)",
+                                           f"rank {np.linalg.matrix_rank(s.astype(np.float64))}"))
         rows = np.unique(s.astype(np.float64), axis=0)
         restricted = True
     enumerate_all = not restricted and math.comb(n, k) <= max_enumerate
@@ -251,12 +252,14 @@ def efficient_apportionment(weights, N: int) -> np.ndarray:
     """
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ValueError(_msg("weights", "efficient_apportionment", "a non-empty 1-d array of finite non-negative "
+        raise ValueError(param_message("weights", "efficient_apportionment",
+                                       "a non-empty 1-d array of finite non-negative "
                               "numbers with a positive sum", weights))
     pos = w > 0
     m = int(pos.sum())
     if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < m:
-        raise ValueError(_msg("N", "efficient_apportionment", f"an int >= the number of positive weights {m}", N))
+        raise ValueError(param_message("N", "efficient_apportionment", f"an int >= the number of positive weights {m}",
+                                       N))
     w = w / w.sum()
     counts = np.zeros(w.shape[0], dtype=np.int64)
     counts[pos] = np.ceil((N - m / 2.0) * w[pos]).astype(np.int64)

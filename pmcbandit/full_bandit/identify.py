@@ -120,21 +120,21 @@ def identify_full_bandit(
     >>> res.selected, res.stopped_by
     (['arm0', 'arm1'], 'confidence')
     """
-    owner = "identify_full_bandit"
-    pull, n, sigma, noise = resolve_environment(environment, n, sigma, noise, owner)
-    options = loop_options(owner, budget=budget, random_seed=random_seed, max_faults=max_faults,
+    door = "identify_full_bandit"
+    pull, n, sigma, noise = resolve_environment(environment, n, sigma, noise, door)
+    options = loop_options(door, budget=budget, random_seed=random_seed, max_faults=max_faults,
                            max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
                            progressbar=progressbar, callback=callback, checkpoint=checkpoint,
                            checkpoint_every=checkpoint_every)
-    names = check_arm_names(arm_names, n, owner)
-    algo = resolve_algorithm(algorithm, n, k, delta, epsilon, sigma, noise, allocation, algorithm_kwargs, owner)
+    names = check_arm_names(arm_names, n, door)
+    algo = resolve_algorithm(algorithm, n, k, delta, epsilon, sigma, noise, allocation, algorithm_kwargs, door)
     learner = FullBanditLearner(algo)
     row_names = super_arm_names(names, learner.rows)
     arms = [SuperArm(pull, members, name) for members, name in zip(learner.rows, row_names)]
     params = algo.params._asdict()
     config = dict(kind="full_bandit", policy=algo.name, policy_params=tuple(params.items()), k=algo.k,
                   delta=algo.delta)
-    done = drive_run(owner, arms, learner, random_seed, options, config=config)
+    done = drive_run(door, arms, learner, random_seed, options, config=config)
     state = learner.state
     width = algo.width(state) * np.sqrt(np.clip(np.diag(state.A_inv), 0.0, None)) if state.ready else \
         np.full(n, np.nan)

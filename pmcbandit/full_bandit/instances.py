@@ -39,6 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pmcbandit._validation import param_message
+
 __all__ = ["Instance", "synthetic_instance", "crowdsourcing_instance", "CROWDSOURCING", "SYNTHETIC",
            "best_super_arm", "super_arm_gap"]
 
@@ -69,20 +71,16 @@ CROWDSOURCING = {
 SYNTHETIC = dict(n=10, k=5, top=(0.5, 1.0), small_gap=0.1, large_gap=0.4)
 
 
-def _msg(param, owner, requirement, value):
-    return f"The {param!r} parameter of {owner} must be {requirement}. Got {value!r} instead."
-
-
-def _check_int(name, value, lo, owner):
+def _check_int(name, value, lo, door):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
-        raise ValueError(_msg(name, owner, f"an int >= {lo}", value))
+        raise ValueError(param_message(name, door, f"an int >= {lo}", value))
     return int(value)
 
 
-def _check_pos(name, value, owner, allow_zero=False):
+def _check_pos(name, value, door, allow_zero=False):
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(_msg(name, owner, "a finite real number " + (">= 0" if allow_zero else "> 0"), value))
+        raise ValueError(param_message(name, door, "a finite real number " + (">= 0" if allow_zero else "> 0"), value))
     return float(value)
 
 
@@ -125,19 +123,19 @@ def synthetic_instance(n: int, k: int, gap: float, rng: np.random.Generator, *, 
     >>> round(super_arm_gap(inst.theta, 5), 12)
     0.1
     """
-    owner = "synthetic_instance"
-    n = _check_int("n", n, 3, owner)
-    k = _check_int("k", k, 2, owner)
+    door = "synthetic_instance"
+    n = _check_int("n", n, 3, door)
+    k = _check_int("k", k, 2, door)
     if k >= n:
-        raise ValueError(_msg("k", owner, f"an int < n = {n}", k))
-    gap = _check_pos("gap", gap, owner)
+        raise ValueError(param_message("k", door, f"an int < n = {n}", k))
+    gap = _check_pos("gap", gap, door)
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(_msg("rng", owner, "a numpy.random.Generator", rng))
+        raise TypeError(param_message("rng", door, "a numpy.random.Generator", rng))
     lo_top, hi_top = (float(v) for v in top)
     if not (math.isfinite(lo_top) and math.isfinite(hi_top) and lo_top <= hi_top):
-        raise ValueError(_msg("top", owner, "a finite interval (lo, hi) with lo <= hi", top))
+        raise ValueError(param_message("top", door, "a finite interval (lo, hi) with lo <= hi", top))
     if not (math.isfinite(low) and low < lo_top - gap):
-        raise ValueError(_msg("gap", owner, f"below top[0] - low = {lo_top - low!r}", gap))
+        raise ValueError(param_message("gap", door, f"below top[0] - low = {lo_top - low!r}", gap))
     tops = rng.uniform(lo_top, hi_top, k)
     kth = tops.min()
     second = kth - gap
@@ -179,25 +177,25 @@ def crowdsourcing_instance(name: str, k: int = 10, *, gap: float = 0.1, spread: 
     >>> inst.theta.shape, round(float(inst.theta.mean()), 12), float(inst.theta.max())
     ((36,), 0.54, 0.84)
     """
-    owner = "crowdsourcing_instance"
+    door = "crowdsourcing_instance"
     if name not in CROWDSOURCING:
-        raise ValueError(_msg("name", owner, f"one of {tuple(CROWDSOURCING)}", name))
+        raise ValueError(param_message("name", door, f"one of {tuple(CROWDSOURCING)}", name))
     spec = CROWDSOURCING[name]
     n, avg, best = spec["workers"], spec["average"], spec["best"]
-    k = _check_int("k", k, 2, owner)
+    k = _check_int("k", k, 2, door)
     if k >= n:
-        raise ValueError(_msg("k", owner, f"an int < the number of workers {n}", k))
-    gap = _check_pos("gap", gap, owner)
-    spread = _check_pos("spread", spread, owner, allow_zero=True)
+        raise ValueError(param_message("k", door, f"an int < the number of workers {n}", k))
+    gap = _check_pos("gap", gap, door)
+    spread = _check_pos("spread", spread, door, allow_zero=True)
     top = np.linspace(best, best - spread, k)
     h = best - spread - gap
     m = n - k
     m_r = (n * avg - top.sum()) / m
     if h <= 0:
-        raise ValueError(_msg("gap", owner, f"below best - spread = {best - spread!r}", gap))
+        raise ValueError(param_message("gap", door, f"below best - spread = {best - spread!r}", gap))
     if not 0.0 < m_r < h:
-        raise ValueError(_msg("spread", owner, "such that the other workers' required mean lies in "
-                              f"(0, best - spread - gap) (it is {m_r!r})", spread))
+        raise ValueError(param_message("spread", door, "such that the other workers' required mean lies in "
+                                       f"(0, best - spread - gap) (it is {m_r!r})", spread))
     # _profile_mean decreases in p from 1 (p = 0) to ~0: bisect on log p for mean = m_r / h
     target = m_r / h
     lo, hi = 1e-9, 1.0

@@ -64,14 +64,13 @@ class FullBanditResult:
                  statistics, settings, history=None, super_arm_names=(), quarantined=None, state=None):
         self.arm_names = list(arm_names)
         self.selected_indices = np.asarray(selected_indices, dtype=np.int64)
-        self.stopped_by = str(stopped_by)
         self.theta_hat = np.asarray(theta_hat, dtype=np.float64)
         self.width = np.asarray(width, dtype=np.float64)
         self.statistic = float(statistic)
         self.super_arms = np.asarray(super_arms, dtype=np.int64)
         self.rewards = np.asarray(rewards, dtype=np.float64)
         self.statistics = np.asarray(statistics, dtype=np.float64)
-        self.settings = dict(settings, stopped_by=self.stopped_by)
+        self.settings = dict(settings, stopped_by=str(stopped_by))
         self.history = history
         self.super_arm_names = list(super_arm_names)
         self.quarantined = np.zeros(len(self.super_arm_names), dtype=bool) if quarantined is None else \
@@ -79,12 +78,17 @@ class FullBanditResult:
         self.state = state
 
     @property
+    def stopped_by(self) -> str:
+        """Why the run ended (``settings["stopped_by"]``; class docstring)."""
+        return str(self.settings["stopped_by"])
+
+    @property
     def selected(self) -> list[str]:
         """Names of the selected arms, best first."""
         return [self.arm_names[i] for i in self.selected_indices]
 
     @property
-    def rounds(self) -> int:
+    def samples(self) -> int:
         """Pulls made, faulty ones included (the sample complexity when ``stopped_by == "confidence"``
         and no pull was faulty).
         """
@@ -107,6 +111,23 @@ class FullBanditResult:
         valid = np.isfinite(self.rewards)
         return np.bincount(self.super_arms[valid].ravel(), minlength=len(self.arm_names))
 
+    def arm_table(self) -> dict[str, np.ndarray]:
+        """Per arm: ``theta_hat``, the interval half-width ``width`` and its bounds ``lower``/``upper``
+        (``theta_hat`` -/+ ``width``), ``pulls`` (:attr:`arm_pulls`), ``selected``.
+        """
+        chosen = np.zeros(len(self.arm_names), dtype=bool)
+        chosen[self.selected_indices] = True
+        return dict(arm=np.asarray(self.arm_names), theta_hat=self.theta_hat, width=self.width,
+                    lower=self.theta_hat - self.width, upper=self.theta_hat + self.width, pulls=self.arm_pulls,
+                    selected=chosen)
+
+    @property
+    def table(self):
+        """:meth:`arm_table` as a fresh ``pandas.DataFrame``, one row per arm, indexed by arm name."""
+        import pandas as pd
+
+        return pd.DataFrame(self.arm_table()).set_index("arm")
+
     def warnings(self) -> list[tuple[type, str]]:
         """What the user must know, as ``(warning class, message)`` pairs (the run issues each)."""
         out = []
@@ -114,7 +135,7 @@ class FullBanditResult:
             why = _WHY.get(self.stopped_by, f"ended by {self.stopped_by!r}")
             fix = _FIX.get(self.stopped_by, "let the run reach its stopping rule")
             out.append((NoGuaranteeWarning,
-                        f"identify_full_bandit {why} after {self.rounds} pulls, before its stopping rule held: the "
+                        f"identify_full_bandit {why} after {self.samples} pulls, before its stopping rule held: the "
                         f"selection {self.selected} is the empirical best super-arm, without the 1 - delta "
                         f"guarantee; {fix}."))
         if self.quarantined.any():
@@ -127,7 +148,7 @@ class FullBanditResult:
         """The selection, the stop, and per arm its estimate, interval half-width and pulls."""
         s = self.settings
         head = (f"selected (k={s.get('k')}, delta={s.get('delta')}, epsilon={s.get('epsilon')}): {self.selected}; "
-                f"stopped by {self.stopped_by} after {self.rounds} pulls; algorithm {s.get('algorithm')!r} "
+                f"stopped by {self.stopped_by} after {self.samples} pulls; algorithm {s.get('algorithm')!r} "
                 f"(allocation {s.get('allocation')!r}, statistic {self.statistic:.4g})")
         lines = [head, f"{'arm':>14} {'theta_hat':>10} {'+/-':>10} {'pulls':>8}  selected"]
         chosen = set(self.selected_indices.tolist())
@@ -139,7 +160,7 @@ class FullBanditResult:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<FullBanditResult: {self.rounds} pulls, {len(self.arm_names)} arms>\n{self.summary()}"
+        return f"<FullBanditResult: {self.samples} pulls, {len(self.arm_names)} arms>\n{self.summary()}"
 
     def to_inference_data(self):
         """``arviz.InferenceData``: ``sample_stats`` per pull (``super_arm``, ``reward``, ``statistic``),
@@ -148,3 +169,11 @@ class FullBanditResult:
         from pmcbandit.diagnostics.arviz_io import full_bandit_to_inference_data
 
         return full_bandit_to_inference_data(self)
+
+    def plot(self, ax=None):
+        """Each arm's ``theta_hat`` with its interval at the stop, the selected arms filled
+        (:func:`pmcbandit.diagnostics.selection_plots.plot_selection`; the columns of :attr:`table`).
+        """
+        from pmcbandit.diagnostics.selection_plots import plot_selection
+
+        return plot_selection(self, ax=ax)

@@ -36,7 +36,7 @@ import numba
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
-from pmcbandit._validation import _msg, check_positive
+from pmcbandit._validation import param_message, check_positive
 from pmcbandit.full_bandit._args import ALGORITHMS, check_pull_budget, resolve_algorithm
 from pmcbandit.full_bandit.allocation import _orthogonalise_into, track
 from pmcbandit.full_bandit.base import ALGORITHM_CODES, WIDTH_RULES, log_num_super_arms, width_constant
@@ -153,31 +153,33 @@ def simulate_full_bandit(environment, algorithm: str = "sa_foa", *, k: int, delt
     -------
     SimulationResult
     """
-    owner = "simulate_full_bandit"
+    door = "simulate_full_bandit"
     if not isinstance(environment, FullBanditEnvironment):
         theta = np.asarray(environment, dtype=np.float64) if not callable(environment) else None
         if theta is None or theta.ndim != 1 or theta.shape[0] < 3 or not np.all(np.isfinite(theta)):
-            raise ValueError(_msg("environment", owner, "a FullBanditEnvironment or a finite 1-d array of >= 3 "
-                                  "means", environment))
+            raise ValueError(param_message("environment", door, "a FullBanditEnvironment or a finite 1-d array of >= 3 "
+                                           "means", environment))
         if sigma is None:
-            raise ValueError(_msg("sigma", owner, "given (the noise's standard deviation) with an array of means",
+            raise ValueError(param_message("sigma", door,
+                                           "given (the noise's standard deviation) with an array of means",
                                   sigma))
-        check_positive(sigma, "sigma", owner)
+        check_positive(sigma, "sigma", door)
         environment = FullBanditEnvironment(theta, noise_sd=sigma, noise="sum" if noise == "sum" else "independent")
     if algorithm not in ALGORITHMS:
         kind = ValueError if isinstance(algorithm, str) else TypeError
-        raise kind(_msg("algorithm", owner, f"one of {ALGORITHMS}", algorithm))
+        raise kind(param_message("algorithm", door, f"one of {ALGORITHMS}", algorithm))
     if algorithm_kwargs and "oracle" in algorithm_kwargs:
-        raise ValueError(_msg("algorithm_kwargs", owner, "free of 'oracle' (the simulator's class is all k-sets)",
+        raise ValueError(param_message("algorithm_kwargs", door,
+                                       "free of 'oracle' (the simulator's class is all k-sets)",
                               sorted(algorithm_kwargs)))
-    max_pulls = check_pull_budget(budget, owner)
+    max_pulls = check_pull_budget(budget, door)
     if record_every is not None:
-        check_positive(record_every, "record_every", owner, integer=True)
+        check_positive(record_every, "record_every", door, integer=True)
     algo = resolve_algorithm(algorithm, environment.n, k, delta, epsilon,
                              environment.noise_sd if sigma is None else sigma,
-                             environment.noise if noise is None else noise, allocation, algorithm_kwargs, owner)
+                             environment.noise if noise is None else noise, allocation, algorithm_kwargs, door)
     p = algo.params
-    arm_seq = arm_seed_sequence(get_random_generator(random_seed, owner))
+    arm_seq = arm_seed_sequence(get_random_generator(random_seed, door))
     theta = environment.theta
     n, k = algo.n, algo.k
     rows = np.ascontiguousarray([np.flatnonzero(r) for r in algo.allocation.support], dtype=np.int64)
@@ -192,7 +194,7 @@ def simulate_full_bandit(environment, algorithm: str = "sa_foa", *, k: int, delt
     cap = MAX_SUPER_ARMS if p.max_super_arms is None else p.max_super_arms
     enumerable = math.comb(n, k) <= cap
     if code == 3 or (record_every is not None and enumerable):
-        combos = all_super_arms(n, k, cap, owner)
+        combos = all_super_arms(n, k, cap, door)
     else:
         combos = np.zeros((0, k), dtype=np.int64)
     A = np.zeros((n, n))

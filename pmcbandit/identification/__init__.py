@@ -58,9 +58,9 @@ _MODULES = {name: name for name in SETTINGS}
 IDENTIFIER_NAMES = tuple(_MODULES)
 
 
-def get_identifier(algorithm, *, owner: str = "get_identifier", **params) -> Identifier:
+def get_identifier(algorithm, *, door: str = "get_identifier", **params) -> Identifier:
     """An :class:`Identifier` from a name in :data:`IDENTIFIER_NAMES` (built with ``params``) or as given;
-    ``owner`` is the door named in error messages.
+    ``door`` is the door named in error messages.
     """
     return resolve_named(algorithm, Identifier, _MODULES, "pmcbandit.identification", "algorithm",
-                         lambda module, name: getattr(module, name), params, owner)
+                         lambda module, name: getattr(module, name), params, door)

@@ -45,27 +45,27 @@ class MachineState(NamedTuple):
         return int(self.scal[ek.SC_T])
 
 
-def check_explore(k, delta, epsilon, owner: str, *, positive_epsilon: bool) -> tuple[int, float, float]:
+def check_explore(k, delta, epsilon, door: str, *, positive_epsilon: bool) -> tuple[int, float, float]:
     """``k >= 1`` (``< n`` is checked at ``init``), ``delta`` in (0, 1), ``epsilon >= 0`` (``> 0`` for the
     algorithms whose sample sizes divide by it).
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"The 'k' parameter of {owner} must be an int >= 1. Got {k!r} instead.")
+        raise ValueError(f"The 'k' parameter of {door} must be an int >= 1. Got {k!r} instead.")
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < delta < 1.0:
-        raise ValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
+        raise ValueError(f"The 'delta' parameter of {door} must be in (0, 1). Got {delta!r} instead.")
     if epsilon is None or isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) \
             or not (0.0 <= epsilon < math.inf) or (positive_epsilon and epsilon == 0):
         need = "a finite real > 0" if positive_epsilon else "a finite real >= 0"
-        raise ValueError(f"The 'epsilon' parameter of {owner} must be {need} (the tolerance of "
+        raise ValueError(f"The 'epsilon' parameter of {door} must be {need} (the tolerance of "
                          f"(epsilon, m)-optimality, in reward units). Got {epsilon!r} instead.")
     return int(k), float(delta), float(epsilon)
 
 
-def check_width(reward_range, owner: str) -> float:
+def check_width(reward_range, door: str) -> float:
     """The width ``b - a`` of the rewards' range, which the bounds of these algorithms need."""
     if reward_range is None or isinstance(reward_range, bool) or not isinstance(reward_range, numbers.Real) \
             or not 0.0 < reward_range < math.inf:
-        raise ValueError(f"The 'reward_range' parameter of {owner} must be the finite width b - a > 0 of the "
+        raise ValueError(f"The 'reward_range' parameter of {door} must be the finite width b - a > 0 of the "
                          f"rewards' range (its bounds need it). Got {reward_range!r} instead.")
     return float(reward_range)
 
@@ -82,7 +82,7 @@ def make_spec(rule: int, k: int, epsilon: float, delta: float, width: float, *, 
 
 
 def machine_identifier(name: str, k: int, delta: float, epsilon: float, params: tuple, spec_for,
-                       randomised: bool, owner: str) -> Identifier:
+                       randomised: bool, door: str) -> Identifier:
     """An :class:`Identifier` running the machine ``spec_for(n_arms) -> MachineSpec``."""
     specs: dict[int, MachineSpec] = {}
 
@@ -92,7 +92,7 @@ def machine_identifier(name: str, k: int, delta: float, epsilon: float, params: 
         return specs[n_arms]
 
     def init(n_arms: int) -> MachineState:
-        check_k(k, n_arms, owner)
+        check_k(k, n_arms, door)
         m = machine(n_arms)
         return MachineState(*ek.new_state(m.spec, m.schedule, n_arms))
 

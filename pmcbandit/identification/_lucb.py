@@ -24,18 +24,18 @@ __all__ = ["check_common", "lil_confidence", "lucb_identifier", "lil_lucb_identi
 MODES = ("faithful", "heuristic")
 
 
-def check_common(k, delta, sigma, owner: str) -> tuple[int, float, float]:
+def check_common(k, delta, sigma, door: str) -> tuple[int, float, float]:
     """``k >= 1`` (``< N`` is checked at ``init``), ``delta`` in (0, 1), ``sigma > 0``."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"The 'k' parameter of {owner} must be an int >= 1. Got {k!r} instead.")
+        raise ValueError(f"The 'k' parameter of {door} must be an int >= 1. Got {k!r} instead.")
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < delta < 1.0:
-        raise ValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
+        raise ValueError(f"The 'delta' parameter of {door} must be in (0, 1). Got {delta!r} instead.")
     if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not (0.0 < sigma < np.inf):
-        raise ValueError(f"The 'sigma' parameter of {owner} must be a finite real > 0. Got {sigma!r} instead.")
+        raise ValueError(f"The 'sigma' parameter of {door} must be a finite real > 0. Got {sigma!r} instead.")
     return int(k), float(delta), float(sigma)
 
 
-def lil_confidence(delta: float, mode: str, epsilon, theorem: str, owner: str, n_arms: int = 1) -> tuple[float, float]:
+def lil_confidence(delta: float, mode: str, epsilon, theorem: str, door: str, n_arms: int = 1) -> tuple[float, float]:
     """``(epsilon, algorithm delta)`` for a target error ``delta`` (:func:`~pmcbandit.identification.radii.lil_delta`).
 
     ``mode="heuristic"``: ``epsilon = 0`` and the algorithm's delta is the target (Jiang et al. 2017,
@@ -43,20 +43,20 @@ def lil_confidence(delta: float, mode: str, epsilon, theorem: str, owner: str, n
     is at most the target, checked against Lemma 2.1's ``delta < log(1 + epsilon) / e``.
     """
     if mode not in MODES:
-        raise ValueError(f"The 'mode' parameter of {owner} must be one of {MODES}. Got {mode!r} instead.")
+        raise ValueError(f"The 'mode' parameter of {door} must be one of {MODES}. Got {mode!r} instead.")
     if mode == "heuristic":
         if epsilon not in (None, 0, 0.0):
             raise ValueError(
-                f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead."
+                f"The 'epsilon' parameter of {door} must be None or 0 in heuristic mode. Got {epsilon!r} instead."
             )
         return 0.0, delta
     epsilon = 0.01 if epsilon is None else epsilon
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not 0.0 < epsilon < 1.0:
         raise ValueError(
-            f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead."
+            f"The 'epsilon' parameter of {door} must be in (0, 1) in faithful mode. Got {epsilon!r} instead."
         )
     algo_delta = lil_delta(delta, float(epsilon), theorem, n_arms)
-    check_lil(algo_delta, float(epsilon), owner)
+    check_lil(algo_delta, float(epsilon), door)
     return float(epsilon), algo_delta
 
 
@@ -86,9 +86,9 @@ def first_round(state: ArmStats) -> Selection | None:
     return Selection(tuple(int(i) for i in unseen), (1,) * int(unseen.size))
 
 
-def check_k(k: int, n_arms: int, owner: str) -> None:
+def check_k(k: int, n_arms: int, door: str) -> None:
     if not k < n_arms:
-        raise ValueError(f"The 'k' parameter of {owner} must be < the number of arms ({n_arms}). Got {k!r} instead.")
+        raise ValueError(f"The 'k' parameter of {door} must be < the number of arms ({n_arms}). Got {k!r} instead.")
 
 
 def lucb_identifier(
@@ -103,7 +103,7 @@ def lucb_identifier(
     lucb_delta: float,
     sample,
     randomised: bool,
-    owner: str,
+    door: str,
 ) -> Identifier:
     """An LUCB-type :class:`Identifier`.
 
@@ -137,7 +137,7 @@ def lucb_identifier(
         return result
 
     def init(n_arms: int) -> ArmStats:
-        check_k(k, n_arms, owner)
+        check_k(k, n_arms, door)
         return init_stats(n_arms)
 
     def select(rng, state):

@@ -63,14 +63,14 @@ def adapt(k: int = 1, delta: float = 0.05, epsilon: float = 0.0, reward_range: f
     initial_pulls : int
         Pulls of every arm before the policy starts, >= 2.
     """
-    owner = "adapt"
-    k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=False)
-    width = check_width(reward_range, owner)
+    door = "adapt"
+    k, delta, epsilon = check_explore(k, delta, epsilon, door, positive_epsilon=False)
+    width = check_width(reward_range, door)
     if isinstance(policy, bool) or policy not in POLICIES:
-        raise ValueError(f"The 'policy' parameter of {owner} must be one of {POLICIES}. Got {policy!r} instead.")
+        raise ValueError(f"The 'policy' parameter of {door} must be one of {POLICIES}. Got {policy!r} instead.")
     if isinstance(initial_pulls, bool) or not isinstance(initial_pulls, numbers.Integral) or initial_pulls < 2:
         raise ValueError(
-            f"The 'initial_pulls' parameter of {owner} must be an int >= 2. Got {initial_pulls!r} instead."
+            f"The 'initial_pulls' parameter of {door} must be an int >= 2. Got {initial_pulls!r} instead."
         )
 
     def spec_for(n_arms: int):
@@ -86,4 +86,4 @@ def adapt(k: int = 1, delta: float = 0.05, epsilon: float = 0.0, reward_range: f
         ("policy", int(policy)),
         ("initial_pulls", int(initial_pulls)),
     )
-    return machine_identifier("adapt", k, delta, epsilon, params, spec_for, True, owner)
+    return machine_identifier("adapt", k, delta, epsilon, params, spec_for, True, door)

@@ -39,9 +39,9 @@ def direct(
     reward_range : float
         Width ``b - a`` of the rewards' range.
     """
-    owner = "direct"
-    k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=True)
-    width = check_width(reward_range, owner)
+    door = "direct"
+    k, delta, epsilon = check_explore(k, delta, epsilon, door, positive_epsilon=True)
+    width = check_width(reward_range, door)
 
     def spec_for(n_arms: int):
         return make_spec(
@@ -49,4 +49,4 @@ def direct(
         )
 
     params = (("epsilon", epsilon), ("reward_range", width))
-    return machine_identifier("direct", k, delta, epsilon, params, spec_for, False, owner)
+    return machine_identifier("direct", k, delta, epsilon, params, spec_for, False, door)

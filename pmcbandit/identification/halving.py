@@ -25,13 +25,13 @@ def halving(
     """HALVING for ``k`` :math:`(\\epsilon, k)`-optimal arms; parameters as in
     :func:`~pmcbandit.identification.direct`.
     """
-    owner = "halving"
-    k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=True)
-    width = check_width(reward_range, owner)
+    door = "halving"
+    k, delta, epsilon = check_explore(k, delta, epsilon, door, positive_epsilon=True)
+    width = check_width(reward_range, door)
 
     def spec_for(n_arms: int):
         schedule = halving_schedule(n_arms, k, epsilon, delta, width)
         return make_spec(HALVING, k, epsilon, delta, width, rounds=len(schedule), schedule=schedule)
 
     params = (("epsilon", epsilon), ("reward_range", width))
-    return machine_identifier("halving", k, delta, epsilon, params, spec_for, False, owner)
+    return machine_identifier("halving", k, delta, epsilon, params, spec_for, False, door)

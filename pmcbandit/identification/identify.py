@@ -127,27 +127,27 @@ def identify(
     >>> res.selected, res.stopped_by
     (['mu1.0'], 'confidence')
     """
-    owner = "identify"
-    arms = check_arms(arms, owner)
+    door = "identify"
+    arms = check_arms(arms, door)
     if arms[0].log_scale:
         raise ValueError(
-            f"The 'arms' parameter of {owner} must hold linear-scale arms (identification compares means of "
+            f"The 'arms' parameter of {door} must hold linear-scale arms (identification compares means of "
             f"observations). Got log-scale arms {[a.name for a in arms]!r} instead."
         )
-    options = loop_options(owner, budget=budget, random_seed=random_seed, max_faults=max_faults,
+    options = loop_options(door, budget=budget, random_seed=random_seed, max_faults=max_faults,
                            max_in_flight=max_in_flight, pull_timeout=pull_timeout, executor=executor,
                            progressbar=progressbar, callback=callback, checkpoint=checkpoint,
                            checkpoint_every=checkpoint_every)
-    bounds = check_bounds(bounds, owner)
-    check_k(k, len(arms), owner)
-    delta = check_open_unit(delta, "delta", owner)
+    bounds = check_bounds(bounds, door)
+    check_k(k, len(arms), door)
+    delta = check_open_unit(delta, "delta", door)
     if sigma is not None:
-        check_positive(sigma, "sigma", owner)
-    algo = _build(algorithm, k, delta, sigma, bounds, mode, epsilon, algorithm_kwargs, owner)
+        check_positive(sigma, "sigma", door)
+    algo = _build(algorithm, k, delta, sigma, bounds, mode, epsilon, algorithm_kwargs, door)
     learner = IdentifierLearner(algo, len(arms))
     config = dict(kind="identification", policy=algo.name, policy_params=tuple(algo.params), k=algo.k,
                   delta=algo.delta)
-    done = drive_run(owner, arms, learner, random_seed, options, config=config, bounds=bounds)
+    done = drive_run(door, arms, learner, random_seed, options, config=config, bounds=bounds)
     lower, upper = algo.confidence(learner.state)
     report = algo.report(learner.state) if algo.report is not None else {}
     result = IdentificationResult(
@@ -160,7 +160,7 @@ def identify(
     return result
 
 
-def check_bounds(bounds, owner: str):
+def check_bounds(bounds, door: str):
     """``bounds`` as finite ``(a, b)`` floats with ``a < b`` (``None`` stays ``None``)."""
     if bounds is None:
         return None
@@ -168,22 +168,22 @@ def check_bounds(bounds, owner: str):
         lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
         raise ValueError(
-            f"The 'bounds' parameter of {owner} must be (a, b) with a < b. Got {bounds!r} instead."
+            f"The 'bounds' parameter of {door} must be (a, b) with a < b. Got {bounds!r} instead."
         ) from None
     if not (lo < hi and lo > -float("inf") and hi < float("inf")):
-        raise ValueError(f"The 'bounds' parameter of {owner} must be finite (a, b) with a < b. Got {bounds!r} instead.")
+        raise ValueError(f"The 'bounds' parameter of {door} must be finite (a, b) with a < b. Got {bounds!r} instead.")
     return (lo, hi)
 
 
-def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> Identifier:
+def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, door) -> Identifier:
     """The named algorithm built with the settings it declares (:data:`~pmcbandit.identification.SETTINGS`)."""
     if extra is not None and not isinstance(extra, Mapping):
-        raise TypeError(f"The 'algorithm_kwargs' parameter of {owner} must be a dict or None. Got {extra!r} instead.")
+        raise TypeError(f"The 'algorithm_kwargs' parameter of {door} must be a dict or None. Got {extra!r} instead.")
     extra = dict(extra or {})
     if isinstance(algorithm, Identifier):  # a ready Identifier carries its own k, delta and scale
         if extra:
             raise ValueError(
-                f"The 'algorithm_kwargs' parameter of {owner} must be empty for a ready Identifier. "
+                f"The 'algorithm_kwargs' parameter of {door} must be empty for a ready Identifier. "
                 f"Got {extra!r} instead."
             )
         return algorithm
@@ -191,16 +191,16 @@ def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> I
         wanted = SETTINGS[algorithm]
         if "k" not in wanted and k != 1:
             raise ValueError(
-                f"The 'k' parameter of {owner} must be 1 for {algorithm} (best arm only). Got {k!r} instead."
+                f"The 'k' parameter of {door} must be 1 for {algorithm} (best arm only). Got {k!r} instead."
             )
         if epsilon is not None and "epsilon" not in wanted:
             raise ValueError(
-                f"The 'epsilon' parameter of {owner} must be None for {algorithm!r}, which has no "
+                f"The 'epsilon' parameter of {door} must be None for {algorithm!r}, which has no "
                 f"tolerance. Got {epsilon!r} instead."
             )
         if mode is not None and "mode" not in wanted:
             raise ValueError(
-                f"The 'mode' parameter of {owner} must be None for {algorithm!r}, which has no "
+                f"The 'mode' parameter of {door} must be None for {algorithm!r}, which has no "
                 f"modes. Got {mode!r} instead."
             )
         if (
@@ -212,24 +212,24 @@ def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> I
             and epsilon >= bounds[1] - bounds[0]
         ):
             raise ValueError(
-                f"The 'epsilon' parameter of {owner} must be < {bounds[1] - bounds[0]!r} (the width of "
+                f"The 'epsilon' parameter of {door} must be < {bounds[1] - bounds[0]!r} (the width of "
                 f"'bounds') for {algorithm!r}: at or above it every selection is (epsilon, k)-optimal. "
                 f"Got {epsilon!r} instead."
             )
         if "reward_range" in wanted and bounds is None:
             raise ValueError(
-                f"The 'bounds' parameter of {owner} must be given for {algorithm!r}: its bounds use the "
+                f"The 'bounds' parameter of {door} must be given for {algorithm!r}: its bounds use the "
                 "width of the rewards' range. Got bounds=None instead."
             )
         if "sigma" in wanted:
             if sigma is None:
                 if bounds is None:
                     raise ValueError(
-                        f"The 'sigma' parameter of {owner} must be given (the rewards' sub-Gaussian scale) when "
+                        f"The 'sigma' parameter of {door} must be given (the rewards' sub-Gaussian scale) when "
                         "'bounds' is not. Got sigma=None and bounds=None instead."
                     )
                 sigma = (bounds[1] - bounds[0]) / 2.0
-            check_positive(sigma, "sigma", owner)
+            check_positive(sigma, "sigma", door)
         available = dict(
             k=k,
             delta=delta,
@@ -242,5 +242,5 @@ def _build(algorithm, k, delta, sigma, bounds, mode, epsilon, extra, owner) -> I
             name: available[name] for name in wanted if not (name in ("epsilon", "mode") and available[name] is None)
         }
         params.update(extra)
-        return get_identifier(algorithm, owner=owner, **params)
-    return get_identifier(algorithm, owner=owner, **extra)  # an unknown name or type: the lookup's error names it
+        return get_identifier(algorithm, door=door, **params)
+    return get_identifier(algorithm, door=door, **extra)  # an unknown name or type: the lookup's error names it

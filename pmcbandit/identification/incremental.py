@@ -26,9 +26,9 @@ def incremental(k: int = 1, delta: float = 0.05, epsilon: float | None = None,
     """INCREMENTAL for ``k`` :math:`(\\epsilon, k)`-optimal arms; parameters as in
     :func:`~pmcbandit.identification.direct`.
     """
-    owner = "incremental"
-    k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=True)
-    width = check_width(reward_range, owner)
+    door = "incremental"
+    k, delta, epsilon = check_explore(k, delta, epsilon, door, positive_epsilon=True)
+    width = check_width(reward_range, door)
 
     def spec_for(n_arms: int):
         # the schedule of the largest call; later calls, on fewer arms, use its first rounds
@@ -42,4 +42,4 @@ def incremental(k: int = 1, delta: float = 0.05, epsilon: float | None = None,
         )
 
     params = (("epsilon", epsilon), ("reward_range", width))
-    return machine_identifier("incremental", k, delta, epsilon, params, spec_for, False, owner)
+    return machine_identifier("incremental", k, delta, epsilon, params, spec_for, False, door)

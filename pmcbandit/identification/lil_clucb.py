@@ -31,17 +31,17 @@ def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "
     :math:`c_\\epsilon\\delta^{1+\\epsilon}/N^\\epsilon = \\nu` (Thm 4.1) for the number of arms at ``init``.
     ``oracle`` (default: top ``k``) maximises :math:`\\sum_{i \\in M} v_i` over the decision class.
     """
-    owner = "lil_clucb"
-    k, delta, sigma = check_common(k, delta, sigma, owner)
-    lil_confidence(delta, mode, epsilon, "clucb", owner)  # checks the arguments before any arm is seen
+    door = "lil_clucb"
+    k, delta, sigma = check_common(k, delta, sigma, door)
+    lil_confidence(delta, mode, epsilon, "clucb", door)  # checks the arguments before any arm is seen
     if oracle is not None and not isinstance(oracle, Oracle):
-        raise TypeError(f"The 'oracle' parameter of {owner} must be an Oracle or None. Got {oracle!r} instead.")
+        raise TypeError(f"The 'oracle' parameter of {door} must be an Oracle or None. Got {oracle!r} instead.")
     best = oracle or top_k_oracle(k)
     cache = {}
 
     def confidence_for(n_arms):
         if n_arms not in cache:
-            eps, algo_delta = lil_confidence(delta, mode, epsilon, "clucb", owner, n_arms)
+            eps, algo_delta = lil_confidence(delta, mode, epsilon, "clucb", door, n_arms)
             cache[n_arms] = (eps, algo_delta, RadiusTable(LIL, algo_delta / n_arms, sigma, eps))
         return cache[n_arms]
 
@@ -59,7 +59,7 @@ def lil_clucb(k: int = 1, delta: float = 0.05, sigma: float = 0.5, mode: str = "
         return arm, arm < 0, means - r, means + r
 
     def init(n_arms: int) -> ArmStats:
-        check_k(k, n_arms, owner)
+        check_k(k, n_arms, door)
         return init_stats(n_arms)
 
     def select(rng, state):

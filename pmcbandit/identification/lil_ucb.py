@@ -31,27 +31,27 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
     ``beta`` and ``lam`` override the mode's :math:`\\beta` and :math:`\\lambda` (``lam`` as a number,
     or None for the mode's rule).
     """
-    owner = "lil_ucb"
-    _, delta, sigma = check_common(1, delta, sigma, owner)
+    door = "lil_ucb"
+    _, delta, sigma = check_common(1, delta, sigma, door)
     if mode == "faithful":
         eps = 0.01 if epsilon is None else float(epsilon)
         if not 0.0 < eps < 1.0:
             raise ValueError(
-                f"The 'epsilon' parameter of {owner} must be in (0, 1) in faithful mode. Got {epsilon!r} instead."
+                f"The 'epsilon' parameter of {door} must be in (0, 1) in faithful mode. Got {epsilon!r} instead."
             )
         b = 1.0 if beta is None else float(beta)
         algo_delta = (math.sqrt(1.0 + delta) - 1.0) ** 2 / (4.0 * c_epsilon(eps))
-        check_lil(algo_delta, eps, owner)
+        check_lil(algo_delta, eps, door)
     elif mode == "heuristic":
         if epsilon not in (None, 0, 0.0):
             raise ValueError(
-                f"The 'epsilon' parameter of {owner} must be None or 0 in heuristic mode. Got {epsilon!r} instead."
+                f"The 'epsilon' parameter of {door} must be None or 0 in heuristic mode. Got {epsilon!r} instead."
             )
         eps, b, algo_delta = 0.0, 0.5 if beta is None else float(beta), delta / 5.0
     else:
-        raise ValueError(f"The 'mode' parameter of {owner} must be 'faithful' or 'heuristic'. Got {mode!r} instead.")
+        raise ValueError(f"The 'mode' parameter of {door} must be 'faithful' or 'heuristic'. Got {mode!r} instead.")
     if not b > 0:
-        raise ValueError(f"The 'beta' parameter of {owner} must be > 0. Got {beta!r} instead.")
+        raise ValueError(f"The 'beta' parameter of {door} must be > 0. Got {beta!r} instead.")
 
     table = RadiusTable(LIL, algo_delta, sigma, eps)
 
@@ -61,7 +61,7 @@ def lil_ucb(delta: float = 0.05, sigma: float = 0.5, mode: str = "faithful", eps
         return ((2.0 + b) / b) ** 2 if mode == "faithful" else 1.0 + 10.0 / n_arms
 
     def init(n_arms: int) -> ArmStats:
-        check_k(1, n_arms, owner)
+        check_k(1, n_arms, door)
         return init_stats(n_arms)
 
     def select(rng, state):

@@ -23,7 +23,7 @@ def lucb1(k: int = 1, delta: float = 0.05, sigma: float = 0.5) -> Identifier:
     """LUCB1 for the top ``k`` arms with error probability at most ``delta``; ``sigma`` as in
     :func:`~pmcbandit.identification.lil_rand_lucb`.
     """
-    owner = "lucb1"
-    k, delta, sigma = check_common(k, delta, sigma, owner)
+    door = "lucb1"
+    k, delta, sigma = check_common(k, delta, sigma, door)
     return lucb_identifier("lucb1", k, delta, (("sigma", sigma),), LUCB, None, sigma, 0.0, delta, sample_both, False,
-                           owner)
+                           door)

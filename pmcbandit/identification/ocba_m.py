@@ -41,16 +41,16 @@ def ocba_m(k: int = 1, delta: float = 0.05, epsilon: float = 0.0, reward_range: 
         Pulls of every arm before the allotments start, >= 2.
     stop : {"delta_hat", "budget"}
     """
-    owner = "ocba_m"
-    k, delta, epsilon = check_explore(k, delta, epsilon, owner, positive_epsilon=False)
-    width = check_width(reward_range, owner)
+    door = "ocba_m"
+    k, delta, epsilon = check_explore(k, delta, epsilon, door, positive_epsilon=False)
+    width = check_width(reward_range, door)
     if isinstance(n0, bool) or not isinstance(n0, numbers.Integral) or n0 < 2:
-        raise ValueError(f"The 'n0' parameter of {owner} must be an int >= 2 (a sample variance needs two pulls). "
+        raise ValueError(f"The 'n0' parameter of {door} must be an int >= 2 (a sample variance needs two pulls). "
                          f"Got {n0!r} instead.")
-    check_choice(stop, STOPS, "stop", owner)
+    check_choice(stop, STOPS, "stop", door)
 
     def spec_for(n_arms: int):
         return make_spec(OCBA_M, k, epsilon, delta, width, initial=int(n0), stop=float(stop == "delta_hat"))
 
     params = (("epsilon", epsilon), ("reward_range", width), ("n0", int(n0)), ("stop", stop))
-    return machine_identifier("ocba_m", k, delta, epsilon, params, spec_for, True, owner)
+    return machine_identifier("ocba_m", k, delta, epsilon, params, spec_for, True, door)

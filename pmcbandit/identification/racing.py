@@ -41,15 +41,15 @@ def racing(k: int = 1, delta: float = 0.05, reward_range: float | None = None, r
     rounds : int
         :math:`R`, the rounds the union bound covers (K&S found :math:`R = 1` best on their instance).
     """
-    owner = "racing"
-    k, delta, _ = check_explore(k, delta, 0.0, owner, positive_epsilon=False)
-    width = check_width(reward_range, owner)
+    door = "racing"
+    k, delta, _ = check_explore(k, delta, 0.0, door, positive_epsilon=False)
+    width = check_width(reward_range, door)
     if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
-        raise ValueError(f"The 'rounds' parameter of {owner} must be an int >= 1. Got {rounds!r} instead.")
+        raise ValueError(f"The 'rounds' parameter of {door} must be an int >= 1. Got {rounds!r} instead.")
 
     def spec_for(n_arms: int):
         radius = width * math.sqrt(math.log(2.0 * n_arms * rounds / delta) / 2.0)
         return make_spec(RACING, k, 0.0, delta, width, radius=radius, rounds=int(rounds))
 
     params = (("reward_range", width), ("rounds", int(rounds)))
-    return machine_identifier("racing", k, delta, 0.0, params, spec_for, False, owner)
+    return machine_identifier("racing", k, delta, 0.0, params, spec_for, False, door)

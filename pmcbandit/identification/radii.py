@@ -140,15 +140,15 @@ def c_epsilon(epsilon: float) -> float:
     return (2.0 + epsilon) / epsilon * (1.0 / math.log1p(epsilon)) ** (1.0 + epsilon)
 
 
-def check_lil(delta: float, epsilon: float, owner: str) -> None:
+def check_lil(delta: float, epsilon: float, door: str) -> None:
     """Lemma 2.1's conditions, ``ValueError`` naming the parameter otherwise: :math:`\\epsilon \\in [0, 1)`
     and, for :math:`\\epsilon > 0` (faithful), :math:`\\delta < \\log(1+\\epsilon)/e`.
     """
     if not (isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and 0.0 <= epsilon < 1.0):
-        raise ValueError(f"The 'epsilon' parameter of {owner} must be in [0, 1). Got {epsilon!r} instead.")
+        raise ValueError(f"The 'epsilon' parameter of {door} must be in [0, 1). Got {epsilon!r} instead.")
     if epsilon > 0.0 and not delta < math.log1p(epsilon) / math.e:
         raise ValueError(
-            f"The 'delta' parameter of {owner} must be < log(1 + epsilon) / e = {math.log1p(epsilon) / math.e:.6g} "
+            f"The 'delta' parameter of {door} must be < log(1 + epsilon) / e = {math.log1p(epsilon) / math.e:.6g} "
             f"for epsilon = {epsilon!r} (Jiang et al. 2017, Lemma 2.1). Got {delta!r} instead."
         )
 

@@ -93,6 +93,13 @@ class IdentificationResult:
         n = np.bincount(arms, minlength=k)
         return np.divide(np.bincount(arms, weights=obs, minlength=k), n, out=np.full(k, np.nan), where=n > 0)
 
+    @property
+    def table(self):
+        """:meth:`arm_table` as a fresh ``pandas.DataFrame``, one row per arm, indexed by arm name."""
+        import pandas as pd
+
+        return pd.DataFrame(self.arm_table()).set_index("arm")
+
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per arm: counts, mean, lower and upper bounds, selected flag, quarantined flag."""
         chosen = np.zeros(len(self.arm_names), dtype=bool)
@@ -155,3 +162,11 @@ class IdentificationResult:
         from pmcbandit.diagnostics.arviz_io import identification_to_inference_data
 
         return identification_to_inference_data(self)
+
+    def plot(self, ax=None):
+        """Each arm's mean with its confidence bounds at the stop, the selected arms filled
+        (:func:`pmcbandit.diagnostics.selection_plots.plot_selection`; the columns of :attr:`table`).
+        """
+        from pmcbandit.diagnostics.selection_plots import plot_selection
+
+        return plot_selection(self, ax=ax)

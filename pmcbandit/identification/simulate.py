@@ -394,9 +394,9 @@ def _simulate_machine_parallel(parts, spec, schedule, means, family, scale, seed
                           guaranteed[lo:hi], trace_dhat[lo:hi], trace_nss[lo:hi])
 
 
-def _check_parallel(parallel, owner: str) -> bool:
+def _check_parallel(parallel, door: str) -> bool:
     if not isinstance(parallel, bool):
-        raise TypeError(f"The 'parallel' parameter of {owner} must be a bool. Got {parallel!r} instead.")
+        raise TypeError(f"The 'parallel' parameter of {door} must be a bool. Got {parallel!r} instead.")
     return parallel
 
 
@@ -429,13 +429,13 @@ def _machine_runs(spec: MachineSpec, k, means, family, scale, seeds, u_seeds, ma
     return samples, stop_samples, chosen, counts, guaranteed, dhat, nss
 
 
-def _spec(algorithm: Identifier, n_arms: int, owner: str = "simulate_stopping"):
+def _spec(algorithm: Identifier, n_arms: int, door: str = "simulate_stopping"):
     """The algorithm's rule as numbers: a float array (the LUCB family's KernelSpec) or a MachineSpec."""
     if not isinstance(algorithm, Identifier):
-        raise TypeError(f"The 'algorithm' parameter of {owner} must be an Identifier. Got {algorithm!r} instead.")
+        raise TypeError(f"The 'algorithm' parameter of {door} must be an Identifier. Got {algorithm!r} instead.")
     if algorithm.kernel is None:
         raise ValueError(
-            f"The 'algorithm' parameter of {owner} must declare a kernel rule. Got {algorithm.name!r}, "
+            f"The 'algorithm' parameter of {door} must declare a kernel rule. Got {algorithm.name!r}, "
             "which has none (e.g. lil'CLUCB over a custom oracle), instead."
         )
     algorithm.init(n_arms)  # checks k < N
@@ -445,26 +445,26 @@ def _spec(algorithm: Identifier, n_arms: int, owner: str = "simulate_stopping"):
     return np.array(spec, dtype=np.float64)
 
 
-def _check_means(means, family, owner):
+def _check_means(means, family, door):
     from pmcbandit._validation import check_choice
 
     means = np.ascontiguousarray(means, dtype=np.float64)
     if means.ndim != 1 or means.size < 2 or not np.isfinite(means).all():
-        raise ValueError(f"The 'means' parameter of {owner} must be a 1-D array of >= 2 finite means. "
+        raise ValueError(f"The 'means' parameter of {door} must be a 1-D array of >= 2 finite means. "
                          f"Got {means!r} instead.")
-    check_choice(family, FAMILIES, "family", owner)
+    check_choice(family, FAMILIES, "family", door)
     if family == "bernoulli" and not ((means >= 0) & (means <= 1)).all():
         raise ValueError(
-            f"The 'means' parameter of {owner} must lie in [0, 1] for Bernoulli arms. Got {means!r} instead."
+            f"The 'means' parameter of {door} must lie in [0, 1] for Bernoulli arms. Got {means!r} instead."
         )
     return means
 
 
-def _streams(random_seed, reps, n_arms, owner):
+def _streams(random_seed, reps, n_arms, door):
     """Per replication: the arms' stream states (shape (reps, N, 4)) and the uniform stream's (reps, 4),
     the words ``chain_seeds`` would draw from each of ``rng.spawn(reps)`` (:mod:`._seeds`).
     """
-    rng = get_random_generator(random_seed, owner)
+    rng = get_random_generator(random_seed, door)
     words = replication_words(rng, reps, n_arms, private=not isinstance(random_seed, np.random.Generator))
     return np.ascontiguousarray(words[:, :n_arms]), np.ascontiguousarray(words[:, n_arms])
 
@@ -519,15 +519,15 @@ def simulate_stopping(
     """
     from pmcbandit._validation import check_positive
 
-    owner = "simulate_stopping"
-    means = _check_means(means, family, owner)
-    check_positive(scale, "scale", owner)
-    reps = int(check_positive(reps, "reps", owner, integer=True))
-    max_samples = int(check_positive(max_samples, "max_samples", owner, integer=True))
-    parallel = _check_parallel(parallel, owner)
+    door = "simulate_stopping"
+    means = _check_means(means, family, door)
+    check_positive(scale, "scale", door)
+    reps = int(check_positive(reps, "reps", door, integer=True))
+    max_samples = int(check_positive(max_samples, "max_samples", door, integer=True))
+    parallel = _check_parallel(parallel, door)
     spec = _spec(algorithm, means.size)
     k = algorithm.k
-    seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
+    seeds, u_seeds = _streams(random_seed, reps, means.size, door)
     if isinstance(spec, MachineSpec):
         samples, stop_samples, chosen, counts, guaranteed, _, _ = _machine_runs(
             spec, k, means, family, scale, seeds, u_seeds, max_samples, np.zeros(0, dtype=np.int64), True, parallel
@@ -581,23 +581,23 @@ def simulate_trace(
     """
     from pmcbandit._validation import check_positive
 
-    owner = "simulate_trace"
-    means = _check_means(means, family, owner)
-    check_positive(scale, "scale", owner)
-    reps = int(check_positive(reps, "reps", owner, integer=True))
+    door = "simulate_trace"
+    means = _check_means(means, family, door)
+    check_positive(scale, "scale", door)
+    reps = int(check_positive(reps, "reps", door, integer=True))
     grid = np.asarray(grid, dtype=np.int64)
     if grid.ndim != 1 or grid.size == 0 or grid[0] < 1 or (np.diff(grid) <= 0).any():
-        raise ValueError(f"The 'grid' parameter of {owner} must be increasing pull counts >= 1. Got {grid!r} instead.")
+        raise ValueError(f"The 'grid' parameter of {door} must be increasing pull counts >= 1. Got {grid!r} instead.")
     if not isinstance(past_stop, bool):
-        raise TypeError(f"The 'past_stop' parameter of {owner} must be a bool. Got {past_stop!r} instead.")
-    parallel = _check_parallel(parallel, owner)
-    spec = _spec(algorithm, means.size, owner)
+        raise TypeError(f"The 'past_stop' parameter of {door} must be a bool. Got {past_stop!r} instead.")
+    parallel = _check_parallel(parallel, door)
+    spec = _spec(algorithm, means.size, door)
     if not isinstance(spec, MachineSpec):
         raise ValueError(
-            f"The 'algorithm' parameter of {owner} must be an EXPLORE-m algorithm (direct, incremental, "
+            f"The 'algorithm' parameter of {door} must be an EXPLORE-m algorithm (direct, incremental, "
             f"halving, adapt, ocba_m, racing). Got {algorithm.name!r} instead."
         )
-    seeds, u_seeds = _streams(random_seed, reps, means.size, owner)
+    seeds, u_seeds = _streams(random_seed, reps, means.size, door)
     _, stop_samples, _, counts, _, dhat, nss = _machine_runs(
         spec, algorithm.k, means, family, scale, seeds, u_seeds, int(grid[-1]), grid, not past_stop, parallel
     )

@@ -29,12 +29,12 @@ _MODULES = {
 POLICY_NAMES = tuple(_MODULES)
 
 
-def get_policy(policy, *, owner: str = "get_policy", **params) -> Policy:
+def get_policy(policy, *, door: str = "get_policy", **params) -> Policy:
     """Return a :class:`Policy` from a name in :data:`POLICY_NAMES` or a Policy.
 
     ``params`` are passed to the module's ``policy(**params)`` factory
-    (e.g. ``get_policy("oracle", arm=2)``, ``get_policy("ucb_v", zeta=1.2)``); ``owner`` is the
+    (e.g. ``get_policy("oracle", arm=2)``, ``get_policy("ucb_v", zeta=1.2)``); ``door`` is the
     door named in error messages.
     """
     return resolve_named(policy, Policy, _MODULES, "pmcbandit.policies", "policy",
-                         lambda module, name: module.policy, params, owner)
+                         lambda module, name: module.policy, params, door)

@@ -150,24 +150,24 @@ class RewardRule:
             self.moments.rescale(factor)
 
 
-def per_arm_ranges(ranges: str, bounds, default_ranges: str, owner: str = "run") -> bool:
+def per_arm_ranges(ranges: str, bounds, default_ranges: str, door: str = "run") -> bool:
     """Whether ``ranges`` means per-arm ranges (App. B), for ``run`` and ``simulate`` alike.
 
     ``"auto"`` is ``"shared"`` when ``bounds`` are given (one known range), else
     ``default_ranges`` (the policy's :attr:`~pmcbandit.policies.Policy.ranges`).
     """
-    check_choice(ranges, RANGE_NAMES, "ranges", owner)
+    check_choice(ranges, RANGE_NAMES, "ranges", door)
     if ranges == "auto":
         return bounds is None and default_ranges == "per_arm"
     if ranges == "per_arm" and bounds is not None:
         raise ValueError(
-            f"The 'ranges' parameter of {owner} must be 'shared' or 'auto' when bounds are given (one known "
+            f"The 'ranges' parameter of {door} must be 'shared' or 'auto' when bounds are given (one known "
             f"range for all arms). Got {ranges!r} instead."
         )
     return ranges == "per_arm"
 
 
-def centre_rule(centre, bounds, can_recentre: bool, owner: str = "run"):
+def centre_rule(centre, bounds, can_recentre: bool, door: str = "run"):
     """What ``centre`` means, for ``run`` and ``simulate`` alike: ``"bounds"``, ``"running"``,
     ``"first"`` or a float.
 
@@ -176,11 +176,11 @@ def centre_rule(centre, bounds, can_recentre: bool, owner: str = "run"):
     has a ``recentre``), else ``"first"``.
     """
     if isinstance(centre, str):
-        check_choice(centre, CENTRE_NAMES, "centre", owner)
+        check_choice(centre, CENTRE_NAMES, "centre", door)
         if bounds is not None:
             if centre != "auto":
                 raise ValueError(
-                    f"The 'centre' parameter of {owner} must be 'auto' when bounds are given (the "
+                    f"The 'centre' parameter of {door} must be 'auto' when bounds are given (the "
                     f"centre is then a, App. B). Got {centre!r} instead."
                 )
             return "bounds"
@@ -188,18 +188,18 @@ def centre_rule(centre, bounds, can_recentre: bool, owner: str = "run"):
             return "running" if can_recentre else "first"
         if centre == "running" and not can_recentre:
             raise ValueError(
-                f"The 'centre' parameter of {owner} must be 'first', 'auto' or a float for a policy "
+                f"The 'centre' parameter of {door} must be 'first', 'auto' or a float for a policy "
                 f"without a recentre function (it cannot re-score its losses). Got {centre!r} instead."
             )
         return centre
     if isinstance(centre, bool) or not isinstance(centre, numbers.Real) or not np.isfinite(centre):
         raise ValueError(
-            f"The 'centre' parameter of {owner} must be one of {CENTRE_NAMES} or a finite float. "
+            f"The 'centre' parameter of {door} must be one of {CENTRE_NAMES} or a finite float. "
             f"Got {centre!r} instead."
         )
     if bounds is not None:
         raise ValueError(
-            f"The 'centre' parameter of {owner} must be 'auto' when bounds are given (the centre is "
+            f"The 'centre' parameter of {door} must be 'auto' when bounds are given (the centre is "
             f"then a, App. B). Got {centre!r} instead."
         )
     return float(centre)
@@ -213,7 +213,7 @@ def make_reward_rule(
     policy=None,
     centre="auto",
     n_arms: int | None = None,
-    owner: str = "run",
+    door: str = "run",
 ) -> RewardRule:
     """The :class:`RewardRule` named by ``reward`` (``"auto"``: ``"squared"`` when the budget counts
     decisions at ``equal_costs`` — a ``Pulls`` budget — else ``"paired"``) with
@@ -221,9 +221,9 @@ def make_reward_rule(
     (a :class:`~pmcbandit.policies.Policy`; without one, ranges per arm and the first
     observation as centre).
     """
-    check_choice(reward, REWARD_NAMES, "reward", owner)
-    per_arm = per_arm_ranges(ranges, bounds, policy.ranges if policy is not None else "per_arm", owner)
-    rule = centre_rule(centre, bounds, policy is not None and policy.recentre is not None, owner)
+    check_choice(reward, REWARD_NAMES, "reward", door)
+    per_arm = per_arm_ranges(ranges, bounds, policy.ranges if policy is not None else "per_arm", door)
+    rule = centre_rule(centre, bounds, policy is not None and policy.recentre is not None, door)
     if reward == "auto":
         reward = "squared" if equal_costs else "paired"
     return RewardRule(reward, bounds, per_arm=per_arm, centre=rule, n_arms=n_arms)

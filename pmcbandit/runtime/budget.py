@@ -191,15 +191,15 @@ class TargetSE(Budget):
         return 0.0
 
 
-def as_budget(budget, owner: str = "run") -> Budget:
+def as_budget(budget, door: str = "run") -> Budget:
     """A :class:`Budget` from a Budget or a number of wall seconds."""
     if isinstance(budget, Budget):
         return budget
     if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
         raise TypeError(
-            f"The 'budget' parameter of {owner} must be seconds of wall time (a float) or a "
+            f"The 'budget' parameter of {door} must be seconds of wall time (a float) or a "
             f"Budget (Pulls, CpuSeconds, WallSeconds, TargetSE). Got {budget!r} instead."
         )
     if not budget > 0 or budget != budget or budget == float("inf"):
-        raise ValueError(f"The 'budget' parameter of {owner} must be > 0 and finite. Got {budget!r} instead.")
+        raise ValueError(f"The 'budget' parameter of {door} must be > 0 and finite. Got {budget!r} instead.")
     return WallSeconds(float(budget))

@@ -47,6 +47,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit._rng import get_random_generator
+from pmcbandit._validation import param_message
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.runtime.config import FINGERPRINT
 from pmcbandit.runtime.engine import Engine, Row
@@ -89,7 +90,7 @@ class _Stored(NamedTuple):
 
 
 def _bad(path, door: str, requirement: str) -> ValueError:
-    return ValueError(f"The 'checkpoint' parameter of {door} must be {requirement}. Got {os.fspath(path)!r} instead.")
+    return ValueError(param_message("checkpoint", door, requirement, os.fspath(path)))
 
 
 def check_checkpoint(path, door: str) -> None:
@@ -149,13 +150,13 @@ def _read(path, door: str) -> _Stored:
                            f"{reason}; it may be truncated or of another format: {_START_NEW})")
 
 
-def run_streams(random_seed, checkpoint, owner: str = "run") -> Streams:
-    """Streams from the seed (``owner`` names the door in errors); when resuming with no seed, the
+def run_streams(random_seed, checkpoint, door: str = "run") -> Streams:
+    """Streams from the seed (``door`` names the door in errors); when resuming with no seed, the
     checkpoint's (the entropy drawn by the run that wrote it, so the resumed run is the same run).
     """
     if random_seed is None and checkpoint is not None and os.path.exists(checkpoint):
-        return Streams.from_json(_read(checkpoint, owner).settings["streams"])
-    return Streams.from_generator(get_random_generator(random_seed, owner))
+        return Streams.from_json(_read(checkpoint, door).settings["streams"])
+    return Streams.from_generator(get_random_generator(random_seed, door))
 
 
 def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:

@@ -47,10 +47,10 @@ def observation(family, a, b, c, draw):
     return draw
 
 
-def _as_vector(x, name: str, owner: str) -> np.ndarray:
+def _as_vector(x, name: str, door: str) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(x, dtype=np.float64))
     if arr.ndim != 1 or arr.size == 0 or not np.isfinite(arr).all():
-        raise ValueError(f"The {name!r} parameter of {owner} must be a non-empty 1-D array of finite floats. "
+        raise ValueError(f"The {name!r} parameter of {door} must be a non-empty 1-D array of finite floats. "
                          f"Got {x!r} instead.")
     return arr
 

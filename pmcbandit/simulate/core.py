@@ -233,14 +233,14 @@ def simulate(
     -------
     SimulationResult
     """
-    owner = "simulate"
+    door = "simulate"
     if not isinstance(arms, SyntheticArms):
         raise TypeError(f"The 'arms' parameter of simulate must be a SyntheticArms family. Got {arms!r} instead.")
-    n_rounds = int(check_positive(n_rounds, "n_rounds", owner, integer=True))
-    n_rep = int(check_positive(n_replications, "n_replications", owner, integer=True))
-    n_jobs = int(check_positive(n_jobs, "n_jobs", owner, integer=True))
-    block_size = int(check_positive(block_size, "block_size", owner, integer=True))
-    chunk_rounds = int(check_positive(chunk_rounds, "chunk_rounds", owner, integer=True))
+    n_rounds = int(check_positive(n_rounds, "n_rounds", door, integer=True))
+    n_rep = int(check_positive(n_replications, "n_replications", door, integer=True))
+    n_jobs = int(check_positive(n_jobs, "n_jobs", door, integer=True))
+    block_size = int(check_positive(block_size, "block_size", door, integer=True))
+    chunk_rounds = int(check_positive(chunk_rounds, "chunk_rounds", door, integer=True))
     if not isinstance(parallel, bool):
         raise TypeError(f"The 'parallel' parameter of simulate must be a bool. Got {parallel!r} instead.")
     if parallel and n_jobs > 1:
@@ -265,10 +265,10 @@ def simulate(
         centre0, scale0, fixed = lo, (hi - lo) ** 2, True
     else:
         centre0, scale0, fixed = np.nan, 0.0, False
-    rule = centre_rule(centre, bounds, policy.recentre is not None, owner)
+    rule = centre_rule(centre, bounds, policy.recentre is not None, door)
     if not isinstance(rule, str):
         centre0 = rule
-    per_arm = per_arm_ranges(ranges, bounds, policy.ranges, owner)
+    per_arm = per_arm_ranges(ranges, bounds, policy.ranges, door)
 
     reps = replication_generators(random_seed, n_rep)
     streams = [(rep.spawn(1)[0], rep.spawn(1)[0]) for rep in reps]

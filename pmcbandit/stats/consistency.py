@@ -110,14 +110,13 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from pmcbandit._validation import _msg, check_open_unit
+from pmcbandit._validation import param_message, check_open_unit
 
 __all__ = ["DEFAULT_ALPHA", "Heterogeneity", "heterogeneity", "interval"]
 
 #: Level of the heterogeneity test used by a run (module docstring, "Rule for a run").
 DEFAULT_ALPHA = 0.01
 
-_OWNER = "heterogeneity"
 
 
 class Heterogeneity(NamedTuple):
@@ -285,15 +284,16 @@ def _leave_one_out(y: np.ndarray, se: np.ndarray, nu: np.ndarray) -> tuple[np.nd
 
 
 def _vector(value, name: str, size: int | None = None) -> np.ndarray:
+    door = "heterogeneity"
     requirement = "a 1-D array of real numbers" + ("" if size is None else f" of length {size} (one per arm)")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):
-        raise TypeError(_msg(name, _OWNER, requirement, value)) from None
+        raise TypeError(param_message(name, door, requirement, value)) from None
     if arr.dtype.kind not in "iuf":
-        raise TypeError(_msg(name, _OWNER, requirement, value))
+        raise TypeError(param_message(name, door, requirement, value))
     if arr.ndim != 1 or (size is not None and arr.size != size):
-        raise ValueError(_msg(name, _OWNER, requirement, value))
+        raise ValueError(param_message(name, door, requirement, value))
     return arr.astype(np.float64)
 
 
@@ -332,27 +332,28 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
     >>> bool(h.flagged), h.outliers.tolist()
     (True, [2])
     """
-    alpha = check_open_unit(alpha, "alpha", _OWNER)
+    door = "heterogeneity"
+    alpha = check_open_unit(alpha, "alpha", door)
     y = _vector(y, "y")
     n_arms = y.size
     se = _vector(se, "se", n_arms)
     if np.any(se < 0):
-        raise ValueError(_msg("se", _OWNER, "non-negative (0, NaN or inf leave an arm out)", se))
+        raise ValueError(param_message("se", door, "non-negative (0, NaN or inf leave an arm out)", se))
     if nu is None:
         nu = np.full(n_arms, np.inf)
     else:
         nu = _vector(nu, "nu", n_arms)
         if np.any(nu < 0):
-            raise ValueError(_msg("nu", _OWNER, "non-negative (0 or NaN: no variance estimate)", nu))
+            raise ValueError(param_message("nu", door, "non-negative (0 or NaN: no variance estimate)", nu))
     if mask is None:
         mask = np.ones(n_arms, dtype=bool)
     else:
         raw = mask
         mask = np.asarray(mask)
         if mask.dtype != np.bool_:
-            raise TypeError(_msg("mask", _OWNER, "a 1-D array of bool", raw))
+            raise TypeError(param_message("mask", door, "a 1-D array of bool", raw))
         if mask.shape != (n_arms,):
-            raise ValueError(_msg("mask", _OWNER, f"a 1-D array of bool of length {n_arms} (one per arm)", raw))
+            raise ValueError(param_message("mask", door, f"a 1-D array of bool of length {n_arms} (one per arm)", raw))
 
     valid = np.isfinite(y) & np.isfinite(se) & (se > 0) & (nu > 0)
     compared = np.flatnonzero(mask & valid)
@@ -405,7 +406,7 @@ def interval(h: Heterogeneity, level: float = 0.95) -> tuple[float, float]:
     (lo, hi) : tuple of float
     """
     if not isinstance(h, Heterogeneity):
-        raise TypeError(_msg("h", "interval", "a Heterogeneity (from heterogeneity())", h))
+        raise TypeError(param_message("h", "interval", "a Heterogeneity (from heterogeneity())", h))
     level = check_open_unit(level, "level", "interval")
     if np.isnan(h.estimate) or np.isnan(h.se):
         return np.nan, np.nan

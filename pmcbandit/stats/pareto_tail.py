@@ -56,7 +56,7 @@ import math
 import numba
 import numpy as np
 
-from pmcbandit._validation import _msg
+from pmcbandit._validation import param_message
 
 __all__ = ["TAIL_SHAPE_CAP", "tail_excess", "tail_length", "too_spread", "variance_scale"]
 
@@ -221,25 +221,25 @@ def _top_sorted(values, size):
     return out
 
 
-def _as_log_weights(log_weights, param: str, owner: str, ndim: tuple[int, ...]) -> np.ndarray:
+def _as_log_weights(log_weights, param: str, door: str, ndim: tuple[int, ...]) -> np.ndarray:
     x = np.asarray(log_weights)
     if x.dtype.kind not in "iuf":
-        raise TypeError(_msg(param, owner, "an array of real numbers", log_weights))
+        raise TypeError(param_message(param, door, "an array of real numbers", log_weights))
     if x.ndim not in ndim:
-        raise ValueError(_msg(param, owner, f"an array with ndim in {ndim}", f"ndim={x.ndim}"))
+        raise ValueError(param_message(param, door, f"an array with ndim in {ndim}", f"ndim={x.ndim}"))
     return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
-def _checked_log_weights(log_weights, owner: str) -> np.ndarray:
-    """1-D log weights of ``owner`` with no NaN or ``+inf`` (ValueError naming the first one)."""
-    x = _as_log_weights(log_weights, "log_weights", owner, (1,))
+def _checked_log_weights(log_weights, door: str) -> np.ndarray:
+    """1-D log weights of ``door`` with no NaN or ``+inf`` (ValueError naming the first one)."""
+    x = _as_log_weights(log_weights, "log_weights", door, (1,))
     bad = _first_bad(x)
     if bad >= 0:
-        raise _bad_value(x, bad, "log_weights", owner)
+        raise _bad_value(x, bad, "log_weights", door)
     return x
 
 
-def _bad_value(x: np.ndarray, bad: int, param: str, owner: str) -> ValueError:
+def _bad_value(x: np.ndarray, bad: int, param: str, door: str) -> ValueError:
     return ValueError(
-        _msg(param, owner, "free of NaN and +inf (-inf is a zero weight)", f"{float(x[bad])!r} at index {bad}")
+        param_message(param, door, "free of NaN and +inf (-inf is a zero weight)", f"{float(x[bad])!r} at index {bad}")
     )

@@ -48,7 +48,7 @@ import numbers
 import numba
 import numpy as np
 
-from pmcbandit._validation import _msg, check_positive
+from pmcbandit._validation import param_message, check_positive
 from pmcbandit.stats.pareto_tail import (_as_log_weights, _bad_value, _checked_log_weights, _excess_from_top,
                                          _first_bad, _khat_from_top, _top_sorted, tail_length, too_spread)
 
@@ -127,10 +127,10 @@ def pareto_khat(log_weights) -> float:
     ValueError
         If ``log_weights`` is empty, not one-dimensional, or holds NaN or ``+inf``.
     """
-    owner = "pareto_khat"
-    x = _checked_log_weights(log_weights, owner)
+    door = "pareto_khat"
+    x = _checked_log_weights(log_weights, door)
     if x.size == 0:
-        raise ValueError(_msg("log_weights", owner, "non-empty", log_weights))
+        raise ValueError(param_message("log_weights", door, "non-empty", log_weights))
     if x.size < 2:
         return math.inf
     return float(_khat_from_top(_top_sorted(x, tail_length(x.size) + 1)))
@@ -154,7 +154,7 @@ def khat_threshold(n_samples) -> float:
     """
     check_positive(n_samples, "n_samples", "khat_threshold")
     if n_samples <= 1:
-        raise ValueError(_msg("n_samples", "khat_threshold", "> 1", n_samples))
+        raise ValueError(param_message("n_samples", "khat_threshold", "> 1", n_samples))
     return min(1.0 - 1.0 / math.log10(n_samples), KHAT_CAP)
 
 
@@ -173,9 +173,9 @@ def min_sample_size(k) -> float:
     float
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Real):
-        raise TypeError(_msg("k", "min_sample_size", "a real number", k))
+        raise TypeError(param_message("k", "min_sample_size", "a real number", k))
     if k != k:
-        raise ValueError(_msg("k", "min_sample_size", "not NaN", k))
+        raise ValueError(param_message("k", "min_sample_size", "not NaN", k))
     if k >= 1:
         return math.inf
     return 10.0 ** (1.0 / (1.0 - float(k)))
@@ -230,13 +230,13 @@ class WeightTails:
     """
 
     def __init__(self, n_arms: int, capacity: int = 2**15, min_weights: int = 100, refit_growth: float = 0.1):
-        owner = "WeightTails"
-        check_positive(n_arms, "n_arms", owner, integer=True)
-        check_positive(capacity, "capacity", owner, integer=True)
+        door = "WeightTails"
+        check_positive(n_arms, "n_arms", door, integer=True)
+        check_positive(capacity, "capacity", door, integer=True)
         if capacity < 6:
-            raise ValueError(_msg("capacity", owner, ">= 6 (a fit needs 5 tail points)", capacity))
-        check_positive(min_weights, "min_weights", owner, integer=True)
-        check_positive(refit_growth, "refit_growth", owner, allow_zero=True)
+            raise ValueError(param_message("capacity", door, ">= 6 (a fit needs 5 tail points)", capacity))
+        check_positive(min_weights, "min_weights", door, integer=True)
+        check_positive(refit_growth, "refit_growth", door, allow_zero=True)
         self.n_arms = int(n_arms)
         self.capacity = int(capacity)
         self.min_weights = int(min_weights)
@@ -248,11 +248,11 @@ class WeightTails:
         self._fit_counts = np.zeros(self.n_arms, dtype=np.int64)
         self._fit_khat = np.full(self.n_arms, np.nan)
 
-    def _arm(self, arm, owner: str) -> int:
+    def _arm(self, arm, door: str) -> int:
         if isinstance(arm, bool) or not isinstance(arm, numbers.Integral):
-            raise TypeError(_msg("arm", owner, "an int", arm))
+            raise TypeError(param_message("arm", door, "an int", arm))
         if not 0 <= arm < self.n_arms:
-            raise ValueError(_msg("arm", owner, f"in [0, {self.n_arms})", arm))
+            raise ValueError(param_message("arm", door, f"in [0, {self.n_arms})", arm))
         return int(arm)
 
     @property
@@ -270,12 +270,12 @@ class WeightTails:
 
         Raises ValueError, leaving the state unchanged, if a value is NaN or ``+inf``.
         """
-        owner = "WeightTails.add"
-        arm = self._arm(arm, owner)
-        x = _as_log_weights(log_weights, "log_weights", owner, (0, 1))
+        door = "WeightTails.add"
+        arm = self._arm(arm, door)
+        x = _as_log_weights(log_weights, "log_weights", door, (0, 1))
         bad = _add(self._buf, self._fill, self._floor, self._counts, arm, x, self.capacity)
         if bad >= 0:
-            raise _bad_value(x, bad, "log_weights", owner)
+            raise _bad_value(x, bad, "log_weights", door)
 
     def khat(self, arm: int, refresh: bool = False) -> float:
         r"""Pareto :math:`\hat k` of the arm's weights (cached; NaN while :math:`S <` ``min_weights``)."""
@@ -362,7 +362,7 @@ class WeightTails:
     def to_npz_dict(self, prefix: str = "weight_tails_") -> dict[str, np.ndarray]:
         """Plain numpy arrays (keys ``prefix + name``) that :meth:`from_npz_dict` restores exactly."""
         if not isinstance(prefix, str):
-            raise TypeError(_msg("prefix", "WeightTails.to_npz_dict", "a str", prefix))
+            raise TypeError(param_message("prefix", "WeightTails.to_npz_dict", "a str", prefix))
         kept = np.concatenate([self._buf[a, : self._fill[a]] for a in range(self.n_arms)])
         params = np.array([self.n_arms, self.capacity, self.min_weights, self.refit_growth])
         arrays = (params, self._counts, self._fill, self._floor, self._fit_counts, self._fit_khat, kept)
@@ -371,15 +371,16 @@ class WeightTails:
     @classmethod
     def from_npz_dict(cls, data, prefix: str = "weight_tails_") -> WeightTails:
         """Rebuild the accumulator saved by :meth:`to_npz_dict` (``data``: a mapping, e.g. ``np.load``)."""
-        owner = "WeightTails.from_npz_dict"
+        door = "WeightTails.from_npz_dict"
         missing = [prefix + n for n in _NPZ_FIELDS if prefix + n not in data]
         if missing:
-            raise ValueError(_msg("data", owner, f"a mapping with the keys {missing}", sorted(data)))
+            raise ValueError(param_message("data", door, f"a mapping with the keys {missing}", sorted(data)))
         params, counts, fill, floor, fit_counts, fit_khat, kept = (np.asarray(data[prefix + n]) for n in _NPZ_FIELDS)
         n_arms, capacity, min_weights = (int(v) for v in params[:3])
         out = cls(n_arms, capacity, min_weights, float(params[3]))
         if fill.shape != (n_arms,) or kept.shape != (int(fill.sum()),) or np.any(fill > 2 * capacity):
-            raise ValueError(_msg("data", owner, "consistent arrays from WeightTails.to_npz_dict", "mismatched shapes"))
+            raise ValueError(param_message("data", door, "consistent arrays from WeightTails.to_npz_dict",
+                                           "mismatched shapes"))
         ends = np.cumsum(fill)
         for a in range(n_arms):
             out._buf[a, : fill[a]] = kept[ends[a] - fill[a] : ends[a]]

@@ -43,7 +43,7 @@ def test_identify_matches_simulator_and_finds_the_best_set(name):
         env, name, k=2, delta=0.05, random_seed=5, budget=Pulls(200_000), algorithm_kwargs=dict(width="tight")
     )
     assert res.stopped_by == "confidence" and sim.stopped
-    assert res.rounds == sim.stop_round
+    assert res.samples == sim.stop_round
     assert res.selected_indices.tolist() == sim.recommended.tolist()  # best first by theta_hat
     assert sorted(sim.recommended.tolist()) == [0, 1] and sim.correct
 

@@ -35,7 +35,7 @@ def test_simulator_replays_the_live_run_pull_for_pull(case):
     res = run(env, random_seed=seed, budget=Pulls(100_000), **case)
     sim = simulate_full_bandit(env, random_seed=seed, budget=Pulls(100_000), **case)
     assert res.stopped_by == "confidence" and sim.stopped
-    assert res.rounds == sim.stop_round and res.statistic == sim.statistic
+    assert res.samples == sim.stop_round and res.statistic == sim.statistic
     assert res.selected_indices.tolist() == sim.recommended.tolist()
 
 
@@ -47,7 +47,7 @@ def test_the_run_draws_from_each_pulls_own_stream():
         res = run(random_seed=4, budget=Pulls(40))
     streams = Streams.from_json(res.settings["streams"])
     arm, j = res.history.column("arm"), res.history.column("pull_index")
-    expected = [ENV.pull(res.super_arms[i], streams.pull_rng(int(arm[i]), int(j[i]))) for i in range(res.rounds)]
+    expected = [ENV.pull(res.super_arms[i], streams.pull_rng(int(arm[i]), int(j[i]))) for i in range(res.samples)]
     np.testing.assert_array_equal(res.rewards, expected)
 
 
@@ -78,13 +78,13 @@ def test_faults_below_max_faults_are_skipped():
         res = run(pull, n=6, sigma=0.3, random_seed=1, max_faults=2)
     assert res.stopped_by == "confidence" and sorted(res.selected_indices.tolist()) == [0, 1]
     assert np.isnan(res.rewards[2]) and "sensor offline" in res.faults[0]["message"]
-    assert np.isfinite(res.rewards).sum() == res.rounds - 1 == res.state.t
+    assert np.isfinite(res.rewards).sum() == res.samples - 1 == res.state.t
 
 
 def test_callback_ends_the_run_without_guarantee():
     with pytest.warns(NoGuaranteeWarning, match="callback"):
         res = run(random_seed=1, callback=lambda progress, history: progress.pulls >= 25)
-    assert res.stopped_by == "callback" and res.rounds == 25
+    assert res.stopped_by == "callback" and res.samples == 25
 
 
 def test_checkpoint_resumes_to_the_uninterrupted_run(tmp_path):
@@ -93,7 +93,7 @@ def test_checkpoint_resumes_to_the_uninterrupted_run(tmp_path):
     with pytest.warns(NoGuaranteeWarning):
         run(random_seed=8, budget=Pulls(60), checkpoint=path)
     resumed = run(random_seed=8, checkpoint=path)
-    assert resumed.rounds == full.rounds and np.array_equal(resumed.rewards, full.rewards)
+    assert resumed.samples == full.samples and np.array_equal(resumed.rewards, full.rewards)
     assert resumed.selected == full.selected
 
 

@@ -23,10 +23,10 @@ def test_result_fields(result):
     assert isinstance(result, FullBanditResult)
     assert result.stopped_by == "confidence" and result.confident and result.warnings() == []
     assert sorted(result.selected) == ["a", "b"]
-    assert result.rounds == result.rewards.shape[0] == result.super_arms.shape[0] == result.statistics.shape[0]
+    assert result.samples == result.rewards.shape[0] == result.super_arms.shape[0] == result.statistics.shape[0]
     assert result.statistic <= 0.0 == result.settings["epsilon"]
     assert np.all(np.isinf(result.statistics[:4]))  # before the 5-row support is covered
-    assert result.arm_pulls.sum() == 2 * result.rounds
+    assert result.arm_pulls.sum() == 2 * result.samples
     assert np.all(result.width > 0) and result.settings["algorithm"] == "sa_foa"
 
 
@@ -40,7 +40,7 @@ def test_budget_stop_warns_without_guarantee():
     env = FullBanditEnvironment(THETA, noise_sd=5.0)
     with pytest.warns(NoGuaranteeWarning, match="raise the budget"):
         res = identify_full_bandit(env, "icb", k=2, random_seed=1, budget=Pulls(50), progressbar=False)
-    assert res.stopped_by == "budget" and res.rounds == 50 and not res.confident
+    assert res.stopped_by == "budget" and res.samples == 50 and not res.confident
     category, message = res.warnings()[0]
     assert category is NoGuaranteeWarning and "without the 1 - delta guarantee" in message
     assert "warning:" in res.summary()
@@ -50,7 +50,7 @@ def test_same_seed_same_run():
     env = FullBanditEnvironment(THETA, noise_sd=0.2)
     a = identify_full_bandit(env, "icb", k=2, random_seed=7, progressbar=False)
     b = identify_full_bandit(env, "icb", k=2, random_seed=7, progressbar=False)
-    assert a.rounds == b.rounds and np.array_equal(a.rewards, b.rewards)
+    assert a.samples == b.samples and np.array_equal(a.rewards, b.rewards)
 
 
 def test_inference_data_round_trips_through_netcdf(result, tmp_path):
@@ -59,9 +59,9 @@ def test_inference_data_round_trips_through_netcdf(result, tmp_path):
     idata = result.to_inference_data()
     assert set(idata.groups()) >= {"sample_stats", "arm_summary"}
     ss = idata.sample_stats
-    assert ss["super_arm"].shape == (result.rounds, 2)
+    assert ss["super_arm"].shape == (result.samples, 2)
     np.testing.assert_array_equal(ss["reward"].values, result.rewards)
-    assert idata.attrs["stopped_by"] == "confidence" and idata.attrs["rounds"] == result.rounds
+    assert idata.attrs["stopped_by"] == "confidence" and idata.attrs["samples"] == result.samples
     assert idata.arm_summary["selected"].values.sum() == 2
     path = tmp_path / "run.nc"
     idata.to_netcdf(str(path))

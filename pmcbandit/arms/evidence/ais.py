@@ -130,10 +130,10 @@ def pilot_schedule(pilot_betas, n_steps: int) -> np.ndarray:
 
 
 def _check_schedule(schedule, n_steps, transition):
-    owner = "AISArm"
+    door = "AISArm"
     if isinstance(schedule, str):
-        check_choice(schedule, ARM_SCHEDULES, "schedule", owner)
-        n = 2000 if n_steps is None else check_positive(n_steps, "n_steps", owner, integer=True)
+        check_choice(schedule, ARM_SCHEDULES, "schedule", door)
+        n = 2000 if n_steps is None else check_positive(n_steps, "n_steps", door, integer=True)
         if schedule == "pilot":
             if transition != "hmc":
                 raise ValueError(f"The 'schedule' parameter of AISArm must be 'power4', 'linear' or an array with "
@@ -265,29 +265,29 @@ class HMCSettings(NamedTuple):
     persistence: float
 
 
-def check_hmc_settings(leapfrog, target_accept, persistence, pilot, owner: str) -> HMCSettings:
+def check_hmc_settings(leapfrog, target_accept, persistence, pilot, door: str) -> HMCSettings:
     """Check an HMC arm's ``hmc_*`` arguments before anything is compiled: ``hmc_leapfrog`` an int > 0,
     ``hmc_target_accept`` in (0, 1), ``hmc_persistence`` in [0, 1), ``hmc_pilot`` None or an :class:`HMCPilot`
     (its dimension is checked by :func:`hmc_pilot_for`, once the density is built).
     """
-    leapfrog = int(check_positive(leapfrog, "hmc_leapfrog", owner, integer=True))
-    target_accept = check_open_unit(target_accept, "hmc_target_accept", owner)
-    rho = float(check_positive(persistence, "hmc_persistence", owner, allow_zero=True))
+    leapfrog = int(check_positive(leapfrog, "hmc_leapfrog", door, integer=True))
+    target_accept = check_open_unit(target_accept, "hmc_target_accept", door)
+    rho = float(check_positive(persistence, "hmc_persistence", door, allow_zero=True))
     if not rho < 1.0:
-        raise ValueError(f"The 'hmc_persistence' parameter of {owner} must be in [0, 1). Got {persistence!r} instead.")
+        raise ValueError(f"The 'hmc_persistence' parameter of {door} must be in [0, 1). Got {persistence!r} instead.")
     if pilot is not None and not isinstance(pilot, HMCPilot):
-        raise TypeError(f"The 'hmc_pilot' parameter of {owner} must be None or an HMCPilot. Got {pilot!r} instead.")
+        raise TypeError(f"The 'hmc_pilot' parameter of {door} must be None or an HMCPilot. Got {pilot!r} instead.")
     return HMCSettings(leapfrog, target_accept, rho)
 
 
-def hmc_pilot_for(density: ModelDensity, pilot: HMCPilot | None, settings: HMCSettings, owner: str) -> HMCPilot:
+def hmc_pilot_for(density: ModelDensity, pilot: HMCPilot | None, settings: HMCSettings, door: str) -> HMCPilot:
     """``pilot`` when it was tuned on a density of ``density``'s dimension (else ValueError), or a new pilot run
     (:func:`tune_hmc`) with ``settings``.
     """
     if pilot is None:
         return tune_hmc(density, settings.leapfrog, settings.target_accept, settings.persistence)
     if pilot.inv_mass.shape[1:] != (density.dim,):
-        raise ValueError(f"The 'hmc_pilot' parameter of {owner} must be the HMCPilot of a density of dimension "
+        raise ValueError(f"The 'hmc_pilot' parameter of {door} must be the HMCPilot of a density of dimension "
                          f"{density.dim}. Got one of dimension {pilot.inv_mass.shape[1:]} instead.")
     return pilot
 
@@ -524,24 +524,24 @@ class AISArm(Arm):
         name: str | None = None,
         step_seconds: float | None = None,
     ):
-        owner = "AISArm"
+        door = "AISArm"
         if step_seconds is not None:
-            step_seconds = float(check_positive(step_seconds, "step_seconds", owner))
-        self.transition = check_choice(transition, TRANSITIONS, "transition", owner)
+            step_seconds = float(check_positive(step_seconds, "step_seconds", door))
+        self.transition = check_choice(transition, TRANSITIONS, "transition", door)
         self.betas = _check_schedule(schedule, n_steps, self.transition)
         on_pilot = isinstance(schedule, str) and schedule == "pilot"  # the betas are the pilot's, once it has run
         self.n_steps = self.betas.size - 1
-        self.n_chains = int(check_positive(n_chains, "n_chains", owner, integer=True))
-        self.cost = check_choice(cost, COSTS, "cost", owner)
+        self.n_chains = int(check_positive(n_chains, "n_chains", door, integer=True))
+        self.cost = check_choice(cost, COSTS, "cost", door)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
-        self.max_stepout = int(check_positive(max_stepout, "max_stepout", owner, integer=True))
-        hmc = check_hmc_settings(hmc_leapfrog, hmc_target_accept, hmc_persistence, hmc_pilot, owner)
+        self.max_stepout = int(check_positive(max_stepout, "max_stepout", door, integer=True))
+        hmc = check_hmc_settings(hmc_leapfrog, hmc_target_accept, hmc_persistence, hmc_pilot, door)
         self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence = hmc
         if not isinstance(parallel, bool):
-            raise TypeError(f"The 'parallel' parameter of {owner} must be a bool. Got {parallel!r} instead.")
+            raise TypeError(f"The 'parallel' parameter of {door} must be a bool. Got {parallel!r} instead.")
         self.parallel = parallel
         if isinstance(imh_df, bool) or not isinstance(imh_df, numbers.Integral) or imh_df < 0:
-            raise ValueError(f"The 'imh_df' parameter of {owner} must be an int >= 0. Got {imh_df!r} instead.")
+            raise ValueError(f"The 'imh_df' parameter of {door} must be an int >= 0. Got {imh_df!r} instead.")
         self.imh_df = int(imh_df)
         # Cheap arguments are checked first: compiling the model takes seconds.
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
@@ -553,14 +553,14 @@ class AISArm(Arm):
             width = np.full(self.density.dim, float(width))
         if width.shape != (self.density.dim,) or not (np.all(np.isfinite(width)) and np.all(width > 0)):
             raise ValueError(
-                f"The 'slice_width' parameter of {owner} must be > 0 and finite (a float or one "
+                f"The 'slice_width' parameter of {door} must be > 0 and finite (a float or one "
                 f"per coordinate, {self.density.dim}). Got {slice_width!r} instead."
             )
         self.slice_width = np.ascontiguousarray(width)
         if self.transition == "imh":
             self._proposal = self._fit_proposal()
         elif self.transition == "hmc":
-            self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, owner)
+            self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, door)
             if on_pilot:
                 self.betas = pilot_schedule(self.pilot.betas, self.n_steps)
             self._proposal = self._hmc_params(self.betas)

@@ -228,37 +228,37 @@ class LaplaceISArm(Arm):
         cost: str = "cpu_seconds",
         name: str = "laplace-t",
     ):
-        owner = "LaplaceISArm"
-        self.batch_size = int(check_positive(batch_size, "batch_size", owner, integer=True))
-        self.df = float(check_positive(df, "df", owner))
-        self.inflation = float(check_positive(inflation, "inflation", owner))
-        self.defensive = float(check_positive(defensive, "defensive", owner, allow_zero=True))
+        door = "LaplaceISArm"
+        self.batch_size = int(check_positive(batch_size, "batch_size", door, integer=True))
+        self.df = float(check_positive(df, "df", door))
+        self.inflation = float(check_positive(inflation, "inflation", door))
+        self.defensive = float(check_positive(defensive, "defensive", door, allow_zero=True))
         if self.defensive >= 1.0:
-            raise ValueError(f"The 'defensive' parameter of {owner} must be in [0, 1). Got {defensive!r} instead.")
-        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", owner)
+            raise ValueError(f"The 'defensive' parameter of {door} must be in [0, 1). Got {defensive!r} instead.")
+        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", door)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         if not isinstance(name, str) or not name:
-            raise TypeError(f"The 'name' parameter of {owner} must be a non-empty str. Got {name!r} instead.")
+            raise TypeError(f"The 'name' parameter of {door} must be a non-empty str. Got {name!r} instead.")
         self.name = name
         if modes is not None and not isinstance(modes, ModeSearch):
             raise TypeError(
-                f"The 'modes' parameter of {owner} must be a ModeSearch (from find_modes) or None. "
+                f"The 'modes' parameter of {door} must be a ModeSearch (from find_modes) or None. "
                 f"Got {modes!r} instead."
             )
-        n_starts = int(check_positive(n_starts, "n_starts", owner, integer=True))
+        n_starts = int(check_positive(n_starts, "n_starts", door, integer=True))
         if rng is not None and not isinstance(rng, np.random.Generator):
             raise TypeError(
-                f"The 'rng' parameter of {owner} must be a numpy.random.Generator or None. Got {rng!r} instead."
+                f"The 'rng' parameter of {door} must be a numpy.random.Generator or None. Got {rng!r} instead."
             )
         # Cheap arguments are checked first: compiling the model takes seconds.
-        self.density = model if isinstance(model, ModelDensity) else ModelDensity(check_model(model, owner))
+        self.density = model if isinstance(model, ModelDensity) else ModelDensity(check_model(model, door))
         self.model = self.density.model
         self.dim = self.density.dim
         if modes is None:
             modes = find_modes(self.density, n_starts, rng)
         elif any(m.location.shape != (self.dim,) for m in modes.modes):
             raise ValueError(
-                f"The 'modes' parameter of {owner} must be a mode search of this model (dimension "
+                f"The 'modes' parameter of {door} must be a mode search of this model (dimension "
                 f"{self.dim}). Got modes of shape {modes.modes[0].location.shape} instead."
             )
         if not modes.interior:

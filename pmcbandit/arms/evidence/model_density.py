@@ -61,7 +61,7 @@ _CHECK_DRAWS = 64
 NUMBA_HESSIAN_DIM = 100
 
 
-def check_model(model, owner: str = "ModelDensity"):
+def check_model(model, door: str = "ModelDensity"):
     """Reject models whose evidence the arms cannot estimate; return the frozen model.
 
     Raises ``TypeError`` for non-``pm.Model`` objects and ``ValueError`` for
@@ -75,23 +75,23 @@ def check_model(model, owner: str = "ModelDensity"):
 
     if not isinstance(model, pm.Model):
         raise TypeError(
-            f"The 'model' parameter of {owner} must be a pymc.Model. Got {model!r} of type "
+            f"The 'model' parameter of {door} must be a pymc.Model. Got {model!r} of type "
             f"{type(model).__name__} instead."
         )
     if not model.free_RVs:
         raise ValueError(
-            f"The 'model' parameter of {owner} must have at least one free random variable. "
+            f"The 'model' parameter of {door} must have at least one free random variable. "
             f"Got a model with none instead."
         )
     discrete = [rv.name for rv in model.free_RVs if rv.type.dtype.startswith(("int", "uint", "bool"))]
     if discrete:
         raise ValueError(
-            f"The 'model' parameter of {owner} must have only continuous free variables. "
+            f"The 'model' parameter of {door} must have only continuous free variables. "
             f"Got discrete free variables {discrete!r} instead."
         )
     if not model.observed_RVs and not model.potentials:
         raise ValueError(
-            f"The 'model' parameter of {owner} must have observed data (or a Potential) for its evidence to "
+            f"The 'model' parameter of {door} must have observed data (or a Potential) for its evidence to "
             f"be defined. Got a model with free variables {[rv.name for rv in model.free_RVs]!r} and no "
             "observed variable instead."
         )
@@ -103,7 +103,7 @@ def check_model(model, owner: str = "ModelDensity"):
     ]
     if imputed:
         raise ValueError(
-            f"The 'model' parameter of {owner} must have observed data without missing values. "
+            f"The 'model' parameter of {door} must have observed data without missing values. "
             f"Got NaN-imputed observed variables {imputed!r} instead (drop the missing rows)."
         )
     flat = [
@@ -113,7 +113,7 @@ def check_model(model, owner: str = "ModelDensity"):
     ]
     if flat:
         raise ValueError(
-            f"The 'model' parameter of {owner} must have a proper prior that PyMC can "
+            f"The 'model' parameter of {door} must have a proper prior that PyMC can "
             f"forward-sample. Got improper Flat/HalfFlat free variables {flat!r} instead."
         )
     # Initial values only seed optimisers and MCMC, never the evidence; PyMC refuses to
@@ -132,13 +132,13 @@ def check_model(model, owner: str = "ModelDensity"):
         if value is not None and np.issubdtype(np.asarray(value).dtype, np.floating):
             if np.isnan(np.asarray(value)).any():
                 raise ValueError(
-                    f"The 'model' parameter of {owner} must have observed data without missing "
+                    f"The 'model' parameter of {door} must have observed data without missing "
                     f"values. Got NaN in the data of {rv.name!r} instead."
                 )
     for rv in frozen.free_RVs:
         if rv.type.shape is None or any(s is None for s in rv.type.shape):
             raise ValueError(
-                f"The 'model' parameter of {owner} must have free variables of fixed shape. "
+                f"The 'model' parameter of {door} must have free variables of fixed shape. "
                 f"Got {rv.name!r} with shape {rv.type.shape} instead."
             )
     return frozen

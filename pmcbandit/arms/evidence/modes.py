@@ -356,27 +356,27 @@ def find_modes(
     """
     from pmcbandit.arms.evidence.model_density import ModelDensity
 
-    owner = "find_modes"
+    door = "find_modes"
     if not isinstance(density, ModelDensity):
         raise TypeError(
-            f"The 'density' parameter of {owner} must be a ModelDensity. Got {density!r} instead."
+            f"The 'density' parameter of {door} must be a ModelDensity. Got {density!r} instead."
         )
-    n_starts = int(check_positive(n_starts, "n_starts", owner, integer=True))
+    n_starts = int(check_positive(n_starts, "n_starts", door, integer=True))
     if rng is None:
         rng = np.random.default_rng(DEFAULT_SEED)
     elif not isinstance(rng, np.random.Generator):
         raise TypeError(
-            f"The 'rng' parameter of {owner} must be a numpy.random.Generator or None. Got {rng!r} instead."
+            f"The 'rng' parameter of {door} must be a numpy.random.Generator or None. Got {rng!r} instead."
         )
-    max_condition = float(check_positive(max_condition, "max_condition", owner))
+    max_condition = float(check_positive(max_condition, "max_condition", door))
     if max_condition < 1.0:
         raise ValueError(
-            f"The 'max_condition' parameter of {owner} must be >= 1. Got {max_condition!r} instead."
+            f"The 'max_condition' parameter of {door} must be >= 1. Got {max_condition!r} instead."
         )
-    merge_distance = float(check_positive(merge_distance, "merge_distance", owner))
-    max_iter = int(check_positive(max_iter, "max_iter", owner, integer=True))
+    merge_distance = float(check_positive(merge_distance, "merge_distance", door))
+    max_iter = int(check_positive(max_iter, "max_iter", door, integer=True))
     if max_seconds is not None:
-        max_seconds = float(check_positive(max_seconds, "max_seconds", owner))
+        max_seconds = float(check_positive(max_seconds, "max_seconds", door))
 
     density._laplace_functions()  # compiled once per density, outside the timed search
     start_time = time.perf_counter()

@@ -48,7 +48,6 @@ import numpy as np
 
 __all__ = ["NonCentring", "non_centred"]
 
-_OWNER = "non_centred"
 
 
 class NonCentring(NamedTuple):
@@ -183,13 +182,14 @@ def non_centred(model=None) -> NonCentring:
     ``estimate_evidence(non_centred(model).model)``. Posterior draws of the new model carry
     both ``x_z`` and the Deterministic ``x``.
     """
+    door = "non_centred"
     import pymc as pm
 
     if model is None:
         model = pm.Model.get_context(error_if_none=False)
     if not isinstance(model, pm.Model):
         raise TypeError(
-            f"The 'model' parameter of {_OWNER} must be a pymc.Model. Got {model!r} of type "
+            f"The 'model' parameter of {door} must be a pymc.Model. Got {model!r} of type "
             f"{type(model).__name__} instead."
         )
     return _rewrite(model)

@@ -104,13 +104,13 @@ class SMCArm(Arm):
         import pymc as pm
         from pymc.smc.kernels import SMC_KERNEL
 
-        owner = "SMCArm"
-        model = check_model(model, owner)
-        self.draws = int(check_positive(draws, "draws", owner, integer=True))
+        door = "SMCArm"
+        model = check_model(model, door)
+        self.draws = int(check_positive(draws, "draws", door, integer=True))
         if isinstance(kernel, str):
             if kernel not in _KERNELS:
                 raise ValueError(
-                    f"The 'kernel' parameter of {owner} must be one of {_KERNELS} or an SMC "
+                    f"The 'kernel' parameter of {door} must be one of {_KERNELS} or an SMC "
                     f"kernel class. Got {kernel!r} instead."
                 )
             kernel_cls = getattr(pm.smc, kernel)
@@ -118,7 +118,7 @@ class SMCArm(Arm):
             kernel_cls = kernel
         else:
             raise TypeError(
-                f"The 'kernel' parameter of {owner} must be one of {_KERNELS} or an SMC kernel "
+                f"The 'kernel' parameter of {door} must be one of {_KERNELS} or an SMC kernel "
                 f"class. Got {kernel!r} instead."
             )
         reserved_names = (
@@ -128,7 +128,7 @@ class SMCArm(Arm):
         for reserved in reserved_names:
             if reserved in kernel_kwargs:
                 raise ValueError(
-                    f"The {reserved!r} parameter of {owner} is set by the arm (one chain, one "
+                    f"The {reserved!r} parameter of {door} is set by the arm (one chain, one "
                     f"core, seeded per pull). Got {reserved}={kernel_kwargs[reserved]!r} instead."
                 )
         self.model = model
@@ -138,7 +138,7 @@ class SMCArm(Arm):
             prefix = "smc" if kernel_cls is pm.smc.IMH else f"smc-{kernel_cls.__name__.lower()}"
             name = f"{prefix}-{self.draws}"
         if not isinstance(name, str) or not name:
-            raise TypeError(f"The 'name' parameter of {owner} must be a non-empty str. Got {name!r} instead.")
+            raise TypeError(f"The 'name' parameter of {door} must be a non-empty str. Got {name!r} instead.")
         self.name = name
 
     def draw(self, rng: np.random.Generator):

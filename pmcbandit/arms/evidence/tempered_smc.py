@@ -270,33 +270,33 @@ class TemperedSMCArm(Arm):
         cost: str = "cpu_seconds",
         name: str | None = None,
     ):
-        owner = "TemperedSMCArm"
-        self.n_particles = int(check_positive(n_particles, "n_particles", owner, integer=True))
-        self.n_moves = int(check_positive(n_moves, "n_moves", owner, integer=True))
+        door = "TemperedSMCArm"
+        self.n_particles = int(check_positive(n_particles, "n_particles", door, integer=True))
+        self.n_moves = int(check_positive(n_moves, "n_moves", door, integer=True))
         if n_temperatures is not None:
-            check_positive(n_temperatures, "n_temperatures", owner, integer=True)
+            check_positive(n_temperatures, "n_temperatures", door, integer=True)
             if n_temperatures < 2:
-                raise ValueError(f"The 'n_temperatures' parameter of {owner} must be None or an int >= 2. "
+                raise ValueError(f"The 'n_temperatures' parameter of {door} must be None or an int >= 2. "
                                  f"Got {n_temperatures!r} instead.")
             n_temperatures = int(n_temperatures)
         self.n_temperatures = n_temperatures
         if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, numbers.Real):
-            raise TypeError(f"The 'ess_threshold' parameter of {owner} must be a real number in [0, 1]. "
+            raise TypeError(f"The 'ess_threshold' parameter of {door} must be a real number in [0, 1]. "
                             f"Got {ess_threshold!r} instead.")
         if not 0.0 <= float(ess_threshold) <= 1.0:
-            raise ValueError(f"The 'ess_threshold' parameter of {owner} must be in [0, 1]. Got {ess_threshold!r} "
+            raise ValueError(f"The 'ess_threshold' parameter of {door} must be in [0, 1]. Got {ess_threshold!r} "
                              "instead.")
         self.ess_threshold = float(ess_threshold)
-        hmc = check_hmc_settings(hmc_leapfrog, hmc_target_accept, hmc_persistence, hmc_pilot, owner)
+        hmc = check_hmc_settings(hmc_leapfrog, hmc_target_accept, hmc_persistence, hmc_pilot, door)
         self.hmc_leapfrog, self.hmc_target_accept, self.hmc_persistence = hmc
-        self.cost = check_choice(cost, COSTS, "cost", owner)
+        self.cost = check_choice(cost, COSTS, "cost", door)
         self.cost_unit = "logp_evals" if self.cost == "logp_evals" else "cpu_seconds"
         if name is not None and (not isinstance(name, str) or not name):
-            raise TypeError(f"The 'name' parameter of {owner} must be None or a non-empty str. Got {name!r} instead.")
+            raise TypeError(f"The 'name' parameter of {door} must be None or a non-empty str. Got {name!r} instead.")
         self.name = f"smc-hmc-{self.n_particles}x{self.n_moves}" if name is None else name
         # Cheap arguments are checked first: compiling the model takes seconds.
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
-        self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, owner)
+        self.pilot = hmc_pilot_for(self.density, hmc_pilot, hmc, door)
         self.betas, self.step_size, self.inv_mass = pilot_ladder(self.pilot, n_temperatures)
         self.n_steps = self.betas.size - 1
         self._warm_up()

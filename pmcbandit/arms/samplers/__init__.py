@@ -129,14 +129,14 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
     """
     from pmcbandit._validation import check_choice
 
-    owner = "sampler_arms"
-    model = check_sampler_model(_context_model(model, owner), owner)
-    cost = check_choice(cost, SAMPLER_COSTS, "cost", owner)
+    door = "sampler_arms"
+    model = check_sampler_model(_context_model(model, door), door)
+    cost = check_choice(cost, SAMPLER_COSTS, "cost", door)
     specs = _parse(samplers, cost)
     if quantity is None:
-        shared_quantity = Quantity(model, None, owner, scales=pilot_scales(model))
+        shared_quantity = Quantity(model, None, door, scales=pilot_scales(model))
     else:
-        shared_quantity = Quantity(model, quantity, owner)
+        shared_quantity = Quantity(model, quantity, door)
     arms: list[Arm] = []
     for name, kwargs in specs:
         if name == "smc":
@@ -168,7 +168,7 @@ def _dimension(model) -> int:
     return int(sum(np.size(point[v.name]) for v in model.value_vars))
 
 
-def _context_model(model, owner: str):
+def _context_model(model, door: str):
     """``model``, or the model of the enclosing ``with pm.Model():`` block when ``None`` (PyMC's
     ``modelcontext``: the innermost block of nested ones).
     """
@@ -179,5 +179,5 @@ def _context_model(model, owner: str):
     try:
         return pm.modelcontext(None)
     except TypeError:
-        raise TypeError(f"The 'model' parameter of {owner} must be a pymc.Model, or the call must be inside a "
+        raise TypeError(f"The 'model' parameter of {door} must be a pymc.Model, or the call must be inside a "
                         "`with pm.Model():` block. Got None outside any model context instead.") from None

@@ -40,7 +40,7 @@ class Quantity:
     model : pymc.Model
     quantity : str or callable
         See the module docstring.
-    owner : str
+    door : str
         The public function named in error messages.
 
     Attributes
@@ -61,7 +61,7 @@ class Quantity:
         number at the model's initial point.
     """
 
-    def __init__(self, model, quantity, owner: str = "sampler_arms", scales=None):
+    def __init__(self, model, quantity, door: str = "sampler_arms", scales=None):
         from pymc.pytensorf import compile as compile_pymc, join_nonshared_inputs
 
         point = model.initial_point()
@@ -77,7 +77,7 @@ class Quantity:
         self.component_names: tuple[str, ...] = ()
         self._lock = threading.Lock()  # arms that share a quantity may be pulled from several threads
         if quantity is None:
-            self._every_coordinate(scales, owner)
+            self._every_coordinate(scales, door)
             return
         names = [rv.name for rv in model.free_RVs] + [d.name for d in model.deterministics]
         self._fn: Callable | None = None
@@ -86,7 +86,7 @@ class Quantity:
             match = _PATTERN.match(quantity)
             if match is None or match.group(1) not in names:
                 raise ValueError(
-                    f"The 'quantity' parameter of {owner} must be the name of a free or deterministic "
+                    f"The 'quantity' parameter of {door} must be the name of a free or deterministic "
                     f"variable of the model ('name[i]' for an element of an array variable) or a callable. "
                     f"Got {quantity!r} instead; the model has {names!r}."
                 )
@@ -98,7 +98,7 @@ class Quantity:
             self._fn = quantity
         else:
             raise TypeError(
-                f"The 'quantity' parameter of {owner} must be a variable name (str) or a callable of a "
+                f"The 'quantity' parameter of {door} must be a variable name (str) or a callable of a "
                 f"point dict. Got {quantity!r} instead."
             )
         graphs = model.replace_rvs_by_values([model[n] for n in self._names])
@@ -107,7 +107,7 @@ class Quantity:
         x0 = np.concatenate([np.ravel(point[n]) for n in self.value_names]).astype(np.float64)
         outs = self._outputs(x0[None, :])
         if self._fn is None:
-            self._check_index(quantity, outs[0].shape[1:], owner)
+            self._check_index(quantity, outs[0].shape[1:], door)
             self.label = self._names[0] + ("" if self._index is None else str(list(self._index)))
         else:
             self.label = getattr(quantity, "__name__", "quantity")
@@ -119,14 +119,14 @@ class Quantity:
                 ok = False
             if not ok:
                 raise TypeError(
-                    f"The 'quantity' parameter of {owner} must return a real number for a point dict. "
+                    f"The 'quantity' parameter of {door} must return a real number for a point dict. "
                     f"Got a callable that returned {value!r} at the model's initial point instead."
                 )
 
-    def _every_coordinate(self, scales, owner: str) -> None:
+    def _every_coordinate(self, scales, door: str) -> None:
         scales = np.asarray(scales, dtype=np.float64) if scales is not None else None
         if scales is None or scales.shape != (self.dim,) or not np.all(np.isfinite(scales) & (scales > 0)):
-            raise ValueError(f"The 'scales' parameter of {owner} must hold one positive finite scale per coordinate "
+            raise ValueError(f"The 'scales' parameter of {door} must hold one positive finite scale per coordinate "
                              f"({self.dim}) when every coordinate is the quantity. Got {scales!r} instead.")
         self.scales = scales
         self.label = "every coordinate"
@@ -146,10 +146,10 @@ class Quantity:
         """The run's scaled coordinate means :math:`z_j = \\bar x_j/\\sigma_j` (every-coordinate quantity)."""
         return np.asarray(X, dtype=np.float64).reshape(-1, self.dim).mean(axis=0) / self.scales
 
-    def _check_index(self, quantity, shape, owner) -> None:
+    def _check_index(self, quantity, shape, door) -> None:
         if self._index is None and shape != ():
             raise ValueError(
-                f"The 'quantity' parameter of {owner} must name one element of the array variable "
+                f"The 'quantity' parameter of {door} must name one element of the array variable "
                 f"{self._names[0]!r} of shape {shape}, e.g. '{self._names[0]}[{', '.join('0' * len(shape))}]'. "
                 f"Got {quantity!r} instead."
             )
@@ -157,7 +157,7 @@ class Quantity:
             len(self._index) != len(shape) or any(not -s <= i < s for i, s in zip(self._index, shape))
         ):
             raise ValueError(
-                f"The 'quantity' parameter of {owner} must index {self._names[0]!r} (shape {shape}) "
+                f"The 'quantity' parameter of {door} must index {self._names[0]!r} (shape {shape}) "
                 f"within its bounds, one index per axis. Got {quantity!r} instead."
             )
 
@@ -209,20 +209,20 @@ class Quantity:
         return {n: X[:, self.slices[n]].reshape((X.shape[0], *self.shapes[n])) for n in self.value_names}
 
 
-def check_sampler_model(model, owner: str = "sampler_arms"):
+def check_sampler_model(model, door: str = "sampler_arms"):
     """Reject what the sampler arms cannot run: not a ``pm.Model``, no free variable, discrete free variables."""
     import pymc as pm
 
     if not isinstance(model, pm.Model):
         raise TypeError(
-            f"The 'model' parameter of {owner} must be a pymc.Model. Got {model!r} of type "
+            f"The 'model' parameter of {door} must be a pymc.Model. Got {model!r} of type "
             f"{type(model).__name__} instead."
         )
     if not model.free_RVs:
-        raise ValueError(f"The 'model' parameter of {owner} must have at least one free random variable. "
+        raise ValueError(f"The 'model' parameter of {door} must have at least one free random variable. "
                          "Got a model with none instead.")
     discrete = [rv.name for rv in model.free_RVs if rv.type.dtype.startswith(("int", "uint", "bool"))]
     if discrete:
-        raise ValueError(f"The 'model' parameter of {owner} must have only continuous free variables. "
+        raise ValueError(f"The 'model' parameter of {door} must have only continuous free variables. "
                          f"Got discrete free variables {discrete!r} instead.")
     return model

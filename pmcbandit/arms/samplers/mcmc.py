@@ -110,21 +110,21 @@ class MCMCArm(Arm):
 
         from pmcbandit._validation import check_choice, check_positive
 
-        owner = "MCMCArm"
-        model = check_sampler_model(model, owner)
-        self.sampler = check_choice(sampler, MCMC_SAMPLERS, "sampler", owner)
-        self.tune = int(check_positive(tune, "tune", owner, integer=True, allow_zero=True))
-        self.draws = int(check_positive(draws, "draws", owner, integer=True))
-        self.cost = check_choice(cost, ("cpu_seconds", "gradient_evals", "logp_evals"), "cost", owner)
+        door = "MCMCArm"
+        model = check_sampler_model(model, door)
+        self.sampler = check_choice(sampler, MCMC_SAMPLERS, "sampler", door)
+        self.tune = int(check_positive(tune, "tune", door, integer=True, allow_zero=True))
+        self.draws = int(check_positive(draws, "draws", door, integer=True))
+        self.cost = check_choice(cost, ("cpu_seconds", "gradient_evals", "logp_evals"), "cost", door)
         if (cost == "gradient_evals") != (sampler == "nuts") and cost != "cpu_seconds":
             raise ValueError(
-                f"The 'cost' parameter of {owner} must be 'cpu' or the unit of the {sampler!r} sampler "
+                f"The 'cost' parameter of {door} must be 'cpu' or the unit of the {sampler!r} sampler "
                 f"({'gradients' if sampler == 'nuts' else 'logp_evals'}): a gradient and a log-density "
                 f"evaluation are different units. Got {cost!r} instead."
             )
         self.cost_unit = cost
         self.model = model
-        self.quantity = quantity if isinstance(quantity, Quantity) else Quantity(model, quantity, owner)
+        self.quantity = quantity if isinstance(quantity, Quantity) else Quantity(model, quantity, door)
         self.step_kwargs = dict(step_kwargs)
         self.diagnostics = {
             "nuts": ("n_grad", "divergences", "mean_tree_depth", "accept_rate", "step_size"),

@@ -77,24 +77,24 @@ class SMCSamplerArm(Arm):
         from pmcbandit._validation import check_choice, check_positive
         from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 
-        owner = "SMCSamplerArm"
-        model = check_sampler_model(model, owner)
-        self.draws = int(check_positive(draws, "draws", owner, integer=True))
+        door = "SMCSamplerArm"
+        model = check_sampler_model(model, door)
+        self.draws = int(check_positive(draws, "draws", door, integer=True))
         if self.draws < 2:
-            raise ValueError(f"The 'draws' parameter of {owner} must be >= 2 (SMC estimates a covariance "
+            raise ValueError(f"The 'draws' parameter of {door} must be >= 2 (SMC estimates a covariance "
                              f"from the particles). Got {draws!r} instead.")
-        kernel = check_choice(kernel, _KERNELS, "kernel", owner)
+        kernel = check_choice(kernel, _KERNELS, "kernel", door)
         if cost == "gradient_evals":
-            raise ValueError(f"The 'cost' parameter of {owner} must be 'cpu' or 'logp_evals' (SMC takes no "
+            raise ValueError(f"The 'cost' parameter of {door} must be 'cpu' or 'logp_evals' (SMC takes no "
                              f"gradients). Got {cost!r} instead.")
-        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", owner)
+        self.cost = check_choice(cost, ("cpu_seconds", "logp_evals"), "cost", door)
         self.cost_unit = "cpu_seconds" if cost == "cpu_seconds" else "logp_evals"
         flat = [rv.name for rv in model.free_RVs if type(rv.owner.op).__name__ in ("FlatRV", "HalfFlatRV")]
         if flat:
-            raise ValueError(f"The 'model' parameter of {owner} must have a proper prior (SMC starts from prior "
+            raise ValueError(f"The 'model' parameter of {door} must have a proper prior (SMC starts from prior "
                              f"draws). Got improper Flat/HalfFlat free variables {flat!r} instead.")
         self.model = model
-        self.quantity = quantity if isinstance(quantity, Quantity) else Quantity(model, quantity, owner)
+        self.quantity = quantity if isinstance(quantity, Quantity) else Quantity(model, quantity, door)
         self.diagnostics = type(self).diagnostics + self.quantity.component_names
         self.components = self.quantity.component_names
         self.kernel_kwargs = dict(kernel_kwargs)
@@ -103,7 +103,7 @@ class SMCSamplerArm(Arm):
         try:
             self._sample, _ = build_prior_sampler(model, self.quantity.value_names)
         except ValueError as err:
-            raise ValueError(f"The 'model' parameter of {owner} must have a prior that PyMC can forward-sample "
+            raise ValueError(f"The 'model' parameter of {door} must have a prior that PyMC can forward-sample "
                              f"(SMC starts from prior draws). Got a model whose prior cannot be drawn "
                              f"({str(err).splitlines()[0]}) "
                              "instead.") from err

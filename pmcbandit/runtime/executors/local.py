@@ -261,7 +261,7 @@ def caller_stacklevel() -> int:
     return level
 
 
-def make_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, owner: str = "run"):
+def make_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, door: str = "run"):
     """The executor of a run and whether the run owns it (creates and must close it).
 
     Parameters
@@ -300,7 +300,7 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
             pool = ProcessExecutor(timeout=pull_timeout)
             return pool, int(max_in_flight or pool.capacity), True
         raise ValueError(
-            f"The 'executor' parameter of {owner} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
+            f"The 'executor' parameter of {door} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
             f"or an executor object. Got {executor!r} instead."
         )
     if _is_dask_client(executor):
@@ -311,7 +311,7 @@ def make_executor(max_in_flight: int | None, pull_timeout: float | None, executo
     missing = [m for m in ("bind", "submit", "in_flight", "wait", "shutdown", "capacity") if not hasattr(executor, m)]
     if missing:
         raise TypeError(
-            f"The 'executor' parameter of {owner} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
+            f"The 'executor' parameter of {door} must be None, one of {EXECUTOR_KINDS}, a dask.distributed.Client "
             f"or an object with bind, submit, in_flight, wait, shutdown and capacity (missing {missing}). "
             f"Got {executor!r} instead."
         )
@@ -341,9 +341,9 @@ class OpenExecutor(NamedTuple):
 
 
 @contextmanager
-def open_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, owner: str = "run"):
+def open_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, door: str = "run"):
     """:func:`make_executor` as a context: the run's own executor is closed on the way out, whatever happens."""
-    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, owner)
+    pool, max_in_flight, owned = make_executor(max_in_flight, pull_timeout, executor, door)
     try:
         yield OpenExecutor(pool, max_in_flight, str(getattr(pool, "kind", type(pool).__name__)),
                            int(getattr(pool, "workers", pool.capacity)))

@@ -44,7 +44,7 @@ _STREAMS: OrderedDict = OrderedDict()
 _SET_UP = False
 
 
-def arm_payload(arms, owner: str = "run") -> tuple[str, bytes]:
+def arm_payload(arms, door: str = "run") -> tuple[str, bytes]:
     """``(token, bytes)``: the arms pickled with cloudpickle and the SHA-1 of the bytes.
 
     Raises ``TypeError`` naming the first arm that cannot be pickled (an arm holding a lock,
@@ -60,13 +60,13 @@ def arm_payload(arms, owner: str = "run") -> tuple[str, bytes]:
                 cloudpickle.dumps(arm)
             except Exception as exc:
                 raise TypeError(
-                    f"The 'arms' parameter of {owner} must hold arms that can be pickled for a process or Dask "
+                    f"The 'arms' parameter of {door} must hold arms that can be pickled for a process or Dask "
                     f"executor (they are rebuilt on each worker). Got arm {arm.name!r} ({type(arm).__name__}), "
                     f"which cannot: {type(exc).__name__}: {exc}. Keep its state picklable (give it "
                     "__getstate__/__setstate__ that rebuild compiled parts) or run it with executor=None or "
                     "'threads'."
                 ) from exc
-        raise TypeError(f"The 'arms' parameter of {owner} could not be pickled: {whole}") from whole
+        raise TypeError(f"The 'arms' parameter of {door} could not be pickled: {whole}") from whole
     return hashlib.sha1(blob).hexdigest(), blob
 
 
