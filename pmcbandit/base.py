@@ -1,5 +1,6 @@
 """The protocols the layers meet at: a decision (:class:`Selection`), what chooses decisions
-(:class:`Learner`), where pulls run (:class:`Executor`) and what every door returns (:class:`Result`).
+(:class:`Learner`), where pulls run (:class:`Executor`), what every door returns (:class:`Result`) and the
+result types the doors declare (:func:`declare_result`, :func:`result_type`).
 
 The run loop (:mod:`pmcbandit.runtime`) drives any :class:`Learner` through any
 :class:`Executor`; the learners live with their algorithm families
@@ -8,6 +9,13 @@ The run loop (:mod:`pmcbandit.runtime`) drives any :class:`Learner` through any
 :mod:`pmcbandit.runtime.executors`. What a learner needs from the engine it declares as attributes
 (``pulls_per_decision``, ``stops``, ``halts_on_quarantine``, ``pinned``, ``replays_exactly``), never by a
 name the engine compares.
+
+A result class declares itself under a kind (``"run"``, ``"comparison"``, ``"model_comparison"``) with
+:func:`declare_result`; :mod:`pmcbandit.diagnostics`, which the results reach through their
+``to_inference_data``/``plot`` methods, finds the class with :func:`result_type` and so never imports a
+result's module (dependency inversion: the lower module owns the slot, the upper one fills it). The package
+``__init__`` imports every result module, and Python runs it before any submodule, so the slots are filled
+before diagnostics can run.
 
 This module imports nothing from the package: every layer may use it.
 """
@@ -18,7 +26,9 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Selection", "Learner", "Executor", "Result"]
+__all__ = ["Selection", "Learner", "Executor", "Result", "declare_result", "result_type"]
+
+_RESULT_TYPES: dict = {}
 
 
 class Selection(NamedTuple):
@@ -158,3 +168,22 @@ class Result(Protocol):
     def to_inference_data(self): ...
 
     def plot(self, *args, **kwargs): ...
+def declare_result(kind: str):
+    """Class decorator: declare ``cls`` as the result type of ``kind`` (one class per kind)."""
+
+    def declare(cls):
+        if _RESULT_TYPES.setdefault(kind, cls) is not cls:
+            raise ValueError(f"The 'kind' parameter of declare_result must be a new kind. Got {kind!r}, "
+                             f"already declared by {_RESULT_TYPES[kind].__qualname__}, instead.")
+        return cls
+
+    return declare
+
+
+def result_type(kind: str) -> type:
+    """The result class declared under ``kind`` (:func:`declare_result`)."""
+    try:
+        return _RESULT_TYPES[kind]
+    except KeyError:
+        raise LookupError(f"No result type is declared as {kind!r} (declared: {sorted(_RESULT_TYPES)}); "
+                          "import pmcbandit first.") from None

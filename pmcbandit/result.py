@@ -56,6 +56,7 @@ from functools import cached_property
 import numpy as np
 
 from pmcbandit._validation import check_choice
+from pmcbandit.base import declare_result
 from pmcbandit.stats.combine import COMBINE_METHODS, MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
 from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
@@ -73,6 +74,7 @@ MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
 INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
 
 
+@declare_result("run")
 class RunResult(RunMessages):
     """What :func:`pmcbandit.run` returns.
 

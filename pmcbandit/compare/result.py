@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pmcbandit.base import declare_result
 from pmcbandit.compare import efficiency
 from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.history import History
@@ -26,6 +27,7 @@ class EfficiencyRatio(NamedTuple):
     upper: float
 
 
+@declare_result("comparison")
 class ComparisonResult:
     """What :func:`pmcbandit.compare_samplers` returns.
 

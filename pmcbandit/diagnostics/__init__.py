@@ -10,8 +10,11 @@ Plots (:mod:`~pmcbandit.diagnostics.plots`)
     :func:`plot_run`, :func:`save_run_plots`, :func:`running_estimate`; a selection's estimates and
     intervals, :func:`plot_selection` (:mod:`~pmcbandit.diagnostics.selection_plots`).
 
-The top layer with the CLI: it may import every other layer; nothing but the results'
-``to_inference_data``/``plot`` methods (lazily) imports it.
+Above the doors, below the package ``__init__`` (which re-exports :func:`read_run`) and the CLI.
+May import: the helpers, :mod:`pmcbandit.stats` and :mod:`pmcbandit.runtime`; never a result's module,
+a door or the package ``__init__``, not even lazily, since the results' ``to_inference_data``/``plot`` methods
+import it (lazily): the result classes are found with :func:`pmcbandit.base.result_type` and the version
+in the package metadata.
 """
 
 from __future__ import annotations

@@ -64,13 +64,14 @@ import numpy as np
 from pmcbandit.diagnostics.datasets import (RENAMED, comparison_groups, decode_attrs, full_bandit_groups,
                                             identification_groups, model_comparison_groups, run_groups)
 from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, History
-from pmcbandit.result import ArmReliability, RunResult
+from pmcbandit.base import result_type
+from pmcbandit.stats.psis import ArmReliability
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",
            "comparison_to_inference_data", "full_bandit_to_inference_data",
            "model_comparison_to_inference_data"]
 
-def to_inference_data(result: RunResult) -> az.InferenceData:
+def to_inference_data(result) -> az.InferenceData:
     """Convert a run to :class:`arviz.InferenceData` (layout in the module docstring).
 
     Parameters
@@ -83,7 +84,7 @@ def to_inference_data(result: RunResult) -> az.InferenceData:
         Groups ``sample_stats`` (dim ``pull``) and ``arm_summary`` (dim ``arm``), with the
         run's settings and combined estimate in ``attrs``.
     """
-    if not isinstance(result, RunResult):
+    if not isinstance(result, result_type("run")):
         raise TypeError(
             f"The 'result' parameter of to_inference_data must be a RunResult. Got {result!r} instead."
         )
@@ -140,7 +141,7 @@ def full_bandit_to_inference_data(result) -> az.InferenceData:
     return _inference_data(*full_bandit_groups(result))
 
 
-def from_inference_data(idata) -> RunResult:
+def from_inference_data(idata):
     """Rebuild the :class:`~pmcbandit.result.RunResult` of a run saved by :func:`to_inference_data`.
 
     Parameters
@@ -196,7 +197,7 @@ def from_inference_data(idata) -> RunResult:
             np.asarray(summary["log_w_var"].values, dtype=np.float64) if "log_w_var" in summary else None,
             np.asarray(summary["tail_excess"].values, dtype=np.float64) if "tail_excess" in summary else None,
         )
-    return RunResult(
+    return result_type("run")(
         arm_names=[str(a) for a in summary["arm"].values],
         history=history,
         combine=str(attrs["combine"]),
@@ -209,7 +210,7 @@ def from_inference_data(idata) -> RunResult:
     )
 
 
-def read_run(path) -> RunResult:
+def read_run(path):
     """Load a run saved with ``result.to_netcdf(path)`` (the netCDF holds no code: no pickle)."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"The 'path' parameter of read_run must be a str or os.PathLike. Got {path!r} instead.")

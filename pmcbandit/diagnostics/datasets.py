@@ -10,15 +10,14 @@ and :func:`full_bandit_groups`. Attrs are made netCDF-safe by :func:`encode_attr
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import json
 import re
 
 import numpy as np
 import xarray as xr
 
-import pmcbandit
 from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, REASONS, STATUS
-from pmcbandit.result import RunResult
 
 __all__ = ["RENAMED", "run_groups", "model_comparison_groups",
            "identification_groups", "comparison_groups", "full_bandit_groups",
@@ -46,12 +45,12 @@ _DESCRIPTIONS = {
 
 def _provenance() -> dict:
     """Who wrote the file and when (ArviZ's ``inference_library`` keys; the door adds ``arviz_version``)."""
-    return dict(pmcbandit_version=pmcbandit.__version__, inference_library="pmcbandit",
-                inference_library_version=pmcbandit.__version__,
+    version = importlib.metadata.version("pmcbandit")
+    return dict(pmcbandit_version=version, inference_library="pmcbandit", inference_library_version=version,
                 created_at=datetime.datetime.now(datetime.timezone.utc).isoformat())
 
 
-def run_groups(result: RunResult) -> tuple[dict, dict]:
+def run_groups(result) -> tuple[dict, dict]:
     """Attrs and groups (``sample_stats``, ``arm_summary``) of an allocation run."""
     attrs = _run_attrs(result)
     stats = _sample_stats(result, attrs)
@@ -190,7 +189,7 @@ def full_bandit_groups(result) -> tuple[dict, dict]:
 
 
 # --- building blocks ------------------------------------------------------------------
-def _sample_stats(result: RunResult, attrs: dict) -> xr.Dataset:
+def _sample_stats(result, attrs: dict) -> xr.Dataset:
     h = result.history
     cols = h.arrays()
     names = np.asarray(result.arm_names, dtype=str)
@@ -247,7 +246,7 @@ def _diagnostic_name(col: str, taken) -> str:
     return var
 
 
-def _arm_summary(result: RunResult) -> xr.Dataset:
+def _arm_summary(result) -> xr.Dataset:
     t = result.arm_table()
     c = result.combined
     scale_note = (
@@ -309,7 +308,7 @@ def _loop_result_attrs(result, kind: str, **extra) -> dict:
     return encode_attrs(raw)
 
 
-def _run_attrs(result: RunResult) -> dict:
+def _run_attrs(result) -> dict:
     """netCDF-safe attrs: settings first, then the combined estimate and provenance."""
     lo, hi = result.ci(0.95)
     llo, lhi = result.log_ci(0.95)
@@ -346,7 +345,7 @@ def _faults(result) -> list[dict]:
             for r, a, s, m in result.history.faults]
 
 
-def _consistency_attrs(result: RunResult) -> dict:
+def _consistency_attrs(result) -> dict:
     h = result.consistency
     return dict(
         q=h.q, df=h.df, p_value=h.p_value, tau2=h.tau2, flagged=bool(h.flagged), alpha=h.alpha,

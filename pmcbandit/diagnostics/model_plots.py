@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from pmcbandit._validation import check_open_unit
+from pmcbandit.base import result_type
 
 __all__ = ["plot_model_comparison"]
 
@@ -29,9 +30,7 @@ def plot_model_comparison(comparison, level: float = 0.95, fig=None) -> Figure:
     -------
     Figure
     """
-    from pmcbandit.evidence.comparison_result import ModelComparison
-
-    if not isinstance(comparison, ModelComparison):
+    if not isinstance(comparison, result_type("model_comparison")):
         raise TypeError("The 'comparison' parameter of plot_model_comparison must be a ModelComparison. "
                         f"Got {comparison!r} instead.")
     level = check_open_unit(level, "level", "plot_model_comparison")

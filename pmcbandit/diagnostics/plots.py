@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from pmcbandit._validation import check_choice, check_open_unit, check_positive
 from pmcbandit.stats.combine import combine, interval, log_interval
-from pmcbandit.result import RunResult
+from pmcbandit.base import result_type
 
 __all__ = [
     "plot_allocation",
@@ -37,8 +37,8 @@ __all__ = [
 _MAX_POINTS = 2000  # points per allocation line: more than a figure can show
 
 
-def _as_result(obj, door: str) -> RunResult:
-    if isinstance(obj, RunResult):
+def _as_result(obj, door: str):
+    if isinstance(obj, result_type("run")):
         return obj
     if isinstance(obj, (str, os.PathLike)) or type(obj).__name__ == "InferenceData":
         # Only arviz_io may import arviz; it is loaded here on demand.
@@ -61,7 +61,7 @@ def _axes(ax, door: str) -> Axes:
     return ax
 
 
-def _arm_label(result: RunResult, k: int) -> str:
+def _arm_label(result, k: int) -> str:
     return f"{result.arm_names[k]} (quarantined)" if result.quarantined[k] else result.arm_names[k]
 
 
@@ -200,7 +200,7 @@ def plot_running_estimate(
     return _draw_running(result, run, level, _axes(ax, "plot_running_estimate"), x, reference)
 
 
-def _draw_running(result: RunResult, run: dict, level: float, ax: Axes, x: str, reference) -> Axes:
+def _draw_running(result, run: dict, level: float, ax: Axes, x: str, reference) -> Axes:
     xs = run["pulls"] if x == "pulls" else run["time"]
     name = "log Ẑ" if result.log_scale else "estimate"
     ax.plot(xs, run["estimate"], color="C0", label=f"running {name}")
@@ -293,9 +293,7 @@ def plot_efficiency(result, ax=None) -> Axes:
     -------
     Axes
     """
-    from pmcbandit.compare import ComparisonResult
-
-    if not isinstance(result, ComparisonResult):
+    if not isinstance(result, result_type("comparison")):
         raise TypeError(f"The 'result' parameter of plot_efficiency must be a ComparisonResult. "
                         f"Got {result!r} instead.")
     ax = _axes(ax, "plot_efficiency")
@@ -356,7 +354,7 @@ def plot_run(result, level: float = 0.95, *, x: str = "pulls", reference: float 
     return fig
 
 
-def _draw_run(result: RunResult, fig: Figure, level: float, x: str, reference, run=None) -> None:
+def _draw_run(result, fig: Figure, level: float, x: str, reference, run=None) -> None:
     a1, a2, a3 = fig.subplots(1, 3)
     plot_allocation(result, x=x, ax=a1)
     _draw_running(result, run if run is not None else running_estimate(result, level), level, a2, x, reference)

@@ -37,6 +37,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special, stats
 
+from pmcbandit.base import declare_result
 from pmcbandit.evidence.estimate import EvidenceResult
 from pmcbandit.exceptions import NoGuaranteeWarning, PmcBanditWarning, WarningText
 
@@ -92,6 +93,7 @@ def model_probabilities(log_z, log_z_se, prior, level: float = 0.95) -> Probabil
     return Probabilities(p, lower, upper, logit_se)
 
 
+@declare_result("model_comparison")
 class ModelComparison:
     """What :func:`pmcbandit.compare_models` returns.
 

@@ -6,7 +6,6 @@ and its keywords. Every message names the door the user called.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import numbers
 from collections.abc import Mapping
@@ -15,18 +14,23 @@ from pmcbandit._validation import param_message, check_choice, check_k, check_op
 from pmcbandit.full_bandit.allocation import ALLOCATION_NAMES, Allocation, allocation_builder
 from pmcbandit.full_bandit.base import NOISE_MODELS, FullBanditIdentifier
 from pmcbandit.full_bandit.environment import FullBanditEnvironment
+from pmcbandit.full_bandit.exhaustive import exhaustive
+from pmcbandit.full_bandit.icb import icb
+from pmcbandit.full_bandit.sa_foa import sa_foa
+from pmcbandit.full_bandit.saqm import saqm
 from pmcbandit.runtime.budget import Pulls
 
 __all__ = ["ALGORITHMS", "resolve_environment", "resolve_algorithm", "check_arm_names", "check_pull_budget"]
 
-ALGORITHMS = ("saqm", "sa_foa", "icb", "exhaustive")
+_FACTORIES = {"saqm": saqm, "sa_foa": sa_foa, "icb": icb, "exhaustive": exhaustive}
+ALGORITHMS = tuple(_FACTORIES)
 # The door's own parameters, which algorithm_kwargs may not repeat.
 _DOOR_PARAMS = ("n", "k", "delta", "epsilon", "sigma", "noise", "allocation", "allocation_kwargs")
 
 
 def factory(name: str):
     """The factory of a named algorithm (:data:`ALGORITHMS`)."""
-    return getattr(importlib.import_module(f"pmcbandit.full_bandit.{name}"), name)
+    return _FACTORIES[name]
 
 
 def resolve_environment(environment, n, sigma, noise, door: str):

@@ -57,6 +57,7 @@ import numba
 import numpy as np
 
 from pmcbandit._validation import param_message, check_open_unit, check_positive
+from pmcbandit.full_bandit.design import check_nk
 
 __all__ = [
     "NOISE_MODELS",
@@ -138,8 +139,6 @@ def check_common(k, n, delta, epsilon, sigma, noise, door: str) -> None:
     """The bad-input rules shared by every algorithm: ``2 <= k < n``, ``delta`` in (0, 1),
     ``epsilon >= 0``, ``sigma > 0`` (all finite), ``noise`` among :data:`NOISE_MODELS`.
     """
-    from pmcbandit.full_bandit.allocation import check_nk
-
     check_nk(n, k, door)
     check_open_unit(delta, "delta", door)
     check_positive(epsilon, "epsilon", door, allow_zero=True)

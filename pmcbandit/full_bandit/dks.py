@@ -54,7 +54,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["dks_weights", "subgraph_weight", "greedy_peeling", "qp_greedy", "qp_value", "row_bound",
+__all__ = ["dks_weights", "argmax_quadratic", "subgraph_weight", "greedy_peeling", "qp_greedy", "qp_value", "row_bound",
            "eigen_bound"]
 
 
@@ -196,3 +196,22 @@ def eigen_bound(Q: np.ndarray, k: int) -> float:
     :math:`x^\\top Q x \\le \\lambda_{\\max}\\|x\\|^2 = k\\lambda_{\\max}`.
     """
     return float(k * np.linalg.eigvalsh(Q)[-1])
+
+
+@numba.njit(cache=True)
+def argmax_quadratic(W, combos):
+    """The row ``r`` of ``combos`` (k-sets as index rows) maximising :math:`\\chi_r^\\top W \\chi_r`,
+    and the maximum.
+    """
+    best = -np.inf
+    arg = 0
+    k = combos.shape[1]
+    for r in range(combos.shape[0]):
+        s = 0.0
+        for a in range(k):
+            for b in range(k):
+                s += W[combos[r, a], combos[r, b]]
+        if s > best:
+            best = s
+            arg = r
+    return arg, best

@@ -16,6 +16,8 @@ import numba
 import numpy as np
 
 from pmcbandit.full_bandit._build import build
+from pmcbandit.full_bandit.base import check_common
+from pmcbandit.full_bandit.dks import argmax_quadratic
 from pmcbandit.full_bandit.least_squares import DEFAULT_REFRESH_EVERY
 from pmcbandit.full_bandit.sa_foa import empirical_best_mask
 
@@ -80,25 +82,6 @@ def exact_gap(W, theta_hat, k, C, combos):
 
 
 @numba.njit(cache=True)
-def argmax_quadratic(W, combos):
-    """The row ``r`` of ``combos`` (k-sets as index rows) maximising :math:`\\chi_r^\\top W \\chi_r`,
-    and the maximum.
-    """
-    best = -np.inf
-    arg = 0
-    k = combos.shape[1]
-    for r in range(combos.shape[0]):
-        s = 0.0
-        for a in range(k):
-            for b in range(k):
-                s += W[combos[r, a], combos[r, b]]
-        if s > best:
-            best = s
-            arg = r
-    return arg, best
-
-
-@numba.njit(cache=True)
 def exact_cem(W, combos):
     """:math:`\\max_M \\|\\chi_M\\|_W` by enumeration."""
     return math.sqrt(max(argmax_quadratic(W, combos)[1], 0.0))
@@ -122,8 +105,6 @@ def exhaustive(
     """Exhaustive (Alg. 5) (parameters as :func:`~pmcbandit.full_bandit.saqm.saqm`); ``ValueError`` naming ``k``
     when :math:`\\binom nk` exceeds ``max_super_arms``.
     """
-    from pmcbandit.full_bandit.base import check_common
-
     check_common(k, n, delta, epsilon, sigma, noise, "exhaustive")
     combos = all_super_arms(n, k, max_super_arms)
     return build(

@@ -52,8 +52,8 @@ The continuous :math:`\lambda` is turned into a polynomial-size support by dropp
 below ``prune / m`` (``m`` rows), keeping the rest only if they still have rank ``n``, and
 renormalising (the dropped mass is below ``prune``, so the G-value can rise slightly above the
 certified one: :func:`g_value` evaluates the returned allocation; ``prune=0`` keeps every row); the
-returned :class:`~pmcbandit.full_bandit.allocation.Allocation` is followed by
-the deterministic tracking rule of :mod:`~pmcbandit.full_bandit.allocation`. For a fixed budget of
+returned :class:`~pmcbandit.full_bandit.design.Allocation` is followed by
+the deterministic tracking rule of :mod:`~pmcbandit.full_bandit.design`. For a fixed budget of
 ``N`` pulls, :func:`efficient_apportionment` gives the integer counts of App. D.
 """
 
@@ -67,9 +67,8 @@ import numpy as np
 
 from pmcbandit._validation import param_message
 from pmcbandit.exceptions import SettingsWarning
-from pmcbandit.full_bandit.allocation import Allocation, check_allocation, check_nk, uniform_allocation
-from pmcbandit.full_bandit.dks import qp_greedy, row_bound
-from pmcbandit.full_bandit.exhaustive import argmax_quadratic
+from pmcbandit.full_bandit.design import Allocation, check_allocation, check_nk, uniform_allocation
+from pmcbandit.full_bandit.dks import argmax_quadratic, qp_greedy, row_bound
 
 __all__ = ["g_allocation", "g_value", "efficient_apportionment", "MAX_ENUMERATE"]
 
@@ -133,7 +132,7 @@ def g_allocation(n: int, k: int, *, support=None, max_iter: int = 1000, tol: flo
         Restrict the design to these super-arms (each row exactly ``k`` ones, rank ``n``): the oracle
         then maximises over the rows only, and the certificate is relative to that restricted
         problem. Default: column generation over all :math:`\binom nk` super-arms, started from
-        :func:`~pmcbandit.full_bandit.allocation.uniform_allocation`'s support.
+        :func:`~pmcbandit.full_bandit.design.uniform_allocation`'s support.
     max_iter : int
         Frank–Wolfe iterations (each adds at most one row).
     tol : float

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.full_bandit.allocation import _orthogonalise_into
+from pmcbandit.full_bandit.design import _orthogonalise_into
 from pmcbandit.full_bandit.base import FullBanditState
 
 __all__ = ["DEFAULT_REFRESH_EVERY", "accumulate", "sherman_morrison", "refresh", "estimate", "ls_init",

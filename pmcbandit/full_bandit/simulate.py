@@ -38,7 +38,7 @@ import numpy as np
 from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import param_message, check_positive
 from pmcbandit.full_bandit._args import ALGORITHMS, check_pull_budget, resolve_algorithm
-from pmcbandit.full_bandit.allocation import _orthogonalise_into, track
+from pmcbandit.full_bandit.design import _orthogonalise_into, track
 from pmcbandit.full_bandit.base import ALGORITHM_CODES, WIDTH_RULES, log_num_super_arms, width_constant
 from pmcbandit.full_bandit.environment import FullBanditEnvironment
 from pmcbandit.full_bandit.exhaustive import MAX_SUPER_ARMS, all_super_arms, exact_cem, exact_gap

@@ -51,7 +51,7 @@ from pmcbandit._validation import param_message
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.runtime.config import FINGERPRINT
 from pmcbandit.runtime.engine import Engine, Row
-from pmcbandit.runtime.executors.local import caller_stacklevel
+from pmcbandit.runtime.executors.base import caller_stacklevel
 from pmcbandit.runtime.guards import Plan
 from pmcbandit.runtime.history import COLUMNS, History, PullRecord
 from pmcbandit.stats.psis import WeightTails

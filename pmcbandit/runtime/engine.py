@@ -62,7 +62,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pmcbandit.runtime.budget import Progress
-from pmcbandit.runtime.executors.local import Ticket
+from pmcbandit.runtime.executors.base import Ticket
 from pmcbandit.runtime.guards import POLICY, Guards, Plan
 from pmcbandit.runtime.history import History, PullRecord
 from pmcbandit.stats.psis import WeightTails

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from pmcbandit.exceptions import NoGuaranteeWarning
-from pmcbandit.runtime.executors.local import caller_stacklevel
+from pmcbandit.runtime.executors.base import caller_stacklevel
 
 __all__ = ["fault_counts", "warn_faults"]
 

@@ -1,14 +1,15 @@
 """How a :class:`~pmcbandit.arms.evidence.model_density.ModelDensity` travels to worker processes.
 
 A density pickles as its frozen ``pm.Model``, a token and the densities PyMC registered for the
-model's Op types made at run time (``pm.CustomDist``); unpickling (:func:`rebuild_density`)
-registers those again and compiles the density once per process and token, so all the arms of a
+model's Op types made at run time (``pm.CustomDist``); unpickling
+(:func:`~pmcbandit.arms.evidence.model_density.rebuild_density`) registers those again
+(:func:`register_custom`) and compiles the density once per process and token, so all the arms of a
 pool unpickled in one worker share one density, as they do in the driver.
 """
 
 from __future__ import annotations
 
-__all__ = ["BUILT", "custom_dispatch", "rebuild_density"]
+__all__ = ["BUILT", "custom_dispatch", "register_custom"]
 
 #: Densities by token: one compilation per process for every arm that shares a density, and none
 #: for a density unpickled in the process that built it.
@@ -30,7 +31,7 @@ def custom_dispatch(model) -> list:
     at run time (``pm.CustomDist`` makes one per variable and registers its ``logp`` for it).
 
     Pickling carries such a type by value, but not its registrations; they travel with it and
-    :func:`rebuild_density` registers them again for the unpickled type (the same object as
+    :func:`register_custom` registers them again for the unpickled type (the same object as
     the model's, both being in one pickle).
     """
     import importlib
@@ -55,21 +56,12 @@ def custom_dispatch(model) -> list:
     return out
 
 
-def rebuild_density(token: str, model, check_draws: int, custom=()):
-    """The density of ``token`` in this process: compiled from ``model`` the first time, after
-    re-registering the densities of its run-time Op types (:func:`custom_dispatch`).
+def register_custom(custom) -> None:
+    """Register again, in this process, the densities :func:`custom_dispatch` listed for a model's
+    run-time Op types (those the process does not know yet).
     """
-    density = BUILT.get(token)
-    if density is None:
-        tables = _dispatchers()
-        for op_type, entries in custom:
-            for name, fn in entries.items():
-                if op_type not in tables[name].registry:
-                    tables[name].register(op_type)(fn)
-        from pmcbandit.arms.evidence.model_density import ModelDensity  # it imports this module
-
-        density = ModelDensity(model, check_draws=check_draws)
-        del BUILT[density._token]
-        density._token = token
-        BUILT[token] = density
-    return density
+    tables = _dispatchers()
+    for op_type, entries in custom:
+        for name, fn in entries.items():
+            if op_type not in tables[name].registry:
+                tables[name].register(op_type)(fn)

@@ -48,9 +48,10 @@ import numpy as np
 from numba.core.errors import NumbaWarning
 
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
-from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, rebuild_density
+from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, register_custom
+from pmcbandit.arms.evidence.modes import search_mode
 
-__all__ = ["ModelDensity", "check_model"]
+__all__ = ["ModelDensity", "check_model", "rebuild_density"]
 
 _CHECK_DRAWS = 64
 #: Dimension from which the mode search's Hessians take their ``2 * dim`` gradients from the NUMBA
@@ -433,8 +434,6 @@ class ModelDensity:
             If :math:`\\log\\pi_\\beta(x_0)` is not finite, if the search ends at a
             non-finite point or Hessian, and in the ``strict`` cases above.
         """
-        from pmcbandit.arms.evidence.modes import search_mode
-
         if not isinstance(strict, bool):
             raise TypeError(
                 f"The 'strict' parameter of ModelDensity.laplace must be a bool. Got {strict!r} instead."
@@ -594,3 +593,17 @@ class ModelDensity:
     def __repr__(self) -> str:
         return f"ModelDensity(value_names={self.value_names!r}, dim={self.dim})"
 
+
+def rebuild_density(token: str, model, check_draws: int, custom=()):
+    """The density of ``token`` in this process (how a :class:`ModelDensity` unpickles): compiled from
+    ``model`` the first time, after re-registering the densities of its run-time Op types
+    (:func:`~pmcbandit.arms.evidence._shipping.register_custom`).
+    """
+    density = BUILT.get(token)
+    if density is None:
+        register_custom(custom)
+        density = ModelDensity(model, check_draws=check_draws)
+        del BUILT[density._token]
+        density._token = token
+        BUILT[token] = density
+    return density

@@ -52,7 +52,7 @@ import traceback
 import warnings
 
 from pmcbandit.exceptions import SettingsWarning
-from pmcbandit.runtime.executors.local import Outcome, caller_stacklevel
+from pmcbandit.runtime.executors.base import Outcome, caller_stacklevel
 from pmcbandit.runtime.executors.worker import arm_payload
 
 __all__ = ["DaskExecutor", "ArmsPlugin", "REPLACEMENT_TIMEOUT", "STUCK_NANNY_SECONDS"]

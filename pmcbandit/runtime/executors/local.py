@@ -19,96 +19,24 @@ non-finite values into a fault outcome instead of an exception that would lose t
 
 from __future__ import annotations
 
-import math
 import os
 import queue
-import sys
 import threading
 import time
-import traceback
 import warnings
 from collections import deque
 from contextlib import contextmanager
 from typing import NamedTuple
 
-import numpy as np
 
-from pmcbandit.arms.base import Arm, Pull
 from pmcbandit.exceptions import SettingsWarning
+from pmcbandit.runtime.executors.base import Outcome, Ticket, caller_stacklevel, execute_pull
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "open_executor",
            "EXECUTOR_KINDS"]
 
 #: The executor names ``executor=`` accepts (besides a Dask ``Client`` and an executor object).
 EXECUTOR_KINDS = ("threads", "processes")
-
-
-class Ticket(NamedTuple):
-    """One pull to make: pull ``pull_index`` of arm ``arm`` (its stream is fixed by both),
-    serving bandit decision ``decision``.
-    """
-
-    decision: int
-    arm: int
-    pull_index: int
-
-
-class Outcome(NamedTuple):
-    """A pull that came back: its ticket, status, Pull (None when it raised, timed out or was
-    lost), fault message, the wall seconds it took (the guards of :mod:`pmcbandit.runtime.guards` predict
-    a decision's duration from them, whatever unit the arm's ``cost`` is in) and, from a remote
-    executor, the CPU seconds it spent on its worker (``time.thread_time`` of the pull's thread;
-    for a pull that timed out or was lost, its wall seconds: what a single-threaded worker slot
-    spent on it). ``cpu`` is NaN in-process, where the driver's process clock counts pulls.
-    """
-
-    ticket: Ticket
-    status: str  # "ok" | "nonfinite" | "error" | "timeout" | "lost"
-    pull: Pull | None
-    message: str
-    seconds: float = math.nan
-    cpu: float = math.nan
-
-
-def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
-    """Pull ``arm`` and classify the result; never raises for an arm's failure.
-
-    Statuses: ``"error"`` (the pull raised; the message is the exception's last line),
-    ``"nonfinite"`` (a NaN or +inf value, -inf on a linear scale, every log-weight ``-inf``,
-    or a cost that is not a finite number >= 0), else ``"ok"``.
-    """
-    start = time.perf_counter()
-    try:
-        pull = arm.pull(rng)
-    except Exception as exc:  # an arm's bug must not lose the run: recorded as a fault
-        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return Outcome(ticket, "error", None, last, time.perf_counter() - start)
-    return _classify(arm, pull, ticket, time.perf_counter() - start)
-
-
-def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
-    """The status of a pull that returned (see :func:`execute_pull`)."""
-    values = pull.values
-    if values.size == 1:
-        x = float(values[0])
-        ok = math.isfinite(x)
-        if not ok and arm.log_scale and x == -math.inf:
-            return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)", seconds)
-        if not ok:
-            return Outcome(ticket, "nonfinite", pull, f"1 of 1 values are NaN or inf ({x!r})", seconds)
-    elif not np.isfinite(values).all():
-        bad = ~np.isfinite(values)
-        if arm.log_scale:
-            # log weights of -inf are valid (a zero weight) unless all are: then log-mean-exp is -inf
-            bad = np.isnan(values) | (values == np.inf)
-            if not bad.any() and np.all(values == -np.inf):
-                return Outcome(ticket, "nonfinite", pull, "all log-weights are -inf (every weight is zero)", seconds)
-        if bad.any():
-            return Outcome(ticket, "nonfinite", pull, f"{int(bad.sum())} of {bad.size} values are NaN or inf", seconds)
-    cost = pull.cost
-    if not (math.isfinite(cost) and cost >= 0):
-        return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0", seconds)
-    return Outcome(ticket, "ok", pull, "", seconds)
 
 
 class _Local:
@@ -248,17 +176,6 @@ class ThreadExecutor(_Local):
                 f"this process after the run (arms {sorted(set(running))}): Python cannot stop a thread. Pass "
                 "executor='processes' to run these arms in worker processes, whose timed-out pulls are ended.",
                 SettingsWarning, stacklevel=caller_stacklevel())
-
-
-def caller_stacklevel() -> int:
-    """``stacklevel`` of the first frame outside the pmcbandit package (the user's call of a door),
-    for a warning issued deep inside a run.
-    """
-    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def make_executor(max_in_flight: int | None, pull_timeout: float | None, executor=None, door: str = "run"):

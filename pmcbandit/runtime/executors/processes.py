@@ -31,7 +31,7 @@ from collections import deque
 from multiprocessing.connection import wait as wait_ready
 
 from pmcbandit.runtime.executors.worker import arm_payload, process_main
-from pmcbandit.runtime.executors.local import Outcome
+from pmcbandit.runtime.executors.base import Outcome
 
 __all__ = ["ProcessExecutor"]
 

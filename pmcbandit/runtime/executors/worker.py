@@ -32,7 +32,7 @@ import traceback
 from collections import OrderedDict
 
 from pmcbandit.arms.base import thread_cpu_clock, warm_up_arms
-from pmcbandit.runtime.executors.local import execute_pull
+from pmcbandit.runtime.executors.base import execute_pull
 
 __all__ = ["arm_payload", "install", "uninstall", "worker_arms", "run_tickets", "setup_worker", "process_main"]
 
