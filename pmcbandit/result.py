@@ -466,7 +466,10 @@ class RunResult(RunMessages):
         return to_inference_data(self)
 
     def to_netcdf(self, path) -> str:
-        return self.to_inference_data().to_netcdf(str(path))
+        """Write :meth:`to_inference_data` to the netCDF file ``path`` (h5netcdf); return the path as a str."""
+        from pmcbandit._compat import write_netcdf
+
+        return write_netcdf(self.to_inference_data(), path)
 
 
 STATUS_NAMES = STATUS
