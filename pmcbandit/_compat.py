@@ -11,10 +11,10 @@ Sections
 PyTensor BLAS
     :func:`configure_pytensor_blas`, run by ``pmcbandit/__init__.py`` before PyTensor is imported.
 ArviZ 0.x (``arviz.InferenceData``) and 1.x (``xarray.DataTree``)
-    :func:`arviz_major`, :func:`inference_data`, :func:`is_inference_data`, :func:`group_names`,
+    :func:`import_arviz`, :func:`arviz_major`, :func:`inference_data`, :func:`is_inference_data`, :func:`group_names`,
     :func:`group`, :func:`read_netcdf`, :func:`write_netcdf`, :func:`plot_posterior` and
-    :func:`arviz_psis_khat`. With :mod:`pmcbandit.diagnostics.arviz_io` the only module that
-    imports ArviZ.
+    :func:`arviz_psis_khat`. The only module that imports ArviZ; the ArviZ door,
+    :mod:`pmcbandit.diagnostics.arviz_io`, gets it from :func:`import_arviz`.
 """
 
 from __future__ import annotations
@@ -70,14 +70,27 @@ def configure_pytensor_blas() -> str | None:
 # the same netCDF layout as ``InferenceData.to_netcdf`` (root attrs, one netCDF group per group), so
 # either version reads files written by the other; it returns None where InferenceData returned the
 # path. ``psislw`` moved to the ``azstats`` accessor and takes the log-likelihood (the negated log
-# weights); ``plot_posterior`` became ``plot_dist``.
+# weights); ``plot_posterior`` became ``plot_dist``. Importing ArviZ 1 draws from NumPy's global random
+# state (seen with arviz_base 1.3.1), which pmcbandit never touches: :func:`import_arviz` puts it back.
+
+
+def import_arviz():
+    """The ``arviz`` module, imported with NumPy's global random state as it was before the import."""
+    if "arviz" in sys.modules:
+        return sys.modules["arviz"]
+    import numpy as np
+
+    state = np.random.get_state()  # noqa: NPY002  (read only to be restored)
+    try:
+        import arviz
+    finally:
+        np.random.set_state(state)  # noqa: NPY002
+    return arviz
 
 
 def arviz_major() -> int:
     """The major version of the installed ArviZ (0 or 1)."""
-    import arviz
-
-    return int(arviz.__version__.split(".")[0])
+    return int(import_arviz().__version__.split(".")[0])
 
 
 def inference_data(attrs: dict, groups: dict):
@@ -90,9 +103,7 @@ def inference_data(attrs: dict, groups: dict):
 
     if arviz_major() >= 1:
         return xr.DataTree.from_dict({"/": xr.Dataset(attrs=dict(attrs)), **groups})
-    import arviz
-
-    return arviz.InferenceData(attrs=dict(attrs), **groups)
+    return import_arviz().InferenceData(attrs=dict(attrs), **groups)
 
 
 def is_inference_data(obj) -> bool:
@@ -101,9 +112,7 @@ def is_inference_data(obj) -> bool:
 
     if arviz_major() >= 1:
         return isinstance(obj, xr.DataTree)
-    import arviz
-
-    return isinstance(obj, arviz.InferenceData)
+    return isinstance(obj, import_arviz().InferenceData)
 
 
 def group_names(idata) -> list[str]:
@@ -125,9 +134,7 @@ def group(idata, name: str):
 
 def read_netcdf(path):
     """The InferenceData stored in the netCDF file ``path`` (``arviz.from_netcdf``)."""
-    import arviz
-
-    return arviz.from_netcdf(os.fspath(path))
+    return import_arviz().from_netcdf(os.fspath(path))
 
 
 def write_netcdf(idata, path) -> str:
@@ -141,8 +148,7 @@ def plot_posterior(idata, var_names=None):
     """ArviZ's plot of the ``posterior`` group's marginals (``plot_posterior`` on 0.x, ``plot_dist``
     on 1.x, both with matplotlib); returns what ArviZ returns (axes, or a ``PlotCollection``).
     """
-    import arviz
-
+    arviz = import_arviz()
     if arviz_major() >= 1:
         return arviz.plot_dist(idata, var_names=var_names, backend="matplotlib")
     return arviz.plot_posterior(idata, var_names=var_names)
@@ -154,7 +160,7 @@ def arviz_psis_khat(log_weights) -> float:
     Public API only: ``arviz.psislw(log_weights, reff=1)`` on 0.x; on 1.x the ``azstats`` accessor's
     ``psislw`` of the negated log weights (it takes log-likelihood values). The two tail lengths
     round :math:`\\min(S/5, 3\\sqrt S)` differently (0.x up, 1.x down), so the two agree exactly only
-    where that is a whole number (Vehtari et al. 2024, Sec. 3, for the rule itself).
+    where that is a whole number (the rule itself: Vehtari et al. 2024).
     """
     import numpy as np
 
@@ -163,10 +169,7 @@ def arviz_psis_khat(log_weights) -> float:
         if arviz_major() >= 1:
             import xarray as xr
 
-            import arviz  # noqa: F401  (registers the azstats accessor)
-
+            import_arviz()  # registers the azstats accessor
             _, khat = xr.DataArray(-x, dims=["draw"]).azstats.psislw(dim="draw")
             return float(khat)
-        import arviz
-
-        return float(arviz.psislw(x, reff=1.0)[1])
+        return float(import_arviz().psislw(x, reff=1.0)[1])

@@ -1,7 +1,8 @@
 r"""The ArviZ door: a run as :class:`arviz.InferenceData` (an ``xarray.DataTree`` on ArviZ >= 1), and back.
 
-With the ArviZ section of :mod:`pmcbandit._compat` (what differs between ArviZ 0.x and 1.x), this is
-the only module of pmcbandit that imports :mod:`arviz` (a test greps the source), so
+With the ArviZ section of :mod:`pmcbandit._compat` (what differs between ArviZ 0.x and 1.x, and
+:func:`~pmcbandit._compat.import_arviz`, which this module imports :mod:`arviz` through), this is
+the only module of pmcbandit that uses :mod:`arviz` (a test greps the source), so
 ``import pmcbandit`` stays light and ArviZ's API changes touch one file. On ArviZ 1.x every
 ``*_to_inference_data`` returns an ``xarray.DataTree`` with the same groups (child nodes) and attrs
 (on the root node) as the InferenceData of 0.x, and the netCDF layout is the same, so either version
@@ -63,7 +64,6 @@ import os
 import warnings
 from contextlib import contextmanager
 
-import arviz as az
 import numpy as np
 
 from pmcbandit import _compat
@@ -71,6 +71,8 @@ from pmcbandit.diagnostics.datasets import (RENAMED, comparison_groups, decode_a
                                             identification_groups, model_comparison_groups, run_groups)
 from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, History
 from pmcbandit.result import ArmReliability, RunResult
+
+az = _compat.import_arviz()  # NumPy's global random state kept (see pmcbandit._compat)
 
 __all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",
            "comparison_to_inference_data", "full_bandit_to_inference_data",
