@@ -20,7 +20,7 @@ PYTEST_WORKERS ?= 2
 
 # PyTensor links its C backend against a system BLAS; a pip install finds none and
 # warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
-# pmcbandit/_blas.py points PyTensor at it.
+# pmcbandit/_compat.py points PyTensor at it.
 blas:
 	@if ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so '; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -9,9 +9,16 @@ What the command line guarantees
 * A usage error is one ``pmcbandit: error: ...`` line on stderr and exit code 2, and every
   argument (numbers, files, the output folder) is checked before any model is built.
 * ``--out`` is checked before the run (it must be a folder or not exist, in a writable place);
-  outputs are written to a temporary folder beside it and moved into place only when complete. If
-  writing fails anyway, the run is saved to the system's temporary folder and the path printed:
-  a finished run is never lost.
+  outputs are written to a temporary folder beside it and moved into place only when complete.
+* A finished run is never lost to a failure while writing. The estimate is printed before anything
+  is written; if writing ``--out`` fails anyway (a full disk, a folder removed meanwhile, an error in
+  a writer), each output is tried again on its own in a new folder of the system's temporary folder,
+  so one failing writer (the netCDF, a plot) does not take the others with it (``summary.txt``, plain
+  text, holds the estimate and the per-arm table). One line on stderr says why ``--out`` failed,
+  where the saved files are and which could not be written.
+* Exit codes: 0 when every output is in ``--out``; 2 for a usage error; 1 when the run finished
+  but ``--out`` does not hold its outputs (saved elsewhere, or, if even that failed, only printed),
+  so a script never reads an incomplete ``--out`` after a zero exit code.
 * Each warning is printed once (the summary lists the result's warnings; any other is printed
   after it as ``warning: ...``).
 """
@@ -165,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Run the command line on ``argv`` (``sys.argv[1:]`` when None); 0 on success, 1 when only writing failed."""
+    """Run the command line on ``argv`` (``sys.argv[1:]`` when None); the exit code (module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     sub = parser._subparsers._group_actions[0].choices[args.command]
@@ -195,13 +202,32 @@ def main(argv=None) -> int:
     try:
         written = write_outputs(result, out)
     except Exception as err:  # the run is done: keep it whatever went wrong with --out
-        rescue = Path(tempfile.mkdtemp(prefix=f"pmcbandit-{args.command}-"))
-        written = write_outputs(result, rescue / "out")
-        print(f"pmcbandit: error: could not write to {out} ({err}); the run was saved to {rescue / 'out'}",
-              file=sys.stderr)
+        print(_rescue(result, args.command, out, err), file=sys.stderr)
         return 1
     print(f"wrote {', '.join(str(p) for p in written)}")
     return 0
+
+
+def _rescue(result, command: str, out: Path, err: Exception) -> str:
+    """Save each output of ``result`` that can be written to a new temporary folder; the message saying where."""
+    reason = f"could not write to {out} ({type(err).__name__}: {err})"
+    try:
+        rescue = Path(tempfile.mkdtemp(prefix=f"pmcbandit-{command}-"))
+    except OSError as again:
+        return f"pmcbandit: error: {reason}; nothing else could be saved ({again}): the estimate above is the record"
+    failed = []
+    for name, write in _outputs(result):
+        try:
+            write(rescue)
+        except Exception as again:  # keep going: every other output is still worth saving
+            failed.append(f"{name} ({type(again).__name__}: {again})")
+    saved = sorted(p.name for p in rescue.iterdir())
+    if not saved:
+        shutil.rmtree(rescue, ignore_errors=True)
+        return (f"pmcbandit: error: {reason}; nothing else could be saved ({'; '.join(failed)}): "
+                "the estimate above is the record")
+    missing = f"; not saved: {'; '.join(failed)}" if failed else ""
+    return f"pmcbandit: error: {reason}; the run was saved to {rescue} ({', '.join(saved)}){missing}"
 
 
 def _check_out(parser, out: Path) -> Path:
@@ -295,29 +321,14 @@ def write_outputs(result, out: Path) -> list[Path]:
 
     A run: ``run.nc`` (InferenceData), ``summary.txt`` and its plots. A model comparison:
     ``comparison.nc``, ``table.csv``, ``summary.txt``, ``comparison.png`` and ``<model>.nc`` per model.
+    The first failure is raised and ``out`` is left as it was.
     """
-    from pmcbandit.evidence import ModelComparison
-
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        (staging / "summary.txt").write_text(result.summary() + "\n")
-        if isinstance(result, ModelComparison):
-            result.to_inference_data().to_netcdf(str(staging / "comparison.nc"))
-            result.to_dataframe().to_csv(staging / "table.csv")
-            for name, run in result.results.items():
-                run.to_netcdf(staging / f"{name}.nc")
-            import matplotlib.pyplot as plt
-
-            fig = result.plot()
-            fig.savefig(staging / "comparison.png", dpi=100)
-            plt.close(fig)
-        else:
-            from pmcbandit.diagnostics.plots import save_run_plots
-
-            result.to_netcdf(staging / "run.nc")
-            save_run_plots(result, staging)
+        for _, write in _outputs(result):
+            write(staging)
         out.mkdir(exist_ok=True)
         written = []
         for path in sorted(staging.iterdir()):
@@ -326,6 +337,45 @@ def write_outputs(result, out: Path) -> list[Path]:
         return written
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _outputs(result) -> list[tuple]:
+    """``(name, write)`` for each output of ``result``: ``write(folder)`` writes it there; the summary first."""
+    from pmcbandit._compat import write_netcdf
+    from pmcbandit.evidence import ModelComparison
+
+    def summary(folder):
+        (folder / "summary.txt").write_text(result.summary() + "\n")
+
+    if isinstance(result, ModelComparison):
+        def comparison_png(folder):
+            import matplotlib.pyplot as plt
+
+            fig = result.plot()
+            try:
+                fig.savefig(folder / "comparison.png", dpi=100)
+            finally:
+                plt.close(fig)
+
+        return [
+            ("summary.txt", summary),
+            ("comparison.nc", lambda folder: write_netcdf(result.to_inference_data(), folder / "comparison.nc")),
+            ("table.csv", lambda folder: result.to_dataframe().to_csv(folder / "table.csv")),
+            *((f"{name}.nc", lambda folder, run=run, name=name: run.to_netcdf(folder / f"{name}.nc"))
+              for name, run in result.results.items()),
+            ("comparison.png", comparison_png),
+        ]
+
+    def plots(folder):
+        from pmcbandit.diagnostics.plots import save_run_plots
+
+        save_run_plots(result, folder)
+
+    return [
+        ("summary.txt", summary),
+        ("run.nc", lambda folder: result.to_netcdf(folder / "run.nc")),
+        ("plots", plots),
+    ]
 
 
 if __name__ == "__main__":

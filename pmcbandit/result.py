@@ -495,7 +495,10 @@ class RunResult(RunMessages):
         return plot_run(self, level, x=x, reference=reference, fig=fig)
 
     def to_netcdf(self, path) -> str:
-        return self.to_inference_data().to_netcdf(str(path))
+        """Write :meth:`to_inference_data` to the netCDF file ``path`` (h5netcdf); return the path as a str."""
+        from pmcbandit._compat import write_netcdf
+
+        return write_netcdf(self.to_inference_data(), path)
 
 
 STATUS_NAMES = STATUS

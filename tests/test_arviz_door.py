@@ -1,4 +1,5 @@
-"""Only pmcbandit/diagnostics/arviz_io.py may import arviz (the one ArviZ door)."""
+"""Only pmcbandit/diagnostics/arviz_io.py (the one ArviZ door) and the ArviZ section of pmcbandit/_compat.py
+(what differs between ArviZ 0.x and 1.x, imported inside its functions) may import arviz."""
 
 import ast
 import subprocess
@@ -7,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALLOWED = {Path("pmcbandit/diagnostics/arviz_io.py")}
+ALLOWED = {Path("pmcbandit/diagnostics/arviz_io.py"), Path("pmcbandit/_compat.py")}
 
 
 def arviz_imports(source: str) -> list[int]:
@@ -52,7 +53,8 @@ def test_only_arviz_io_imports_arviz():
         if lines and rel not in ALLOWED:
             offenders[str(rel)] = lines
     assert offenders == {}, f"arviz imported outside the ArviZ door: {offenders}"
-    assert arviz_imports((ROOT / "pmcbandit/diagnostics/arviz_io.py").read_text(encoding="utf-8"))
+    door = (ROOT / "pmcbandit/diagnostics/arviz_io.py").read_text(encoding="utf-8")
+    assert "az = _compat.import_arviz()" in door  # NumPy's global random state kept on ArviZ 1
 
 
 def test_diagnostics_package_is_lazy():
@@ -67,3 +69,13 @@ def test_diagnostics_package_is_lazy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_compat_imports_the_libraries_only_inside_its_functions():
+    """``import pmcbandit._compat`` loads no ArviZ, PyMC, PyTensor or xarray: every such import is in a function."""
+    tree = ast.parse((ROOT / "pmcbandit/_compat.py").read_text(encoding="utf-8"))
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+    assert names and not [n for n in names if n.split(".")[0] in ("arviz", "pymc", "pytensor", "xarray")], names
+    assert arviz_imports((ROOT / "pmcbandit/_compat.py").read_text(encoding="utf-8"))

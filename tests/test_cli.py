@@ -8,6 +8,7 @@ a finished run is never lost to a bad ``--out``; each warning is printed once.
 
 import os
 import textwrap
+from pathlib import Path
 
 import arviz as az
 import pytest
@@ -154,8 +155,43 @@ def test_a_finished_run_is_never_lost(tmp_path, capsys, monkeypatch):
     finally:
         os.chmod(tmp_path, 0o755)
     err = capsys.readouterr().err
-    saved = err.split("the run was saved to ")[1].strip()
+    saved = err.split("the run was saved to ")[1].split(" (")[0]
     assert (az.from_netcdf(f"{saved}/run.nc").sample_stats.sizes["pull"]) == 20
+
+
+def test_a_failing_writer_loses_no_other_output(tmp_path, capsys, monkeypatch):
+    """The netCDF writer fails (in --out and again in the rescue folder): the estimate is printed, --out is left
+    untouched, the summary and the plots are saved elsewhere, and one stderr line says where and what is missing."""
+    import tempfile
+
+    import pmcbandit._compat as compat
+    import pmcbandit.cli as cli
+    from pmcbandit import Pulls, run
+    from pmcbandit.arms import CallableArm
+
+    def quick_run(args):
+        arms = [CallableArm(lambda rng: rng.normal(), name="a"), CallableArm(lambda rng: rng.normal(), name="b")]
+        return run(arms, "ucb1", budget=Pulls(20), random_seed=1, progressbar=False), "quick"
+
+    def broken_writer(idata, path):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cli, "_price", quick_run)
+    monkeypatch.setattr(compat, "write_netcdf", broken_writer)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    out = tmp_path / "out"
+    assert main(["price", "--no-progress", "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "estimate =" in captured.out
+    assert not out.exists() or not any(out.iterdir())
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "could not write to" in lines[0] and "OSError: disk full" in lines[0]
+    assert "not saved: run.nc (OSError: disk full)" in lines[0]
+    saved = Path(lines[0].split("the run was saved to ")[1].split(" (")[0])
+    assert saved.parent == tmp_path / "tmp"
+    assert "estimate =" in (saved / "summary.txt").read_text()
+    assert not (saved / "run.nc").exists() and any(p.suffix == ".png" for p in saved.iterdir())
 
 
 def test_compare_models_command(tmp_path, capsys):

@@ -1,7 +1,12 @@
-r"""The ArviZ door: a run as :class:`arviz.InferenceData`, and back.
+r"""The ArviZ door: a run as :class:`arviz.InferenceData` (an ``xarray.DataTree`` on ArviZ >= 1), and back.
 
-This is the only module of pmcbandit that imports :mod:`arviz` (a test greps the source),
-so ``import pmcbandit`` stays light and ArviZ's API changes touch one file. The groups themselves
+With the ArviZ section of :mod:`pmcbandit._compat` (what differs between ArviZ 0.x and 1.x, and
+:func:`~pmcbandit._compat.import_arviz`, which this module imports :mod:`arviz` through), this is
+the only module of pmcbandit that uses :mod:`arviz` (a test greps the source), so
+``import pmcbandit`` stays light and ArviZ's API changes touch one file. On ArviZ 1.x every
+``*_to_inference_data`` returns an ``xarray.DataTree`` with the same groups (child nodes) and attrs
+(on the root node) as the InferenceData of 0.x, and the netCDF layout is the same, so either version
+reads a run written by the other. The groups themselves
 are plain xarray datasets built by :mod:`pmcbandit.diagnostics.datasets`; this module wraps them
 (allocation runs, identification, comparison and full-bandit runs) and reads allocation runs back.
 
@@ -45,7 +50,8 @@ evidence run adds ``log_marginal_likelihood`` with dims ``chain`` x ``draw`` of 
     ``warnings`` and ``notes``, ``combine``, ``faults`` (JSON),
     ``pmcbandit_version``, ``created_at`` and ArviZ's usual ``inference_library`` keys.
 
-Everything survives ``idata.to_netcdf(path)`` / ``az.from_netcdf(path)``, and
+Everything survives ``idata.to_netcdf(path)`` / ``az.from_netcdf(path)`` (``RunResult.to_netcdf`` returns
+the path on both versions), and
 :func:`from_inference_data` rebuilds the :class:`~pmcbandit.result.RunResult` (history,
 settings, quarantine), so a saved run can be re-combined and re-plotted; the policy's final
 state is not stored (``policy_state`` is ``None``).
@@ -58,20 +64,22 @@ import os
 import warnings
 from contextlib import contextmanager
 
-import arviz as az
 import numpy as np
 
+from pmcbandit import _compat
 from pmcbandit.diagnostics.datasets import (RENAMED, comparison_groups, decode_attrs, full_bandit_groups,
                                             identification_groups, model_comparison_groups, run_groups)
 from pmcbandit.runtime.history import FLOAT_COLUMNS, INT_COLUMNS, History
 from pmcbandit.base import result_type
 from pmcbandit.stats.psis import ArmReliability
 
+az = _compat.import_arviz()  # NumPy's global random state kept (see pmcbandit._compat)
+
 __all__ = ["to_inference_data", "from_inference_data", "read_run", "identification_to_inference_data",
            "comparison_to_inference_data", "full_bandit_to_inference_data",
            "model_comparison_to_inference_data"]
 
-def to_inference_data(result) -> az.InferenceData:
+def to_inference_data(result):
     """Convert a run to :class:`arviz.InferenceData` (layout in the module docstring).
 
     Parameters
@@ -80,8 +88,8 @@ def to_inference_data(result) -> az.InferenceData:
 
     Returns
     -------
-    arviz.InferenceData
-        Groups ``sample_stats`` (dim ``pull``) and ``arm_summary`` (dim ``arm``), with the
+    arviz.InferenceData or xarray.DataTree
+        (the latter on ArviZ >= 1) Groups ``sample_stats`` (dim ``pull``) and ``arm_summary`` (dim ``arm``), with the
         run's settings and combined estimate in ``attrs``.
     """
     if not isinstance(result, result_type("run")):
@@ -91,7 +99,7 @@ def to_inference_data(result) -> az.InferenceData:
     return _inference_data(*run_groups(result))
 
 
-def identification_to_inference_data(result) -> az.InferenceData:
+def identification_to_inference_data(result):
     """Convert an :class:`~pmcbandit.identification.result.IdentificationResult` to InferenceData.
 
     ``sample_stats`` is laid out as for an allocation run (one entry per pull; the rows of one
@@ -103,7 +111,7 @@ def identification_to_inference_data(result) -> az.InferenceData:
     return _inference_data(*identification_groups(result))
 
 
-def comparison_to_inference_data(result) -> az.InferenceData:
+def comparison_to_inference_data(result):
     """Convert a :class:`~pmcbandit.compare.ComparisonResult` to InferenceData.
 
     ``sample_stats`` per pull as for an identification run (a decision's pulls share its
@@ -118,7 +126,7 @@ def comparison_to_inference_data(result) -> az.InferenceData:
     return _inference_data(*comparison_groups(result))
 
 
-def model_comparison_to_inference_data(comparison) -> az.InferenceData:
+def model_comparison_to_inference_data(comparison):
     """Convert a :class:`~pmcbandit.ModelComparison` to InferenceData: ``model_summary`` (dim ``model``,
     best first: ``log_z``, ``log_z_se``, ``log_bf``, ``log_bf_se``, ``probability`` with its interval,
     ``interval_status``, ``prior``, ``slices``, ``pulls``), ``sample_stats`` (dim ``slice``: ``model``,
@@ -128,7 +136,7 @@ def model_comparison_to_inference_data(comparison) -> az.InferenceData:
     return _inference_data(*model_comparison_groups(comparison))
 
 
-def full_bandit_to_inference_data(result) -> az.InferenceData:
+def full_bandit_to_inference_data(result):
     """Convert a :class:`~pmcbandit.full_bandit.result.FullBanditResult` to InferenceData.
 
     ``sample_stats`` (dimension ``pull``): ``super_arm`` (``pull`` x ``member``, arm indices),
@@ -146,7 +154,7 @@ def from_inference_data(idata):
 
     Parameters
     ----------
-    idata : arviz.InferenceData, str or os.PathLike
+    idata : arviz.InferenceData, xarray.DataTree, str or os.PathLike
         The InferenceData, or the path of a netCDF file written by ``idata.to_netcdf``.
 
     Returns
@@ -157,20 +165,20 @@ def from_inference_data(idata):
     """
     if isinstance(idata, (str, os.PathLike)):
         with _custom_group_ok():
-            idata = az.from_netcdf(os.fspath(idata))
-    if not isinstance(idata, az.InferenceData):
+            idata = _compat.read_netcdf(idata)
+    if not _compat.is_inference_data(idata):
         raise TypeError(
             "The 'idata' parameter of from_inference_data must be an InferenceData or a netCDF path. "
             f"Got {idata!r} instead."
         )
-    groups = idata.groups()
-    if "sample_stats" not in groups or "arm_summary" not in groups or "pull" not in idata.sample_stats.dims:
+    groups = _compat.group_names(idata)
+    if "sample_stats" not in groups or "arm_summary" not in groups or "pull" not in idata["sample_stats"].dims:
         raise ValueError(
             "The 'idata' parameter of from_inference_data must be an InferenceData written by "
             f"pmcbandit (groups sample_stats with dim 'pull' and arm_summary). Got {idata!r} instead."
         )
-    stats = idata.sample_stats
-    summary = idata.arm_summary
+    stats = _compat.group(idata, "sample_stats")
+    summary = _compat.group(idata, "arm_summary")
     attrs = decode_attrs(dict(idata.attrs) if idata.attrs else dict(stats.attrs))
     diag = json.loads(str(stats.attrs.get("diagnostics", "[]")))
     data = {}
@@ -226,10 +234,10 @@ def _custom_group_ok():
         yield
 
 
-def _inference_data(attrs: dict, groups: dict) -> az.InferenceData:
+def _inference_data(attrs: dict, groups: dict):
     """The InferenceData of built groups, stamped with the ArviZ version on it and on ``sample_stats``."""
     attrs = dict(attrs, arviz_version=az.__version__)
     if "sample_stats" in groups:
         groups["sample_stats"].attrs["arviz_version"] = az.__version__
     with _custom_group_ok():
-        return az.InferenceData(attrs=attrs, **groups)
+        return _compat.inference_data(attrs, groups)

@@ -40,7 +40,7 @@ _MAX_POINTS = 2000  # points per allocation line: more than a figure can show
 def _as_result(obj, door: str):
     if isinstance(obj, result_type("run")):
         return obj
-    if isinstance(obj, (str, os.PathLike)) or type(obj).__name__ == "InferenceData":
+    if isinstance(obj, (str, os.PathLike)) or type(obj).__name__ in ("InferenceData", "DataTree"):
         # Only arviz_io may import arviz; it is loaded here on demand.
         from pmcbandit.diagnostics.arviz_io import from_inference_data
 

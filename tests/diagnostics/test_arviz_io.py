@@ -2,6 +2,7 @@
 
 import json
 import warnings
+from pathlib import Path
 
 import arviz as az
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import xarray as xr
 
 import pmcbandit as pb
+from pmcbandit import _compat
 from pmcbandit.diagnostics.arviz_io import from_inference_data, read_run, to_inference_data
 from pmcbandit.runtime.history import STATUS
 
@@ -65,7 +67,9 @@ def _same(a, b):
 
 def test_sample_stats_layout(linear):
     idata = to_inference_data(linear)
-    assert set(idata.groups()) == {"sample_stats", "arm_summary"}
+    assert _compat.is_inference_data(idata)
+    assert isinstance(idata, xr.DataTree) == (_compat.arviz_major() >= 1)
+    assert set(_compat.group_names(idata)) == {"sample_stats", "arm_summary"}
     ss = idata.sample_stats
     n = len(linear.history)
     assert dict(ss.sizes) == {"pull": n}  # no chain/draw: one sequential stream of pulls
@@ -118,10 +122,12 @@ def test_no_warnings_on_export_and_netcdf_round_trip(linear, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         idata = to_inference_data(linear)
-        path = idata.to_netcdf(str(tmp_path / "run.nc"))
+        path = _compat.write_netcdf(idata, tmp_path / "run.nc")
         back = az.from_netcdf(path)
+    assert path == str(tmp_path / "run.nc")
+    assert _compat.group_names(back) == _compat.group_names(idata)
     for group in ("sample_stats", "arm_summary"):
-        xr.testing.assert_identical(getattr(back, group).load(), getattr(idata, group))
+        xr.testing.assert_identical(_compat.group(back, group).load(), _compat.group(idata, group))
     assert set(back.attrs) == set(idata.attrs)
     for key, value in idata.attrs.items():
         _same(back.attrs[key], value)
@@ -129,7 +135,7 @@ def test_no_warnings_on_export_and_netcdf_round_trip(linear, tmp_path):
 
 def test_from_inference_data_round_trip_through_netcdf(linear, tmp_path):
     path = tmp_path / "run.nc"
-    linear.to_netcdf(path)
+    assert linear.to_netcdf(path) == str(path)
     for again in (read_run(path), from_inference_data(path), from_inference_data(az.from_netcdf(str(path)))):
         assert again.estimate == linear.estimate and again.se == linear.se
         assert again.ci(0.9) == linear.ci(0.9)
@@ -156,7 +162,7 @@ def test_log_scale_run(logrun, tmp_path):
     assert idata.arm_summary.attrs["shift"] == logrun.shift
     # the observations are logs near log Z = -40 (the linear estimate underflows nothing here)
     assert np.all(np.abs(idata.sample_stats["value"].values + 40) < 5)
-    path = idata.to_netcdf(str(tmp_path / "log.nc"))
+    path = _compat.write_netcdf(idata, tmp_path / "log.nc")
     again = read_run(path)
     assert again.log_scale
     assert again.log_estimate == logrun.log_estimate and again.log_se == logrun.log_se
@@ -166,10 +172,33 @@ def test_log_scale_run(logrun, tmp_path):
 def test_bad_arguments():
     with pytest.raises(TypeError, match="'result' parameter of to_inference_data"):
         to_inference_data({"estimate": 1.0})
-    other = az.InferenceData(posterior=xr.Dataset({"x": (("chain", "draw"), np.zeros((1, 3)))}))
+    other = _compat.inference_data({}, {"posterior": xr.Dataset({"x": (("chain", "draw"), np.zeros((1, 3)))})})
     with pytest.raises(ValueError, match="'idata' parameter of from_inference_data"):
         from_inference_data(other)
     with pytest.raises(TypeError, match="'idata' parameter of from_inference_data"):
         from_inference_data(42)
     with pytest.raises(TypeError, match="'path' parameter of read_run"):
         read_run(None)
+
+
+@pytest.mark.parametrize("written_by", ["arviz0", "arviz1"])
+def test_read_run_reads_runs_written_by_either_arviz(written_by):
+    """Files written by ``RunResult.to_netcdf`` under ArviZ 0.23 and 1.3 (``data/``, the run of ``_small_run``):
+    both versions read both, and the rebuilt run recombines to the estimate stored in the file."""
+    path = DATA / f"run_{written_by}.nc"
+    again = read_run(path)
+    stored = az.from_netcdf(str(path))
+    assert stored.attrs["arviz_version"].startswith("0." if written_by == "arviz0" else "1.")
+    assert again.arm_names == ["a", "b"] and len(again.history) == 40
+    assert again.estimate == stored.attrs["estimate"] and again.se == stored.attrs["se"]
+    assert again.summary() == _small_run().summary()
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def _small_run():
+    """Two normal arms, 40 pulls: the run stored in ``data/run_arviz*.nc``."""
+    arms = [pb.CallableArm(lambda rng: rng.normal(1.0, 1.0, size=4), name="a", cost=1.0),
+            pb.CallableArm(lambda rng: rng.normal(1.0, 3.0, size=4), name="b", cost=1.0)]
+    return pb.run(arms, policy="ucb1", budget=pb.Pulls(40), random_seed=3, progressbar=False)
