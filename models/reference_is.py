@@ -137,9 +137,10 @@ def importance_run(proposal: StudentT, seed: int, draws: int, batch: int = BATCH
     """``draws`` weights from ``numpy.random.default_rng(seed)``, in batches, sums in log space.
 
     :math:`\\hat k` is the Pareto shape of the first (up to) :math:`10^6` weights
-    (``arviz.psislw``; Vehtari et al. 2024): the variance estimate is trusted below 0.7.
+    (:func:`pmcbandit.stats.psis.pareto_khat`, ArviZ 0.x's ``psislw`` rule; Vehtari et al. 2024): the variance
+    estimate is trusted below 0.7.
     """
-    import arviz
+    from pmcbandit.stats.psis import pareto_khat
 
     rng = np.random.default_rng(seed)
     log_s1 = log_s2 = -np.inf
@@ -154,6 +155,5 @@ def importance_run(proposal: StudentT, seed: int, draws: int, batch: int = BATCH
         n += lw.size
     cpu = time.process_time() - start
     lw = np.concatenate(head)[:1_000_000]
-    with np.errstate(over="ignore"):  # inside ArviZ's Pareto fit; the fit itself is fine
-        khat = float(arviz.psislw(lw - lw.max(), reff=1.0)[1])
+    khat = pareto_khat(lw)
     return ISRun(float(log_s1), float(log_s2), n, seed, cpu, khat)
