@@ -233,13 +233,13 @@ def main(argv=None) -> int:
         "other arm's value or upper bound (then it is the only maximum, whatever the tie-break uniform): KL's "
         "second-order expansion in the mean about the arm's last searched point bounds KL there, and the chord "
         "and the tangent of the convex KL in q bound it at the grid point below the other arm's value, with a "
-        "rounding slack (tests/test_simulate_kl_ucb_fast.py); in a replay of this problem about 2% of rounds "
+        "rounding slack (tests/simulate/test_kl_ucb_fast.py); in a replay of this problem about 2% of rounds "
         "still search the pulled arm. "
         "Thompson: two Generator uniforms per decision key a counter-based SplitMix64 stream; "
         "Gammas by Marsaglia-Tsang on ziggurat normals, with each arm's Gamma constants refreshed "
         "only when its counts change, and a second squeeze (u < 1 - 1.5 d c^4 x^4 - margin, |c x| <= 1/2) that "
         "accepts only pairs the logarithmic test accepts, so that about one pair in 10^5 instead of one in ten "
-        "reaches the logarithms at the large shapes of a long run. Both replay the live policy pull for pull (tests/test_simulate.py).",
+        "reaches the logarithms at the large shapes of a long run. Both replay the live policy pull for pull (tests/simulate/test_simulate.py).",
     ]
     text = "\n".join(lines) + "\n"
     print(text)

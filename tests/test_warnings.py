@@ -91,7 +91,7 @@ def _compare_asymptotic():
 
 
 def _weight_spread():
-    from tests.test_reliability import _SpreadArm
+    from tests.test_result import _SpreadArm
 
     return pb.run([_SpreadArm("spread", 16.0)], budget=pb.Pulls(20), random_seed=3, progressbar=False)
 

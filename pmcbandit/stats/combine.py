@@ -89,7 +89,7 @@ COMBINE_METHODS = ("uniform", "inverse_variance", "cross_fitted")
 # Fewest degrees of freedom of an arm's variance estimate for it to carry an inverse-variance
 # weight. A variance estimated from 2-3 draws can be tiny by chance and hand its arm almost
 # all the weight; Meier's correction (first order in 1/nu) cannot repair that. Seeded runs
-# (tests/test_combine.py) under-covered (92%) with no minimum and are calibrated with this one.
+# (tests/stats/test_combine.py) under-covered (92%) with no minimum and are calibrated with this one.
 MIN_WEIGHTED_DOF = 9
 
 

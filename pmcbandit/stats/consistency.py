@@ -50,13 +50,13 @@ Rule for a run
   unreliable would make the test fire for the wrong reason, or hide a real disagreement.
   Pass the arms' degrees of freedom as ``nu``: with estimated variances the :math:`\chi^2`
   reference is anti-conservative, the more so the fewer degrees of freedom and the more arms;
-  Welch's test holds its level (``tests/test_consistency.py`` measures both), and arms with
+  Welch's test holds its level (``tests/stats/test_consistency.py`` measures both), and arms with
   :math:`\nu_k \ge 20` are best.
 * **Level** :math:`\alpha` = :data:`DEFAULT_ALPHA` = 0.01, one test per result. A false alarm
   only costs width (the random-effects interval replaces the fixed-effect one) and a warning;
   a strict level keeps warnings rare enough to be read, while the failures this guards against
   (an arm tens or hundreds of its SEs away) are detected at any level (the power for one arm
-  off by 10 of its SEs among three is measured in ``tests/test_consistency.py``).
+  off by 10 of its SEs among three is measured in ``tests/stats/test_consistency.py``).
   Cost: the test itself is a few vector operations; a false alarm (rate :math:`\alpha`)
   replaces the fixed-effect interval by the random-effects one, several times wider for
   :math:`K \le 3`.

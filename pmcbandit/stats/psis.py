@@ -32,7 +32,7 @@ needed, infinitely many for :math:`k \ge 1`), and the run takes it out of play f
 Why not flag for good at the first fit above the threshold: :math:`\hat k` from a few hundred weights
 is noisy, and the run refits it every time the count grows by 10 %, so over a run such a rule also
 takes out proposals whose true :math:`k` is well below the threshold and that pass on their full
-sample (``tests/test_psis.py``: Pareto weights of true :math:`k = 0.3` cross the threshold on the way
+sample (``tests/stats/test_psis.py``: Pareto weights of true :math:`k = 0.3` cross the threshold on the way
 in some simulated runs, and are hopeless in none).
 
 How :math:`\hat k` is estimated, and the variance an arm's fitted tail implies for the

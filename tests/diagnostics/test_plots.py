@@ -98,7 +98,7 @@ def test_running_estimate_log_scale(logrun):
 def test_running_estimate_combines_as_the_run_and_ends_at_its_reported_values():
     """An arm the run excluded (Pareto weights of shape 0.9) gets no weight in any prefix, the other arm's variance is
     read at the run's tail factor, and the last point is the run's own estimate and interval."""
-    from tests.test_reliability import _WeightArm
+    from tests.test_result import _WeightArm
 
     arms = [_WeightArm("a", 0.45, size=500), _WeightArm("b", 0.9)]
     res = pb.run(arms, policy="thompson", budget=pb.Pulls(120), random_seed=1, progressbar=False)

@@ -29,7 +29,7 @@ Both terms are compiled into one PyTensor function of a flat vector ``x``
 (:func:`pymc.pytensorf.join_nonshared_inputs`, in the order of
 ``model.value_vars``) with ``mode="NUMBA"``; its numba dispatcher
 (``fn.vm.jit_fn``, an internal attribute of PyTensor's numba linker, checked by
-``tests/arms/test_model_density.py``) is what the numba kernels of the arms call.
+``tests/arms/evidence/test_model_density.py``) is what the numba kernels of the arms call.
 
 Prior draws come from a PyTensor forward-sampling graph of the free variables
 batched over a symbolic number of draws, seeded from the caller's

@@ -7,7 +7,7 @@ import warnings
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = {Path("pmcbandit/diagnostics/arviz_io.py"), Path("pmcbandit/_compat.py")}
 
 
