@@ -292,3 +292,13 @@ def test_each_folder_says_what_lives_there_and_what_it_may_import(folder):
 if __name__ == "__main__":
     figures = counts(Path(sys.argv[1]) / "pmcbandit" if len(sys.argv) > 1 else PACKAGE)
     print("  ".join(f"{key}: {value}" for key, value in figures.items()))
+
+
+def test_tests_mirror_the_package_folder_for_folder():
+    """Every folder of the package has its test folder of the same path (``pmcbandit/runtime/executors`` →
+    ``tests/runtime/executors``) holding tests; test files at the top of ``tests/`` are the top-level modules' and
+    the repository's checks (layers, docs, public API)."""
+    tests = PACKAGE.parent / "tests"
+    folders = sorted(p.parent.relative_to(PACKAGE) for p in PACKAGE.rglob("__init__.py") if p.parent != PACKAGE)
+    missing = [str(f) for f in folders if not any((tests / f).glob("test_*.py"))]
+    assert not missing, f"package folders without a test folder of their own: {missing}"
