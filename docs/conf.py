@@ -145,7 +145,8 @@ def _resolve(path: str):
 def _write_api_lists() -> None:
     """Write ``api/generated/public.rst``: one autosummary table per section, public names from
     ``pmcbandit.__all__`` under ``pmcbandit.``, the extras under their defining module (an extra
-    that is also a top-level name is listed once, at the top level)."""
+    that is also a top-level name is listed once, at the top level).
+    """
     entries: dict[str, list[str]] = {key: [] for key, _, _ in SECTIONS}
     seen = set()
     for name in pmcbandit.__all__:
@@ -181,7 +182,8 @@ def _write_api_lists() -> None:
 
 def _copy_notebooks() -> None:
     """Copy ``notebooks/*.ipynb`` into ``docs/notebooks/`` (the "Notebooks" toctree globs that
-    folder), rewriting only the changed ones and removing copies whose source is gone."""
+    folder), rewriting only the changed ones and removing copies whose source is gone.
+    """
     source = ROOT / "notebooks"
     target = HERE / "notebooks"
     target.mkdir(exist_ok=True)
