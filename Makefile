@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   creates .venv, installs pmcbandit and runs the Pima evidence job
 #   make test   creates .venv, installs pmcbandit[dev] and runs the default test suite
-# and `make docs` builds the user guide and API reference (warnings are errors).
+# and `make docs` builds the how-to guide, the notebooks and the API reference, executing every
+# example and notebook in quick mode (a cell that raises, or any Sphinx warning, is an error).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -60,7 +61,7 @@ docs: $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 clean: clean-numba
-	rm -rf $(VENV) demo-output .pytest_cache docs/_build docs/api/generated
+	rm -rf $(VENV) demo-output .pytest_cache docs/_build docs/api/generated docs/notebooks
 
 # numba's on-disk cache of compiled kernels (beside each module, in __pycache__) is checked against the
 # caller's own source file only: a kernel that inlines one from another module keeps the old code after
