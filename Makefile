@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   creates .venv, installs pmcbandit and runs the Pima evidence job
 #   make test   creates .venv, installs pmcbandit[dev] and runs the default test suite
-# and `make docs` builds the user guide and API reference (warnings are errors).
+# and `make docs` builds the how-to guide, the notebooks and the API reference, executing every
+# example and notebook in quick mode (a cell that raises, or any Sphinx warning, is an error).
 #
 # The newest supported Python on the machine (3.13, 3.12, 3.11; pyenv's installs included: tools/find-python)
 # builds .venv; pip then picks PyMC 6 and ArviZ 1 on Python >= 3.12 and PyMC 5 and ArviZ 0.x on 3.11. Another
@@ -71,7 +72,7 @@ docs: $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 clean: clean-numba
-	rm -rf $(VENV) demo-output .pytest_cache docs/_build docs/api/generated
+	rm -rf $(VENV) demo-output .pytest_cache docs/_build docs/api/generated docs/notebooks
 
 # numba's on-disk cache of compiled kernels (beside each module, in __pycache__) is checked against the
 # caller's own source file only: a kernel that inlines one from another module keeps the old code after

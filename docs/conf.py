@@ -1,7 +1,12 @@
-"""Sphinx configuration: the user guide (Markdown, myst-parser) and the API reference (autodoc +
-numpydoc, as PyMC and ArviZ build theirs).
+"""Sphinx configuration: the how-to guide (MyST Markdown notebooks, MyST-NB), the notebooks of
+``notebooks/``, the "How it works" reference and the API reference (autodoc + numpydoc, as PyMC and
+ArviZ build theirs).
 
-Built by ``make docs`` with warnings as errors. The API pages are listed from
+Built by ``make docs`` with warnings as errors. Every guide page and every notebook is executed at
+build time in quick mode (``PMCBANDIT_QUICK=1``, set here before any kernel starts), and a cell
+that raises fails the build (``nb_execution_raise_on_error``): the docs build is what proves that
+the examples and the notebooks run. The notebooks are stored without outputs; they are copied into
+``docs/notebooks/`` (ignored by git) when this file is read. The API pages are listed from
 ``pmcbandit.__all__`` at build time (``_write_api_lists``, run as this file is read), so a public
 name added to the package is documented without editing this folder, and one removed cannot leave
 a dangling entry.
@@ -10,11 +15,18 @@ a dangling entry.
 from __future__ import annotations
 
 import inspect
+import os
+import shutil
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+# The kernels that execute the pages inherit this environment: quick mode for the notebooks, and
+# the repository root on the path for the notebooks that import ``benchmarks``.
+os.environ["PMCBANDIT_QUICK"] = "1"
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 import pmcbandit  # noqa: E402
 
 project = "pmcbandit"
@@ -23,7 +35,7 @@ copyright = "the pmcbandit developers"
 release = version = pmcbandit.__version__
 
 extensions = [
-    "myst_parser",
+    "myst_nb",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
@@ -31,18 +43,26 @@ extensions = [
     "numpydoc",
 ]
 
-source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_templates", "README.md"]
+exclude_patterns = ["_build", "_templates", "README.md", "**/.ipynb_checkpoints"]
 templates_path = ["_templates"]
 
 html_theme = "alabaster"
 html_title = f"pmcbandit {release}"
 
 # Markdown: $...$ maths and ::: fences; heading anchors so the guide's pages can link to each
-# other's sections.
+# other's sections (down to the "How it works" page's fourth level).
 myst_enable_extensions = ["dollarmath", "colon_fence"]
-myst_heading_anchors = 3
+myst_heading_anchors = 4
+
+# Execution (MyST-NB registers .md MyST notebooks and .ipynb itself). Every page runs at every build:
+# a cache keyed on the cells' text would not see a change in the package they call. A cell that
+# raises, or one cell running past the timeout, fails the build.
+nb_execution_mode = "force"
+nb_execution_timeout = 300
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
 
 # API reference. autodoc imports the package; type hints go in the signature only, because the
 # numpydoc "Parameters" sections already say what each argument is.
@@ -125,7 +145,8 @@ def _resolve(path: str):
 def _write_api_lists() -> None:
     """Write ``api/generated/public.rst``: one autosummary table per section, public names from
     ``pmcbandit.__all__`` under ``pmcbandit.``, the extras under their defining module (an extra
-    that is also a top-level name is listed once, at the top level)."""
+    that is also a top-level name is listed once, at the top level).
+    """
     entries: dict[str, list[str]] = {key: [] for key, _, _ in SECTIONS}
     seen = set()
     for name in pmcbandit.__all__:
@@ -159,6 +180,24 @@ def _write_api_lists() -> None:
         target.write_text(text)
 
 
-# Written when this file is read, before Sphinx looks for source files, so the page is found and
+def _copy_notebooks() -> None:
+    """Copy ``notebooks/*.ipynb`` into ``docs/notebooks/`` (the "Notebooks" toctree globs that
+    folder), rewriting only the changed ones and removing copies whose source is gone.
+    """
+    source = ROOT / "notebooks"
+    target = HERE / "notebooks"
+    target.mkdir(exist_ok=True)
+    names = {path.name for path in source.glob("*.ipynb")}
+    for stale in target.glob("*.ipynb"):
+        if stale.name not in names:
+            stale.unlink()
+    for name in sorted(names):
+        src, dst = source / name, target / name
+        if not dst.exists() or dst.read_bytes() != src.read_bytes():
+            shutil.copyfile(src, dst)
+
+
+# Written when this file is read, before Sphinx looks for source files, so the pages are found and
 # autosummary generates its stubs in the same build.
 _write_api_lists()
+_copy_notebooks()

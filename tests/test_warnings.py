@@ -1,7 +1,8 @@
 """Warnings a user can act on (pmcbandit.exceptions, pmcbandit.result, the doors).
 
 A warning means the answer may be wrong or has no guarantee; what was adapted or is sound but
-weaker goes to the result's notes and the ``pmcbandit`` logger at INFO (docs/guide/warnings.md).
+weaker goes to the result's notes and the ``pmcbandit`` logger at INFO (docs/how_it_works.md, "Warnings and
+what to do").
 Each warned condition is produced here on the cheapest run that shows it, and checked three ways:
 ``warnings.simplefilter("error", PmcBanditWarning)`` turns it into an exception of its class that a
 caller can catch; its text names an action; it is issued once.
