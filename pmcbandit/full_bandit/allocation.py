@@ -33,11 +33,13 @@ def resolve_allocation(allocation, n: int, k: int, door: str, **kwargs) -> Alloc
     """
     if isinstance(allocation, str):
         if allocation not in ALLOCATION_NAMES:
-            raise ValueError(param_message("allocation", door, f"one of {ALLOCATION_NAMES} or an Allocation", allocation))
+            raise ValueError(param_message("allocation", door, f"one of {ALLOCATION_NAMES} or an Allocation",
+                                           allocation))
         builder = allocation_builder(allocation)
         unknown = set(kwargs) - set(inspect.signature(builder).parameters) - {"n", "k"}
         if unknown:
-            raise TypeError(param_message("allocation_kwargs", door, f"settings of {builder.__name__}", sorted(unknown)))
+            raise TypeError(param_message("allocation_kwargs", door, f"settings of {builder.__name__}",
+                                          sorted(unknown)))
         allocation = builder(n, k, **kwargs)
     elif kwargs:
         raise ValueError(param_message("allocation_kwargs", door, "empty for a ready Allocation", sorted(kwargs)))

@@ -189,7 +189,8 @@ def check_allocation(allocation, n: int, k: int, door: str) -> Allocation:
     Weights are renormalised to sum to exactly 1 after checking they sum to 1 within 1e-8.
     """
     if not isinstance(allocation, Allocation):
-        raise TypeError(param_message("allocation", door, "an Allocation or one of " + str(ALLOCATION_NAMES), allocation))
+        raise TypeError(param_message("allocation", door, "an Allocation or one of " + str(ALLOCATION_NAMES),
+                                      allocation))
     support = np.asarray(allocation.support)
     weights = np.asarray(allocation.weights, dtype=np.float64)
     if support.ndim != 2 or support.shape[1] != n or support.shape[0] < 1:
@@ -204,10 +205,12 @@ def check_allocation(allocation, n: int, k: int, door: str) -> Allocation:
         raise ValueError(param_message("allocation", door, f"an Allocation whose rows have exactly k = {k} ones",
                               f"row sizes {sorted(set(sizes.tolist()))}"))
     if weights.shape != (support.shape[0],) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(param_message("allocation", door, "an Allocation with finite non-negative weights, one per row",
+        raise ValueError(param_message("allocation", door,
+                                       "an Allocation with finite non-negative weights, one per row",
                               weights))
     if abs(weights.sum() - 1.0) > 1e-8:
-        raise ValueError(param_message("allocation", door, "an Allocation whose weights sum to 1", float(weights.sum())))
+        raise ValueError(param_message("allocation", door, "an Allocation whose weights sum to 1",
+                                       float(weights.sum())))
     keep = weights > 0
     support, weights = support[keep], weights[keep]
     if len({row.tobytes() for row in support}) < support.shape[0]:

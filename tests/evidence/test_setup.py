@@ -187,7 +187,8 @@ def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_not
     monkeypatch.setattr(modes, "find_modes", spy)
 
     def pool(budget):
-        return evidence_pool.build_pool(analytic_models.normal_normal()[0], ais_steps=(), n_chains=1, transition="slice",
+        return evidence_pool.build_pool(analytic_models.normal_normal()[0], ais_steps=(), n_chains=1,
+                                        transition="slice",
                                    laplace_proposals=evidence_pool.DEFAULT_LAPLACE_PROPOSALS, smc=False,
                                    batch_size=200, cost="cpu_seconds", budget_seconds=budget, laplace=True,
                                    prior=True, refine=False)
