@@ -7,7 +7,7 @@ efficient estimators, with confidence) and :func:`sampler_arms` (PyMC samplers a
 (the best team of ``k`` arms from noisy sums), the arm classes, and :func:`get_policy`.
 """
 
-from pmcbandit._blas import configure_pytensor_blas as _configure_pytensor_blas
+from pmcbandit._compat import configure_pytensor_blas as _configure_pytensor_blas
 
 _configure_pytensor_blas()
 

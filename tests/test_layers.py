@@ -1,7 +1,7 @@
 """The package's layers: imports point down, and every folder says what it may import.
 
 Layers bottom-up (``pmcbandit/__init__.py`` and each folder's ``__init__`` docstring): helpers
-(``_rng``, ``_validation``, ``_blas``, ``base``, ``exceptions``) → ``stats``, ``arms``, ``policies``
+(``_rng``, ``_validation``, ``_compat``, ``base``, ``exceptions``) → ``stats``, ``arms``, ``policies``
 → ``runtime`` → ``identification``, ``compare``, ``full_bandit``, ``simulate`` → the doors (``run``
 and its ``result``, the ``evidence`` folder, the package ``__init__``) → ``diagnostics`` and ``cli``. A module may import from its own
 layer or below. The one way up: results build their InferenceData and plots through ``pmcbandit.diagnostics``,
@@ -17,7 +17,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pmcbandit"
 LAYER = {
-    "_rng": 0, "_validation": 0, "_blas": 0, "base": 0, "exceptions": 0,
+    "_rng": 0, "_validation": 0, "_compat": 0, "base": 0, "exceptions": 0,
     "stats": 1, "arms": 1, "policies": 1,
     "runtime": 2,
     "identification": 3, "compare": 3, "full_bandit": 3, "simulate": 3,

@@ -87,7 +87,8 @@ def _batched_graph(model, n):
             _align(p, q, core, batch_ndim) for p, q, core in zip(params, new_params, op.ndims_params)
         ]
         size = pt.as_tensor([n, *rv.type.shape[:batch_ndim]], dtype="int64") if batch_ndim else pt.stack([n])
-        memo[rv] = op(*new_params, size=size, rng=op.rng_param(node))
+        # The node's default output: what an Op call returns differs between PyTensor releases.
+        memo[rv] = op.make_node(op.rng_param(node), size, *new_params).default_output()
     flat = []
     for rv, value in zip(free, model.value_vars):
         draw = memo[rv]
