@@ -17,6 +17,8 @@ free parents; if anything cannot be batched, a compiled single draw is called
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 __all__ = ["build_prior_sampler"]
@@ -37,7 +39,12 @@ def _compile(inputs, outputs):
     from pymc.pytensorf import collect_default_updates, compile as compile_pymc
 
     updates = collect_default_updates(outputs=outputs, inputs=inputs)
-    fn = compile_pymc(inputs=inputs, outputs=outputs, updates=updates)
+    with warnings.catch_warnings():
+        # Under numba (PyTensor 3's default backend) a variable drawn by Python code, such as a
+        # CustomDist's ``random`` or one without any, runs its Op's ``perform`` in object mode: the
+        # same draws, only slower; a variable with no way to be drawn raises when it is drawn.
+        warnings.filterwarnings("ignore", message="Numba will use object mode", category=UserWarning)
+        fn = compile_pymc(inputs=inputs, outputs=outputs, updates=updates)
     return fn, _shared_rngs(outputs)
 
 
