@@ -1,5 +1,6 @@
 """Shared fixtures: a seeded Generator, and a guard that no test touches np.random's global state."""
 
+import importlib.util
 import os
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -8,6 +9,11 @@ import numpy as np
 import pytest
 
 import pmcbandit  # noqa: F401  (configures PyTensor's BLAS before anything imports pytensor)
+
+if importlib.util.find_spec("jax") is not None:
+    # JAX (brought in by nutpie, numpyro or blackjax) reseeds np.random's global generator on import:
+    # imported here, before any test, so the guard below sees only what a test does.
+    import jax  # noqa: F401
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ Lives here: the arm protocol (:class:`Arm`, :class:`Pull`, :class:`CallableArm`,
 arms of a PyMC model (:mod:`pmcbandit.arms.evidence`: AIS, Laplace-t and prior importance sampling,
 SMC, mode search) and PyMC samplers as arms (:mod:`pmcbandit.arms.samplers`).
 
-May import: the helpers (``pmcbandit._rng``, ``_validation``, ``base``, ``exceptions``) and
+May import: the helpers (``pmcbandit._rng``, ``_validation``, ``_compat``, ``base``, ``exceptions``) and
 :mod:`pmcbandit.stats`; never the runtime, the algorithm families, the doors or diagnostics.
 """
 

@@ -122,12 +122,12 @@ def test_backends_agree_in_distribution():
 
 
 def test_pymc_sampler_is_compiled_once_with_shared_parameters():
-    import pytensor
+    from pytensor.compile import Function, SharedVariable
 
     a = thompson._pymc_beta(3)
     assert thompson._pymc_beta(3) is a
-    assert isinstance(a.fn, pytensor.compile.function.types.Function)
-    assert isinstance(a.alpha, pytensor.compile.sharedvalue.SharedVariable)
+    assert isinstance(a.fn, Function)
+    assert isinstance(a.alpha, SharedVariable)
     assert len(a.rngs) == 1
     # the same Generator state gives the same draws (the RNG is reseeded from it)
     d1 = a.draw(np.array([1, 2, 3]), np.array([3, 2, 1]), np.random.default_rng(0))

@@ -17,6 +17,8 @@ free parents; if anything cannot be batched, a compiled single draw is called
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 __all__ = ["build_prior_sampler"]
@@ -37,7 +39,12 @@ def _compile(inputs, outputs):
     from pymc.pytensorf import collect_default_updates, compile as compile_pymc
 
     updates = collect_default_updates(outputs=outputs, inputs=inputs)
-    fn = compile_pymc(inputs=inputs, outputs=outputs, updates=updates)
+    with warnings.catch_warnings():
+        # Under numba (PyTensor 3's default backend) a variable drawn by Python code, such as a
+        # CustomDist's ``random`` or one without any, runs its Op's ``perform`` in object mode: the
+        # same draws, only slower; a variable with no way to be drawn raises when it is drawn.
+        warnings.filterwarnings("ignore", message="Numba will use object mode", category=UserWarning)
+        fn = compile_pymc(inputs=inputs, outputs=outputs, updates=updates)
     return fn, _shared_rngs(outputs)
 
 
@@ -87,7 +94,8 @@ def _batched_graph(model, n):
             _align(p, q, core, batch_ndim) for p, q, core in zip(params, new_params, op.ndims_params)
         ]
         size = pt.as_tensor([n, *rv.type.shape[:batch_ndim]], dtype="int64") if batch_ndim else pt.stack([n])
-        memo[rv] = op(*new_params, size=size, rng=op.rng_param(node))
+        # The node's default output: what an Op call returns differs between PyTensor releases.
+        memo[rv] = op.make_node(op.rng_param(node), size, *new_params).default_output()
     flat = []
     for rv, value in zip(free, model.value_vars):
         draw = memo[rv]

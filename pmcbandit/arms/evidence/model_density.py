@@ -28,8 +28,9 @@ prior alone, and the estimate is of :math:`Z = \\int p(\\theta) e^{\\sum
 Both terms are compiled into one PyTensor function of a flat vector ``x``
 (:func:`pymc.pytensorf.join_nonshared_inputs`, in the order of
 ``model.value_vars``) with ``mode="NUMBA"``; its numba dispatcher
-(``fn.vm.jit_fn``, an internal attribute of PyTensor's numba linker, checked by
-``tests/arms/evidence/test_model_density.py``) is what the numba kernels of the arms call.
+(``fn.vm.jit_fn``, an internal attribute of PyTensor's numba linker, read by
+:func:`pmcbandit._compat.numba_jit_fn` and checked by ``tests/arms/evidence/test_model_density.py``)
+is what the numba kernels of the arms call.
 
 Prior draws come from a PyTensor forward-sampling graph of the free variables
 batched over a symbolic number of draws, seeded from the caller's
@@ -47,6 +48,7 @@ import warnings
 import numpy as np
 from numba.core.errors import NumbaWarning
 
+from pmcbandit._compat import numba_jit_fn
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, register_custom
 from pmcbandit.arms.evidence.modes import search_mode
@@ -175,7 +177,7 @@ class ModelDensity:
     point_fn : pytensor.compile.function.types.Function
         ``point_fn(x) -> [logprior, loglik]``, NUMBA mode.
     jit_fn : numba dispatcher
-        ``point_fn.vm.jit_fn``: ``jit_fn(x) -> (logprior, loglik)`` as 0-d arrays,
+        ``point_fn``'s numba dispatcher: ``jit_fn(x) -> (logprior, loglik)`` as 0-d arrays,
         callable from ``@njit`` code.
     grad_jit_fn : numba dispatcher
         ``grad_jit_fn(x) -> (logprior, loglik, grad_logprior, grad_loglik)`` (two 0-d and two
@@ -241,7 +243,7 @@ class ModelDensity:
         # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
         self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
         self.point_fn.trust_input = True
-        self.jit_fn = self.point_fn.vm.jit_fn
+        self.jit_fn = numba_jit_fn(self.point_fn)
         self._sample, self.vectorised_prior = build_prior_sampler(model, self.value_names)
         self._check(check_draws)
         self._check_draws = check_draws
@@ -544,7 +546,7 @@ class ModelDensity:
     @property
     def grad_jit_fn(self):
         """The numba dispatcher of :meth:`value_and_grad_terms` (see the class attributes)."""
-        return self._grad_function().vm.jit_fn
+        return numba_jit_fn(self._grad_function())
 
     def _grad_function(self):
         """``x -> [logprior, loglik, grad logprior, grad loglik]``, NUMBA mode, compiled once."""

@@ -46,6 +46,8 @@ from typing import Mapping, NamedTuple
 
 import numpy as np
 
+from pmcbandit._compat import model_deterministic, model_free_rv, model_var_dims
+
 __all__ = ["NonCentring", "non_centred"]
 
 
@@ -118,11 +120,14 @@ def _innovation(rv, size):
     samplers as every model RNG is).
     """
     import pytensor.tensor as pt
-    from pytensor.tensor.random.basic import normal
+    from pytensor.tensor.random.basic import NormalRV
     from pytensor.tensor.random.utils import normalize_size_param
 
     zero, one = pt.constant(0.0, dtype=rv.dtype), pt.constant(1.0, dtype=rv.dtype)
-    return normal(zero, one, size=normalize_size_param(size), rng=_fresh_rng(), dtype=rv.dtype)
+    # The node, not the Op's call: a call's return value (the draw alone, or the next RNG state and
+    # the draw) differs between PyTensor releases; ``make_node`` and its default output do not.
+    node = NormalRV(dtype=rv.dtype).make_node(_fresh_rng(), normalize_size_param(size), zero, one)
+    return node.default_output()
 
 
 def _fresh_rng():
@@ -197,8 +202,7 @@ def non_centred(model=None) -> NonCentring:
 
 def _rewrite(model) -> NonCentring:
     import pytensor.tensor as pt
-    from pymc.model.fgraph import (ModelFreeRV, fgraph_from_model, model_deterministic, model_free_rv,
-                                   model_from_fgraph)
+    from pymc.model.fgraph import ModelFreeRV, fgraph_from_model, model_from_fgraph
     from pymc.pytensorf import toposort_replace
 
     if model.parent is not None:
@@ -220,7 +224,8 @@ def _rewrite(model) -> NonCentring:
         if not isinstance(node.op, ModelFreeRV):
             continue
         [dummy] = node.outputs
-        rv, _value, *dims = node.inputs
+        rv = node.inputs[0]
+        dims = model_var_dims(node)
         kind = _kind(rv)
         if kind is None:
             left_alone[dummy.name] = f"not a Normal or LogNormal ({type(rv.owner.op).__name__})"
@@ -240,14 +245,12 @@ def _rewrite(model) -> NonCentring:
         z.name = z_name
         z_value = z.type()
         z_value.name = z_name
-        z_dummy = model_free_rv(z, z_value, None, *dims)
-        z_dummy.name = z_name
+        z_dummy = model_free_rv(z, z_value, None, z_name, dims)
         x = mu + sigma * z_dummy
         if kind == "lognormal":
             x = pt.exp(x)
         x = dummy.type.filter_variable(pt.cast(x, dummy.dtype), allow_convert=True)
-        new = model_deterministic(x, *dims)
-        new.name = dummy.name
+        new = model_deterministic(x, dummy.name, dims)
         replacements.append((dummy, new))
         replaced.append(dummy.name)
         innovations.append(z_name)

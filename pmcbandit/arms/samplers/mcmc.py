@@ -20,7 +20,8 @@ nothing), so each pull starts from an untuned sampler exactly as ``pm.sample`` b
 (``init="jitter+adapt_diag"``: a diagonal mass matrix adapted from the start point); a
 Metropolis or slice step method is built once and its ``sampling_state`` (proposal scale,
 slice widths, tuning counters) is restored to the untuned one before every pull. The loop is
-PyMC's own (``pymc.sampling.mcmc._iter_sample``) without the trace backend: ``set_rng``,
+PyMC's own (``pymc.sampling.mcmc._iter_sample``) without the trace backend: the chain's set-up
+(``setup_chain`` in PyMC 6, ``set_rng`` in PyMC 5: :func:`pmcbandit._compat.setup_step_chain`),
 ``reset_tuning``, ``step`` ``T + D`` times with ``stop_tuning`` after ``T``.
 
 **Randomness.** The pull's Generator is split with ``spawn(3)``: the jitter of the start (seeds
@@ -37,6 +38,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+
+from pmcbandit._compat import setup_step_chain
 
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.samplers._quantity import Quantity, check_sampler_model
@@ -208,7 +211,7 @@ class MCMCArm(Arm):
         else:
             step = self._step
             step.sampling_state = self._untuned
-            step.set_rng(step_rng)
+            setup_step_chain(step, step_rng, self.tune, self.draws)
             for counted in self._counters:
                 counted.count = 0
         if hasattr(step, "reset_tuning"):

@@ -12,9 +12,11 @@ from pmcbandit.arms.evidence import ModelDensity
 
 
 def test_jit_fn_is_the_compiled_point_function(evidence_models):
-    """``fn.vm.jit_fn`` is a PyTensor internal: a PyTensor upgrade that moves it must fail here."""
+    """The numba dispatcher (``pmcbandit._compat.numba_jit_fn``, a PyTensor internal) computes what the
+    compiled function does: a PyTensor upgrade that moves or changes it must fail here.
+    """
     density, _ = evidence_models("linear_regression")
-    assert hasattr(density.point_fn, "vm") and hasattr(density.point_fn.vm, "jit_fn")
+    assert density.jit_fn is density.point_fn.vm.jit_fn
     x = density.sample_prior(np.random.default_rng(0), 5)
     for row in x:
         lp_j, ll_j = density.jit_fn(row)
