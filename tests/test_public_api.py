@@ -55,12 +55,13 @@ SIGNATURES = {
         ('random_seed', 'kw'), ('reward', 'kw'), ('policy_kwargs', 'kw'), ('max_in_flight', 'kw'),
         ('pull_timeout', 'kw'), ('executor', 'kw'), ('max_faults', 'kw'), ('cross_check_share', 'kw'),
         ('max_decision_share', 'kw'), ('progressbar', 'kw'), ('callback', 'kw'), ('checkpoint', 'kw'),
-        ('checkpoint_every', 'kw'),
+        ('checkpoint_every', 'kw'), ('idata', 'kw'),
     ],
     'evidence_arms': [
         ('model', 'pos'), ('ais_steps', 'kw'), ('n_chains', 'kw'), ('transition', 'kw'), ('laplace', 'kw'),
         ('laplace_proposals', 'kw'), ('prior', 'kw'), ('smc', 'kw'), ('batch_size', 'kw'), ('cost', 'kw'),
         ('budget_seconds', 'kw'), ('non_centre', 'kw'), ('hmc_arm', 'kw'), ('pilot_is', 'kw'), ('refine', 'kw'),
+        ('idata', 'kw'),
     ],
     'identify': [
         ('arms', 'pos'), ('algorithm', 'pos'), ('k', 'kw'), ('delta', 'kw'), ('budget', 'kw'),
@@ -88,7 +89,7 @@ SIGNATURES = {
         ('split', 'kw'), ('target', 'kw'), ('decide', 'kw'), ('slices', 'kw'), ('level', 'kw'),
         ('arms', 'kw'), ('combine', 'kw'), ('reward', 'kw'), ('policy_kwargs', 'kw'), ('max_in_flight', 'kw'),
         ('pull_timeout', 'kw'), ('executor', 'kw'), ('max_faults', 'kw'), ('progressbar', 'kw'),
-        ('callback', 'kw'), ('checkpoint', 'kw'), ('checkpoint_every', 'kw'),
+        ('callback', 'kw'), ('checkpoint', 'kw'), ('checkpoint_every', 'kw'), ('idata', 'kw'),
     ],
     'sampler_arms': [
         ('model', 'pos'), ('quantity', 'pos'), ('samplers', 'pos'), ('cost', 'kw'),

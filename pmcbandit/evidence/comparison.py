@@ -56,6 +56,7 @@ from pmcbandit.arms.evidence._draws import reservoir_states
 from pmcbandit.evidence.pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, build_pool, seconds_after_setup
 from pmcbandit.evidence.estimate import EvidenceLoop, compile_loop, estimate_evidence
 from pmcbandit.evidence.slices import merge_slices, slice_arms
+from pmcbandit.evidence.trace import read_trace
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.evidence.comparison_result import ModelComparison, model_probabilities
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget
@@ -80,7 +81,7 @@ def _named_models(models) -> dict:
         bad = [k for k in models if not isinstance(k, str) or not k]
         if bad:
             raise TypeError(param_message("models", "compare_models", "a mapping with non-empty str names", bad[0]))
-        named = dict(models)
+        named = {k: v[0] if isinstance(v, tuple) and len(v) == 2 else v for k, v in models.items()}
     elif isinstance(models, Sequence) and not isinstance(models, (str, bytes)):
         names = [getattr(m, "name", "") or f"model_{i}" if isinstance(m, pm.Model) else f"model_{i}"
                  for i, m in enumerate(models)]
@@ -99,6 +100,23 @@ def _named_models(models) -> dict:
             raise TypeError(param_message("models", "compare_models", f"pymc.Model objects (model {name!r} is not)",
                                           model))
     return named
+
+
+def _named_fits(models, idata, names: list[str]) -> dict:
+    """Each model's trace: the second item of a ``(model, idata)`` pair in ``models``, or ``idata[name]``."""
+    fits = {}
+    if isinstance(models, Mapping):
+        fits = {k: v[1] for k, v in models.items() if isinstance(v, tuple) and len(v) == 2}
+    if idata is None:
+        return fits
+    if not isinstance(idata, Mapping) or not set(idata) <= set(names):
+        raise TypeError(param_message("idata", "compare_models",
+                                      f"None or a mapping from model names {names} to traces", idata))
+    twice = sorted(set(fits) & set(idata))
+    if twice:
+        raise ValueError(param_message("idata", "compare_models",
+                                       "a trace per model given once (in models or in idata)", twice))
+    return dict(fits, **idata)
 
 
 def _check_prior(prior, names: list[str]) -> np.ndarray:
@@ -228,14 +246,16 @@ def compare_models(
     callback=None,
     checkpoint=None,
     checkpoint_every: float = 30.0,
+    idata=None,
 ) -> ModelComparison:
     """Compare models by their evidence: log Bayes factors and posterior model probabilities.
 
     Parameters
     ----------
-    models : mapping of str -> pymc.Model, or sequence of pymc.Model
+    models : mapping of str -> pymc.Model or (pymc.Model, idata), or sequence of pymc.Model
         At least two models (a sequence is named by ``model.name`` when set, else ``model_<i>``).
-        Models are always given explicitly: a ``with`` block holds one model, not two.
+        Models are always given explicitly: a ``with`` block holds one model, not two. A
+        ``(model, idata)`` pair gives the model's fit (what ``pm.sample`` returned), as ``idata`` does.
     policy : str or Policy
         The bandit of each model's evidence run (:func:`pmcbandit.estimate_evidence`).
     budget : float or Budget
@@ -270,6 +290,11 @@ def compare_models(
         As in :func:`pmcbandit.estimate_evidence`, for every slice.
     checkpoint, checkpoint_every
         A comparison is not checkpointed: ``checkpoint`` must be None.
+    idata : mapping of str -> InferenceData, DataTree or mapping, optional
+        Posterior draws of some or all of the models (by name), as :func:`~pmcbandit.estimate_evidence`'s
+        ``idata``: their pools' importance arms are fitted to the draws instead of found by mode searches
+        and pilots (not for a model whose ``arms`` are given). A trace of another model raises ``ValueError``
+        naming the model and the variable.
 
     Returns
     -------
@@ -307,6 +332,10 @@ def compare_models(
                                        "None (a comparison is not checkpointed; run estimate_evidence with "
                               "a checkpoint per model to resume long runs)", checkpoint))
     pools = _check_arms(arms, names)
+    fits = _named_fits(models, idata, names)
+    both = sorted(set(fits) & set(pools))
+    if both:
+        raise ValueError(param_message("idata", door, "None for a model whose arms are given", both))
     # What each slice's run loop is given besides its budget and seed (estimate_evidence's defaults otherwise).
     loop = EvidenceLoop(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
                         pull_timeout=pull_timeout, executor=executor, max_faults=max_faults, progressbar=progressbar,
@@ -319,6 +348,14 @@ def compare_models(
         except (TypeError, ValueError) as err:
             raise type(err)(f"The 'models' parameter of {door} must hold models whose evidence is defined. "
                             f"Got model {name!r} instead: {err}") from None
+    traces = {}
+    for name, fit in fits.items():
+        try:
+            traces[name] = read_trace(fit, named[name], door)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"Model {name!r}: {err}") from None
+        for alert in traces[name].alerts:  # said up front; the merged result counts them as issued
+            warnings.warn(f"model {name!r}: {alert}", alert.category, stacklevel=2)
 
     entropy = None
     if random_seed is None:
@@ -337,7 +374,7 @@ def compare_models(
             pools[name], pool_notes[name], pool_alerts[name] = build_pool(
                 model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
                 laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
-                cost="cpu_seconds", budget_seconds=slice_budget.horizon)
+                cost="cpu_seconds", budget_seconds=slice_budget.horizon, trace=traces.get(name))
         setup[name] = time.perf_counter() - start
     if horizon is not None and isinstance(slice_budget, WallSeconds):
         # A wall-time budget runs from the call to the answer: the loop's compile and the pools' set-up are counted

@@ -50,6 +50,7 @@ from pmcbandit.evidence.pool import (DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSAL
 from pmcbandit.result import RunResult
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.door import emit_warnings
+from pmcbandit.evidence.trace import read_trace
 
 __all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResult", "EvidenceLoop",
            "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS"]
@@ -155,6 +156,7 @@ def estimate_evidence(
     callback=None,
     checkpoint=None,
     checkpoint_every: float = 30.0,
+    idata=None,
 ) -> EvidenceResult:
     """Estimate the evidence ``Z = ∫ p(θ) p(y | θ) dθ`` of a PyMC model.
 
@@ -177,6 +179,12 @@ def estimate_evidence(
         them (``docs/scale_out.md``).
     cross_check_share, max_decision_share, progressbar, callback, checkpoint, checkpoint_every
         As in :func:`pmcbandit.run`; the default pool's AIS arms are sized with the same shares.
+    idata : InferenceData, DataTree or mapping, optional
+        Posterior draws of ``model`` the user already has (what ``pm.sample`` returns, or
+        ``{variable: array (chain, draw, *shape)}``): the default pool's importance arms are then fitted to them
+        instead of found by a mode search and pilots (:func:`evidence_arms`' ``idata``), which shortens the set-up;
+        the estimate still uses fresh proposal draws only. Not with ``arms``. A trace of another model raises
+        ``ValueError`` before any compilation; a doubtful trace warns (``docs/guide/evidence_from_fits.md``).
 
     Returns
     -------
@@ -201,6 +209,10 @@ def estimate_evidence(
     door = "estimate_evidence"
     model = resolve_model(model, door)
     check_model(model, door)
+    if idata is not None and arms is not None:
+        raise ValueError(f"The 'idata' parameter of {door} must be None when arms are given (the trace fits the "
+                         f"default pool's arms). Got a trace and {len(list(arms))} arms instead.")
+    trace = None if idata is None else read_trace(idata, model, door)
     loop = EvidenceLoop(combine=combine, reward=reward, policy_kwargs=policy_kwargs, max_in_flight=max_in_flight,
                         pull_timeout=pull_timeout, executor=executor, max_faults=max_faults,
                         cross_check_share=cross_check_share, max_decision_share=max_decision_share,
@@ -215,15 +227,17 @@ def estimate_evidence(
     notes: list[str] = []
     alerts: list[WarningText] = []
     if arms is None:
-        logger.info("%s: building the evidence pool (compiling the model's density, mode search, timing the AIS "
-                    "arms)%s", door, "; this set-up counts in the time budget"
+        logger.info("%s: building the evidence pool (compiling the model's density, %s, timing the AIS "
+                    "arms)%s", door, "fitting proposals to the trace" if trace is not None else "mode search",
+                    "; this set-up counts in the time budget"
                     if isinstance(options.budget, WallSeconds) else "")
         arms, notes, alerts = build_pool(model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice",
                                          laplace=True, laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True,
                                          smc=False, batch_size=1000, cost="cpu_seconds",
                                          budget_seconds=options.budget.horizon, decision_share=max_decision_share,
                                          check_share=cross_check_share,
-                                         started=start if isinstance(options.budget, WallSeconds) else None)
+                                         started=start if isinstance(options.budget, WallSeconds) else None,
+                                         trace=trace)
         setup = time.perf_counter() - start
         checked, note = _budget_after_setup(checked, setup)
         notes.append(note)

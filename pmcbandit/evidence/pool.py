@@ -67,6 +67,7 @@ def evidence_arms(
     hmc_arm: bool | None = None,
     pilot_is: bool | None = None,
     refine: bool = True,
+    idata=None,
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
 
@@ -198,7 +199,19 @@ def evidence_arms(
         is skewed the curvature at the mode misses its spread and the Laplace weights are heavy-tailed; the
         refined proposal is fixed at set-up, so the weights stay unbiased. The arms keep their names and a note
         reports the refinement. ``False`` keeps the Laplace fit.
+    idata : InferenceData, DataTree or mapping, optional
+        Posterior draws of ``model`` the user already has: what ``pm.sample`` returns, or a mapping
+        ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
+        arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
+        ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
+        arms' pilots (unless ``pilot_is=True``); the AIS arms stay as the second family. The draws only fit the
+        proposals: every pull draws fresh points, so the weights stay unbiased. A trace of another model raises
+        ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01, divergences) warns
+        (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
     """
+    from pmcbandit.arms.evidence import check_model
+    from pmcbandit.evidence.trace import read_trace
+
     model = resolve_model(model, "evidence_arms")
     if hmc_arm is not None and not isinstance(hmc_arm, bool):
         raise TypeError(f"The 'hmc_arm' parameter of evidence_arms must be None or a bool. Got {hmc_arm!r} instead.")
@@ -208,10 +221,11 @@ def evidence_arms(
         raise TypeError(f"The 'refine' parameter of evidence_arms must be a bool. Got {refine!r} instead.")
     if not isinstance(non_centre, bool):
         raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
+    trace = None if idata is None else read_trace(idata, check_model(model, "evidence_arms"), "evidence_arms")
     arms, notes, alerts = build_pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
                                 batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
-                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine)
+                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine, trace=trace)
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     log_notes(notes)
@@ -220,10 +234,16 @@ def evidence_arms(
 
 def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
-          non_centre=True, hmc_arm=None, pilot_is=None, refine=True) -> tuple[list[Arm], list[str], list[WarningText]]:
+          non_centre=True, hmc_arm=None, pilot_is=None, refine=True, trace=None
+          ) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
     settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
     independent check, with the budget that would do.
+
+    ``trace`` (a :class:`~pmcbandit.evidence.trace.TraceDraws` of the model) puts the trace arms
+    (:func:`~pmcbandit.evidence.trace_arms.trace_arms`) in place of the Laplace arms' mode search and of the pilot-t
+    arms' pilots; the Laplace arms come back only where no trace arm could be fitted (a note says why). Its warning
+    texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
     counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
@@ -255,8 +275,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             density.grad_jit_fn
         except Exception:  # noqa: BLE001 (no NUMBA gradient: the pilot says why, the search uses PyTensor's)
             pass
-    # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves.
-    laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left()) if laplace else []
+    # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
+    # the arms fitted to its draws instead.
+    laplace_set = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+                   if trace is not None and laplace else [])
+    if laplace and not laplace_set:
+        laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left())
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
@@ -269,6 +293,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     least = POSTERIOR_PILOT_MIN_RUN_SECONDS if at_mode else PILOT_MIN_RUN_SECONDS
     auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
+    if want_pilot_arms and pilot_is is None and trace is not None:
+        want_pilot_arms = False  # the trace's draws describe the posterior the pilots would
     if want_pilot_arms and pilot_is is None and not want_hmc and setup_check_passes(laplace_set):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
@@ -384,7 +410,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     arms += other_arms
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
-    alerts: list[WarningText] = []
+    alerts: list[WarningText] = list(trace.alerts) if trace is not None else []
     families = {a.family for a in arms} - {None}
     # check_budget is set only when AIS arms were asked for: with them the pool spans two families,
     # even when the budget left none of them in it.
@@ -424,6 +450,22 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
         notes.append(f"mode search cut to {search.n_starts} Newton searches by its share {MODE_SEARCH_SHARE:g} of the "
                      f"time left ({search_seconds:.3g} s; evidence_arms(model) without a budget runs every start)")
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
+
+
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space, or none with a note."""
+    from pmcbandit.evidence.trace import unconstrained_draws
+    from pmcbandit.evidence.trace_arms import trace_arms
+
+    x = unconstrained_draws(model, density, trace.values)
+    if x.shape[0] < 2:
+        notes.append(f"trace arms left out: {x.shape[0]} of the trace's draws map to finite points; the Laplace arms' "
+                     "mode search runs instead")
+        return []
+    arms = trace_arms(density, x, proposals, batch_size, cost, notes)
+    if not arms:
+        notes.append("the Laplace arms' mode search runs in place of the trace arms")
+    return arms
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:

@@ -12,13 +12,15 @@ import weakref
 
 import numpy as np
 
-__all__ = ["density_for", "modes_for", "refined_for", "fingerprint", "non_centred_model"]
+__all__ = ["density_for", "modes_for", "refined_for", "fingerprint", "non_centred_model", "innovations_of"]
 
 #: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
 #: model whose variables and data are unchanged skips compilation (:func:`density_for`).
 _DENSITIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _REFINED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Each non-centred density's innovations: ``{innovation name: name of the variable it replaced}``.
+_INNOVATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def density_for(model, non_centre: bool, notes: list[str]):
@@ -33,8 +35,10 @@ def density_for(model, non_centre: bool, notes: list[str]):
     cached = _DENSITIES.get(model, {}).get(bool(non_centre))
     if cached is None or cached[0] != key:
         own: list[str] = []
-        cached = (key, ModelDensity(non_centred_model(model, own) if non_centre else model), own)
+        replaced: dict[str, str] = {}
+        cached = (key, ModelDensity(non_centred_model(model, own, replaced) if non_centre else model), own)
         _DENSITIES.setdefault(model, {})[bool(non_centre)] = cached
+        _INNOVATIONS[cached[1]] = replaced
     notes.extend(cached[2])
     return cached[1]
 
@@ -57,11 +61,15 @@ def fingerprint(model) -> str:
     return digest.hexdigest()
 
 
-def non_centred_model(model, notes: list[str]):
-    """The model non-centred (:func:`~pmcbandit.arms.evidence.reparam.non_centred`), with a note when it changed."""
+def non_centred_model(model, notes: list[str], replaced: dict | None = None):
+    """The model non-centred (:func:`~pmcbandit.arms.evidence.reparam.non_centred`), with a note when it changed;
+    ``replaced`` gets ``{innovation: variable it replaced}``.
+    """
     from pmcbandit.arms.evidence.reparam import non_centred
 
     nc = non_centred(model)
+    if replaced is not None:
+        replaced.update(zip(nc.innovations, nc.replaced))
     if nc.changed:
         pairs = ", ".join(f"{x} from {z}" for x, z in zip(nc.replaced, nc.innovations))
         notes.append(f"the evidence was estimated on the model non-centred, the same model without the funnel of a "
@@ -69,6 +77,13 @@ def non_centred_model(model, notes: list[str]):
                      "and the original ones as deterministics (evidence_arms(model, non_centre=False) keeps it as "
                      "written)")
     return nc.model
+
+
+def innovations_of(density) -> dict:
+    """``{innovation name: name of the free variable it replaced}`` of a density :func:`density_for` built on a
+    non-centred model (empty for one built on the model as written, or not by :func:`density_for`).
+    """
+    return dict(_INNOVATIONS.get(density, {}))
 
 
 def modes_for(density, find_modes, max_seconds: float | None = None):

@@ -1,0 +1,144 @@
+"""Importance arms whose proposals are fitted to posterior draws the user already has (a trace).
+
+The arms are :class:`~pmcbandit.arms.evidence.LaplaceISArm` s (a defensive mixture of multivariate Student-t with a
+share of the prior, Hesterberg 1995) whose t components are fitted to the trace's draws on the unconstrained space
+instead of to modes:
+
+* ``trace-t`` and ``trace-t20``: one t at the draws' mean and covariance
+  (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`; the proposal of Gronau et al. 2017, "A tutorial on bridge
+  sampling", J. Math. Psych. 81, made Student-t), with the default pool's heavy-tailed and light-tailed settings
+  (:data:`~pmcbandit.evidence.importance.DEFAULT_LAPLACE_PROPOSALS`);
+* ``trace-mix``: a t mixture over clusters of the draws (k-means on the whitened draws, the number of clusters
+  :math:`k \\le` :data:`MAX_CLUSTERS` chosen by the BIC of the Gaussian mixture it makes, Schwarz 1978), each
+  component at its cluster's mean and covariance and weighted by its cluster's share (the mode weights of
+  :class:`~pmcbandit.arms.evidence.LaplaceISArm`, with the floor
+  :data:`~pmcbandit.arms.evidence.laplace_is.MODE_WEIGHT_FLOOR`), for a multimodal or multi-scale posterior; left out,
+  with a note, when one cluster is best.
+
+The draws only *fit* the proposals, which are fixed before any pull; every pull draws fresh, independent points from
+them, so each weight is unbiased for Z and the replicates are i.i.d. whatever the trace (a trace that missed a mode
+makes a poor proposal, which its Pareto :math:`\\hat k` shows, and the defensive prior share keeps the weights'
+variance finite where the likelihood is bounded). The fit is a fixed function of the draws (seed :data:`FIT_SEED`).
+
+May import: the arms and the statistics layer; never a door.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pmcbandit.arms.base import Arm
+
+__all__ = ["FIT_SEED", "MAX_CLUSTERS", "trace_arms", "cluster_fit"]
+
+#: Seed of the k-means starts of the mixture fit (a fixed function of the trace).
+FIT_SEED = 20_170_813
+#: Most clusters the mixture arm is fitted with.
+MAX_CLUSTERS = 4
+#: (df, inflation, defensive) of the mixture arm's components: the heavy-tailed setting.
+MIX_PROPOSAL = (5.0, 1.2, 0.1)
+_KMEANS_ITERATIONS = 50
+
+
+def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, notes: list[str]) -> list[Arm]:
+    """The trace arms (module docstring) on ``density`` fitted to the unconstrained draws ``x`` ``(n, dim)``; the
+    arms that cannot be fitted are left out with a note in ``notes``.
+    """
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.laplace_is import moment_fit
+    from pmcbandit.evidence.importance import _arm_name
+
+    n = x.shape[0]
+    try:
+        fit = moment_fit(x.mean(axis=0), np.cov(x, rowvar=False), n, "the trace")
+    except ValueError as err:
+        notes.append(f"trace-t arms left out: {err} ({n} draws of dimension {density.dim})")
+        return []
+    arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                         name=_arm_name("trace-t", df), modes=fit, cost=cost)
+            for df, inflation, defensive in proposals]
+    if not arms:
+        return arms
+    clusters = cluster_fit(x)
+    if clusters is None:
+        notes.append(f"trace-mix arm left out: the {n} draws make one cluster (BIC of up to {MAX_CLUSTERS} clusters)")
+        return arms
+    df, inflation, defensive = MIX_PROPOSAL
+    mix = LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                       name="trace-mix", modes=clusters, cost=cost)
+    notes.append(f"trace-mix arm: a t mixture over {len(clusters.modes)} clusters of the trace's {n} draws "
+                 f"(shares {', '.join(f'{np.exp(m.log_laplace):.3g}' for m in clusters.modes)})")
+    return arms + [mix]
+
+
+def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Cluster labels of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007)."""
+    n = white.shape[0]
+    centres = [white[rng.integers(n)]]
+    for _ in range(1, k):
+        d2 = np.min([np.sum((white - c) ** 2, axis=1) for c in centres], axis=0)
+        centres.append(white[rng.choice(n, p=d2 / d2.sum())] if d2.sum() > 0 else white[rng.integers(n)])
+    c = np.array(centres)
+    labels = np.zeros(n, dtype=np.intp)
+    for _ in range(_KMEANS_ITERATIONS):
+        new = np.argmin(((white[:, None, :] - c[None]) ** 2).sum(axis=2), axis=1)
+        if np.array_equal(new, labels) and _ > 0:
+            break
+        labels = new
+        c = np.array([white[labels == j].mean(axis=0) if np.any(labels == j) else c[j] for j in range(k)])
+    return labels
+
+
+def _gaussian_fit(x: np.ndarray, labels: np.ndarray, k: int):
+    """Per-cluster (share, mean, cov) and the Gaussian mixture's log-likelihood at ``x``; ``None`` when a cluster
+    has fewer than ``max(2 * dim, 20)`` draws or a singular covariance.
+    """
+    from scipy.special import logsumexp
+    from scipy.stats import multivariate_normal
+
+    n, d = x.shape
+    parts, terms = [], []
+    for j in range(k):
+        xj = x[labels == j]
+        if xj.shape[0] < max(2 * d, 20):
+            return None
+        mean, cov = xj.mean(axis=0), np.atleast_2d(np.cov(xj, rowvar=False))
+        try:
+            terms.append(np.log(xj.shape[0] / n) + multivariate_normal(mean, cov).logpdf(x).reshape(n))
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+        parts.append((xj.shape[0] / n, mean, cov))
+    return parts, float(np.sum(logsumexp(np.vstack(terms), axis=0)))
+
+
+def cluster_fit(x: np.ndarray):
+    """A :class:`~pmcbandit.arms.evidence.modes.ModeSearch` of one component per cluster of the draws ``x`` (mean,
+    precision, and ``log_laplace`` the log of the cluster's share, so the arm's mode weights are the shares), for the
+    number of clusters in ``2..MAX_CLUSTERS`` whose Gaussian mixture has a lower BIC than one Gaussian; ``None`` when
+    one cluster is best or no split has enough draws per cluster.
+    """
+    from pmcbandit.arms.evidence.modes import Mode, ModeSearch
+
+    n, d = x.shape
+    one = _gaussian_fit(x, np.zeros(n, dtype=np.intp), 1)
+    if one is None:
+        return None
+    chol = np.linalg.cholesky(one[0][0][2])
+    white = np.linalg.solve(chol, (x - one[0][0][1]).T).T
+    params = d + d * (d + 1) / 2
+    best, best_bic = None, -2.0 * one[1] + params * np.log(n)
+    rng = np.random.default_rng(FIT_SEED)
+    for k in range(2, MAX_CLUSTERS + 1):
+        fit = _gaussian_fit(x, _kmeans(white, k, rng), k)
+        if fit is None:
+            continue
+        bic = -2.0 * fit[1] + (k * params + k - 1) * np.log(n)
+        if bic < best_bic:
+            best, best_bic = fit[0], bic
+    if best is None:
+        return None
+    modes = []
+    for share, mean, cov in sorted(best, key=lambda p: -p[0]):
+        precision = np.linalg.inv(cov)
+        modes.append(Mode(mean, 0.5 * (precision + precision.T), float("nan"), float(np.log(share))))
+    return ModeSearch(tuple(modes), True, f"{len(modes)} clusters of {n} trace draws", 0, 0, len(modes), 0.0)

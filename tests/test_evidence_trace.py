@@ -1,0 +1,307 @@
+"""Evidence from a posterior the user already has: the ``idata=`` doors, the trace-fitted arms and the trace checks.
+
+Fast tests use traces given as mappings of arrays drawn from exact posteriors; the ``slow`` ones fit the models with
+``pm.sample`` and check the estimates against exact evidences, within multiples of the estimator's own SE.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import integrate, special
+
+from pmcbandit import Pulls, estimate_evidence, evidence_arms
+from pmcbandit.evidence.trace import MIN_TRACE_DRAWS, rank_rhat, read_trace, unconstrained_draws
+from pmcbandit.evidence.trace_arms import cluster_fit
+from pmcbandit.exceptions import PmcBanditWarning
+from tests.analytic_models import normal_normal
+
+M0, S0, S, Y = 1.0, 2.0, 0.7, np.array([0.3, 1.9, 2.4, 1.1])
+
+
+def _posterior_mu(n_chains=2, n_draws=500, seed=0):
+    """Draws ``(chain, draw)`` of ``mu`` from the exact posterior of :func:`normal_normal`."""
+    prec = 1 / S0**2 + Y.size / S**2
+    mean = (M0 / S0**2 + Y.sum() / S**2) / prec
+    return np.random.default_rng(seed).normal(mean, prec**-0.5, (n_chains, n_draws))
+
+
+def _hierarchy():
+    import pymc as pm
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 2)
+        tau = pm.HalfNormal("tau", 1)
+        theta = pm.Normal("theta", mu, tau, shape=3)
+        pm.Deterministic("spread", tau * 2)
+        pm.Normal("y", theta, 1, observed=[0.3, 1.2, -0.4])
+    return model
+
+
+def _hierarchy_draws(seed=1, n=200):
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(0.3, 0.5, (2, n))
+    tau = np.exp(rng.normal(-0.5, 0.4, (2, n)))
+    theta = mu[..., None] + tau[..., None] * rng.standard_normal((2, n, 3))
+    return {"mu": mu, "tau": tau, "theta": theta}
+
+
+# --- trace of another model: an error naming the variable, never a number -----------------------
+
+
+def test_missing_variable_is_named():
+    model = _hierarchy()
+    draws = _hierarchy_draws()
+    del draws["tau"]
+    with pytest.raises(ValueError, match="'tau'"):
+        read_trace(draws, model, "estimate_evidence")
+
+
+def test_extra_variable_is_named():
+    model = _hierarchy()
+    draws = dict(_hierarchy_draws(), nu=np.ones((2, 200)))
+    with pytest.raises(ValueError, match="'nu'"):
+        read_trace(draws, model, "estimate_evidence")
+
+
+def test_wrong_shape_is_named():
+    model = _hierarchy()
+    draws = dict(_hierarchy_draws(), theta=np.zeros((2, 200, 4)))
+    with pytest.raises(ValueError, match=r"'theta' of shape \(3,\)"):
+        read_trace(draws, model, "estimate_evidence")
+
+
+def test_door_refuses_a_foreign_trace_before_compiling():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    with pytest.raises(ValueError, match="'mu'"):
+        estimate_evidence(model, idata={"sigma": np.ones((2, 200))}, budget=Pulls(10), progressbar=False)
+
+
+def test_prior_only_trace_is_refused():
+    import pymc as pm
+
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    with model:
+        prior = pm.sample_prior_predictive(draws=50, random_seed=1)
+    with pytest.raises(ValueError, match="'posterior' group.*sample_prior_predictive"):
+        read_trace(prior, model, "estimate_evidence")
+
+
+def test_not_a_trace_is_a_type_error():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    with pytest.raises(TypeError, match="'idata' parameter of estimate_evidence"):
+        read_trace([1, 2, 3], model, "estimate_evidence")
+
+
+def test_idata_with_arms_is_refused():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    with pytest.raises(ValueError, match="'idata' parameter of estimate_evidence must be None when arms"):
+        estimate_evidence(model, arms=[object()], idata={"mu": _posterior_mu()}, budget=Pulls(10))
+
+
+# --- doubtful traces: a warning text naming the problem ----------------------------------------
+
+
+def test_deterministic_and_observed_are_ignored_and_good_trace_is_quiet():
+    model = _hierarchy()
+    draws = _hierarchy_draws(n=400)
+    draws["spread"] = 2 * draws["tau"]
+    draws["y"] = np.zeros((2, 400, 3))
+    trace = read_trace(draws, model, "x")
+    assert set(trace.values) == {"mu", "tau", "theta"}
+    assert trace.values["theta"].shape == (800, 3)
+    assert trace.alerts == ()
+
+
+def test_non_finite_draws_are_dropped_with_a_warning():
+    model = _hierarchy()
+    draws = _hierarchy_draws(n=400)
+    draws["mu"][0, :3] = np.nan
+    draws["theta"][1, 5, 2] = np.inf
+    trace = read_trace(draws, model, "x")
+    assert trace.values["mu"].shape == (796,)
+    assert any("4 of 800 draws with a NaN or infinite value" in a for a in trace.alerts)
+    assert all(a.category is PmcBanditWarning for a in trace.alerts)
+
+
+def test_short_trace_warns():
+    model = _hierarchy()
+    trace = read_trace(_hierarchy_draws(n=MIN_TRACE_DRAWS // 2 - 1), model, "x")
+    assert any(f"fewer than {MIN_TRACE_DRAWS}" in a for a in trace.alerts)
+
+
+def test_chains_that_disagree_warn_with_rhat():
+    model = _hierarchy()
+    draws = _hierarchy_draws(n=400)
+    draws["mu"][1] += 1.0
+    trace = read_trace(draws, model, "x")
+    assert any("R-hat of 'mu'" in a for a in trace.alerts)
+
+
+def test_divergences_warn():
+    import xarray as xr
+
+    from pmcbandit._compat import inference_data
+
+    model = _hierarchy()
+    draws = _hierarchy_draws(n=400)
+    dims = {"mu": ["chain", "draw"], "tau": ["chain", "draw"], "theta": ["chain", "draw", "g"]}
+    posterior = xr.Dataset({k: (dims[k], v) for k, v in draws.items()})
+    diverging = np.zeros((2, 400), dtype=bool)
+    diverging[0, :7] = True
+    idata = inference_data({}, {"posterior": posterior, "sample_stats": xr.Dataset({"diverging": (["chain", "draw"],
+                                                                                                    diverging)})})
+    trace = read_trace(idata, model, "x")
+    assert any("7 divergent transitions" in a for a in trace.alerts)
+
+
+def test_rank_rhat_of_mixed_and_stuck_chains():
+    rng = np.random.default_rng(3)
+    mixed = rng.standard_normal((4, 1000, 1))
+    assert rank_rhat(mixed) < 1.01
+    stuck = mixed + np.arange(4)[:, None, None]
+    assert rank_rhat(stuck) > 1.5
+
+
+# --- the map to the unconstrained space and the proposals ---------------------------------------
+
+
+def test_draws_map_to_the_non_centred_density_and_back():
+    from pmcbandit.arms.evidence._cache import density_for
+    from pmcbandit.arms.evidence._draws import constrained
+
+    model = _hierarchy()
+    trace = read_trace(_hierarchy_draws(), model, "x")
+    density = density_for(model, True, [])
+    assert "theta_z" in density.value_names
+    x = unconstrained_draws(model, density, trace.values)
+    back = constrained(density, x[:20])
+    for name in ("mu", "tau", "theta"):
+        np.testing.assert_allclose(back[name], trace.values[name][:20], rtol=1e-10, atol=1e-12)
+
+
+def test_cluster_fit_finds_two_modes_and_not_one():
+    rng = np.random.default_rng(5)
+    one = rng.standard_normal((2000, 2))
+    assert cluster_fit(one) is None
+    two = np.vstack([rng.normal(-3, 0.5, (700, 2)), rng.normal(3, 0.5, (1300, 2))])
+    fit = cluster_fit(two)
+    assert fit is not None and len(fit.modes) == 2
+    np.testing.assert_allclose(sorted(np.exp(m.log_laplace) for m in fit.modes), [0.35, 0.65], atol=0.01)
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_trace_arms_replace_the_laplace_arms_and_estimate_z():
+    model, log_z = normal_normal(M0, S0, S, tuple(Y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PmcBanditWarning)
+        arms = evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,))
+    names = [a.name for a in arms]
+    assert "trace-t" in names and "trace-t20" in names and not any(n.startswith("laplace") for n in names)
+    result = estimate_evidence(model, arms=arms, budget=Pulls(60), random_seed=11, progressbar=False)
+    assert abs(result.log_z - log_z) < 4 * result.log_z_se
+
+
+# --- slow: traces from pm.sample, exact evidences ------------------------------------------------
+
+
+def _sample(model, seed):
+    import pymc as pm
+
+    with model:
+        return pm.sample(draws=300, tune=300, chains=2, cores=1, progressbar=False, random_seed=seed,
+                         compute_convergence_checks=False)
+
+
+def normal_inverse_gamma(m0=0.5, k0=2.0, a0=3.0, b0=2.0, y=(1.2, 0.4, 2.1, 1.7, 0.9, 1.4)):
+    """``sigma2 ~ InvGamma(a0, b0)``, ``mu | sigma2 ~ N(m0, sigma2 / k0)``, ``y_i ~ N(mu, sigma2)``, with its exact
+    log evidence (the Normal-inverse-gamma conjugate update, Murphy 2007, "Conjugate Bayesian analysis of the
+    Gaussian distribution", Sec. 6).
+    """
+    import pymc as pm
+
+    y = np.asarray(y, dtype=float)
+    n, ybar = y.size, y.mean()
+    with pm.Model() as model:
+        sigma2 = pm.InverseGamma("sigma2", a0, b0)
+        mu = pm.Normal("mu", m0, pm.math.sqrt(sigma2 / k0))
+        pm.Normal("y", mu, pm.math.sqrt(sigma2), observed=y)
+    kn, an = k0 + n, a0 + n / 2
+    bn = b0 + 0.5 * np.sum((y - ybar) ** 2) + k0 * n * (ybar - m0) ** 2 / (2 * kn)
+    log_z = (-n / 2 * np.log(2 * np.pi) + 0.5 * np.log(k0 / kn) + a0 * np.log(b0) - an * np.log(bn)
+             + special.gammaln(an) - special.gammaln(a0))
+    return model, float(log_z)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build", ["normal_normal", "normal_inverse_gamma"])
+def test_sampled_trace_gives_exact_evidence(build):
+    model, log_z = normal_normal(M0, S0, S, tuple(Y)) if build == "normal_normal" else normal_inverse_gamma()
+    idata = _sample(model, 7)
+    result = estimate_evidence(model, idata=idata, budget=Pulls(80), random_seed=5, progressbar=False)
+    assert abs(result.log_z - log_z) < 4 * result.log_z_se
+
+
+@pytest.mark.slow
+def test_coverage_of_trace_pool_intervals():
+    model, log_z = normal_inverse_gamma()
+    arms = evidence_arms(model, idata=_sample(model, 3), ais_steps=(50,))
+    covered = []
+    for seed in range(100):
+        r = estimate_evidence(model, arms=arms, budget=Pulls(30), random_seed=seed, progressbar=False)
+        lo, hi = r.log_z_ci(0.95)
+        covered.append(lo <= log_z <= hi)
+    assert 0.90 <= np.mean(covered) <= 0.98
+
+
+def _bimodal():
+    """``theta ~ N(0, 3)``, ``y_i ~ N(theta^2, 0.5)``: modes near ``+-2``; exact log Z by quadrature."""
+    import pymc as pm
+    from scipy import stats
+
+    y = np.array([4.1, 3.8, 4.3])
+    with pm.Model() as model:
+        theta = pm.Normal("theta", 0, 3)
+        pm.Normal("y", theta**2, 0.5, observed=y)
+
+    def joint(t):
+        return stats.norm(0, 3).pdf(t) * np.prod(stats.norm(t**2, 0.5).pdf(y))
+
+    z = sum(integrate.quad(joint, a, b, points=[-2.0, 2.0] if a < 0 < b else None, limit=200)[0]
+            for a, b in ((-10, -0.0), (0.0, 10)))
+    grid = np.linspace(-4, 4, 40001)
+    dens = np.array([joint(t) for t in grid])
+    return model, float(np.log(z)), grid, dens / dens.sum()
+
+
+@pytest.mark.slow
+def test_bimodal_trace_both_modes_right_one_mode_right_or_flagged():
+    model, log_z, grid, p = _bimodal()
+    rng = np.random.default_rng(9)
+    both = rng.choice(grid, size=(2, 1000), p=p)
+    one = np.abs(both)
+    r = estimate_evidence(model, idata={"theta": both}, budget=Pulls(80), random_seed=2, progressbar=False)
+    assert "trace-mix" in r.arm_names
+    assert abs(r.log_z - log_z) < 4 * r.log_z_se
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        r1 = estimate_evidence(model, idata={"theta": one}, budget=Pulls(80), random_seed=2, progressbar=False)
+    assert abs(r1.log_z - log_z) < 4 * r1.log_z_se or r1.interval_status != "ok" or r1.warnings()
+
+
+@pytest.mark.slow
+def test_compare_models_on_fits():
+    from pmcbandit import compare_models
+
+    model_a, log_a = normal_normal(M0, S0, S, tuple(Y))
+    model_b, log_b = normal_normal(-1.0, 0.5, S, tuple(Y))
+    fits = {"a": (model_a, {"mu": _posterior_mu()}), "b": model_b}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        cmp = compare_models(fits, idata={"b": _sample(model_b, 4)}, budget=Pulls(160), random_seed=1,
+                             progressbar=False)
+    bf, se = cmp.log_bf("a", "b")
+    assert abs(bf - (log_a - log_b)) < 4 * se
+    assert any(n.startswith("trace-t") for n in cmp.results["b"].arm_names)
