@@ -357,6 +357,7 @@ def _misses(results) -> int:
     return missed
 
 
+@pytest.mark.slow
 def test_intervals_of_weights_near_infinite_variance_cover_with_the_fitted_tail(monkeypatch):
     """Weights of shape k = 0.55 pass the k-hat check (threshold 0.7) but their variance is infinite: the sample
     variance is small when the average is low, and the bandit favours the arm that looks precise. With the fitted

@@ -255,6 +255,7 @@ KILL_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_and_resume(tmp_path):
     script = tmp_path / "job.py"
     script.write_text(KILL_SCRIPT)

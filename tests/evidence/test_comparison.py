@@ -61,6 +61,7 @@ def compare(models, pools, seed, pulls=240, **kw):
                                  random_seed=seed, progressbar=False, **kw)
 
 
+@pytest.mark.slow
 def test_log_bf_matches_the_exact_value(pair):
     models, pools = pair
     res = compare(models, pools, seed=11)

@@ -96,6 +96,7 @@ def _uniform_arms():
             for i, m in enumerate(MEANS)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, kw", LIVE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(LIVE)])
 def test_replay_reproduces_the_live_loop_pull_for_pull(name, kw):
     seed = 3

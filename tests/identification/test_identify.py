@@ -26,6 +26,7 @@ def _identify(arms, algorithm, **kw):
         return pb.identify(arms, algorithm, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", IDENTIFIER_NAMES)
 def test_every_algorithm_stops_with_confidence_on_the_right_arms(algorithm):
     k = 1 if "k" not in SETTINGS[algorithm] else 2

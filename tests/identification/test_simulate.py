@@ -22,6 +22,7 @@ def _algo(name):
     return get_identifier(name, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lucb1", "lil_lucb", "lucb_pp", "lil_rand_lucb", "lil_clucb", "lil_ucb"])
 def test_replay_reproduces_the_live_loop_pull_for_pull(name):
     algo = _algo(name)

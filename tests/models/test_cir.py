@@ -36,6 +36,7 @@ def test_names_count_and_defaults():
     assert arms[0].diagnostics == ("mean_weight", "frac_in_money")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["fused", "graph"])
 @pytest.mark.parametrize("theta", [0.0, 1.2])
 def test_arm_equals_numpy_reference_on_same_normals(theta, engine):

@@ -129,6 +129,7 @@ def test_checkpoint_resume_needs_the_same_centre(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_a_running_centre_finds_the_best_arm_sooner():
     """Gaussian arms, sd 1, 1.5 and 15: with the first observation as centre, its offset from
     the mean inflates every arm's losses. Measured at seed 0 (200 replications of 2000 rounds),
@@ -142,6 +143,7 @@ def test_a_running_centre_finds_the_best_arm_sooner():
     assert share["running"] - share["first"] > 0.06
 
 
+@pytest.mark.slow
 def test_simulate_runs_a_custom_index_policy_with_the_first_observation():
     """An index policy built without ``recentre`` keeps its first centre in the simulator too."""
     arms = RewardMatrix(np.random.default_rng(2).normal(3.0, [[1.0], [2.0]], (2, 50)))

@@ -135,6 +135,7 @@ def test_pymc_sampler_is_compiled_once_with_shared_parameters():
     np.testing.assert_array_equal(d1, d2)
 
 
+@pytest.mark.slow
 def test_pymc_posterior_is_the_conjugate_closed_form():
     # Beta(1, 1) prior x Bernoulli coins, as a PyMC model, is Beta(S + 1, F + 1) up to a constant.
     import pymc as pm

@@ -73,6 +73,7 @@ def test_simulate_parallel_with_fewer_replications_than_threads_and_shared_value
         ))
 
 
+@pytest.mark.slow
 def test_simulate_parallel_reports_the_first_replication_out_of_values():
     """Replications 2 and 3 see a loss-free arm 0, pull it nearly always and run out of its 30 values by
     round 40; replications 0 and 1 share their pulls. Both paths name replication 2."""
@@ -99,6 +100,7 @@ def test_simulate_parallel_validation():
 MEANS = np.array([0.5, 0.45, 0.3, 0.1, 0.0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lucb1", "lucb_pp", "lil_rand_lucb", "lil_clucb", "lil_ucb"])
 def test_simulate_stopping_parallel_equals_serial(name):
     kw = dict(delta=0.05, sigma=0.5)
@@ -125,6 +127,7 @@ WIDTH = math.sqrt(12.0)
     racing(k=3, delta=0.1, reward_range=WIDTH, rounds=10),
     direct(k=3, delta=0.1, epsilon=0.5, reward_range=WIDTH),
 ], ids=["pi1", "pi2", "pi3", "pi4", "ocba_m", "racing", "direct"])
+@pytest.mark.slow
 def test_explore_parallel_equals_serial(algo):
     res = _serial_and_threaded(lambda parallel: simulate_stopping(
         algo, KS_MEANS, reps=9, family="uniform", scale=1.0, random_seed=8, max_samples=20_000, parallel=parallel,

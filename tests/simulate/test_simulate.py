@@ -154,6 +154,7 @@ def test_kl_ucb_and_thompson_same_result_for_any_threads_blocks_and_chunks(polic
         np.testing.assert_array_equal(x, y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranges, centre", [("per_arm", "running"), ("shared", "first"), ("per_arm", 4.0)])
 @pytest.mark.parametrize("policy", ["kl_ucb", "thompson", "uniform", "oracle"])
 def test_replication_loop_equals_lockstep_loop(policy, ranges, centre):

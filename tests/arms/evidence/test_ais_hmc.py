@@ -28,6 +28,7 @@ def normal():
     return density, arm, y, log_z
 
 
+@pytest.mark.slow
 def test_gradients_match_finite_differences(normal):
     density = normal[0]
     x = np.random.default_rng(0).normal(size=DIM)
@@ -116,6 +117,7 @@ def test_an_arm_on_the_pilot_schedule_anneals_along_it_and_is_unbiased(normal):
         AISArm(_normal_model()[0], n_steps=10, schedule="pilot")  # a pm.Model: raised before compiling
 
 
+@pytest.mark.slow
 def test_same_seed_same_values_and_pull_info(normal):
     _, arm, _, _ = normal
     a = arm.pull(np.random.default_rng(5))
@@ -138,6 +140,7 @@ def test_chains_of_one_call_match_one_chain_per_call(normal):
             assert a[c] == b[0]
 
 
+@pytest.mark.slow
 def test_parallel_chains_match_serial_and_a_shared_pilot(normal):
     density, arm, _, _ = normal
     serial = AISArm(density, n_steps=30, n_chains=6, transition="hmc", hmc_leapfrog=3, hmc_pilot=arm.pilot)
@@ -171,6 +174,7 @@ def test_bad_arguments_raise_before_compiling(kwargs, error, match):
         AISArm(model, transition=kwargs.pop("transition", "hmc"), **kwargs)
 
 
+@pytest.mark.slow
 def test_pool_adds_one_hmc_arm_from_20_dimensions():
     from pmcbandit.evidence.estimate import evidence_arms
 
@@ -229,6 +233,7 @@ def test_moment_fit_rejects_a_covariance_that_is_not_positive_definite():
         moment_fit(np.zeros(2), np.array([[1.0, np.nan], [np.nan, 1.0]]), 10, "the pilot")
 
 
+@pytest.mark.slow
 def test_pilot_stops_at_its_deadline():
     import time
 
@@ -239,6 +244,7 @@ def test_pilot_stops_at_its_deadline():
         tune_hmc(density, 3, 0.8, 0.9, deadline=time.perf_counter())
 
 
+@pytest.mark.slow
 def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
     import pmcbandit.evidence.pilots as pilots
     import pmcbandit.evidence.pool as ev
@@ -335,6 +341,7 @@ def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatc
         ((400, 600, 2000), 0.004, 0.00005, ["ais-30", "ais-600", "ais-hmc2-2000", "prior-is"], None),
     ],
 )
+@pytest.mark.slow
 def test_an_hmc_arm_is_sized_for_the_check_where_it_gets_more_steps(monkeypatch, asked, slice_step, hmc_step, names,
                                                                      alert):
     import pmcbandit.evidence.pool as ev

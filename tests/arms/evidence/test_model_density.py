@@ -294,6 +294,7 @@ def test_eval_seconds_is_measured(evidence_models):
     assert np.isfinite(density.eval_seconds) and density.eval_seconds > 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("numba_dim", [1, 10**9])  # the NUMBA gradient loop, and the PyTensor function's calls
 def test_hessian_of_a_correlated_gaussian_is_exact_by_either_gradient(monkeypatch, numba_dim):
     """Central differences of an exact gradient: a quadratic log density has a constant Hessian, which they

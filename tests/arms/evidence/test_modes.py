@@ -111,6 +111,7 @@ def pulls(a, seed, n):
 # --- the mode search ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_mixture_has_two_distinct_mirrored_modes():
     density, _, search = compiled("mixture")
     assert isinstance(search, ModeSearch) and search.interior, search.reason
@@ -135,6 +136,7 @@ def test_starts_that_reach_one_mode_count_once():
     np.testing.assert_allclose(search.modes[0].precision, precision, rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_search_mode_reports_the_end_state():
     density, _, _ = compiled("linear_regression")
     end = search_mode(density)
@@ -271,6 +273,7 @@ def test_find_modes_bad_arguments(kwargs, exc, param):
 # --- the mixture proposal -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_mixture_proposal_covers_the_evidence_of_both_modes():
     _, truth, _ = compiled("mixture")
     a = arm("mixture")

@@ -129,6 +129,7 @@ def test_draws_stop_where_enough_says_so(normal):
     assert pilot.n_draws == 500 * POSTERIOR_PILOT_CHAINS
 
 
+@pytest.mark.slow
 def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, monkeypatch):
     import pmcbandit.evidence.pool as ev
 

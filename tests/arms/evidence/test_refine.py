@@ -31,6 +31,7 @@ def _estimate(arm, n, seed):
     return log_w, np.log(mean) + scale, ratio.std(ddof=1) / np.sqrt(n) / mean
 
 
+@pytest.mark.slow
 def test_refinement_moves_a_skewed_posteriors_proposal_and_keeps_the_estimate_unbiased(skewed):
     model, log_z, arm = skewed
     done = refine_proposal(arm, np.random.default_rng(1))

@@ -128,6 +128,7 @@ def test_log_density_differs_by_the_log_jacobian():
     assert np.allclose(det(point), 1.0 + 2.0 * np.arange(8), rtol=1e-14)
 
 
+@pytest.mark.slow
 def test_estimated_evidence_covers_the_centred_quadrature():
     """HalfNormal(5) scale: the centred model's ``log Z`` by quadrature over tau of the closed-form
     marginal; ``estimate_evidence`` on the non-centred model must cover it within 4 se."""

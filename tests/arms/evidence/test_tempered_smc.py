@@ -35,6 +35,7 @@ def _ratios(arm, log_z, pulls, seed):
     return np.exp(np.array([arm.pull(rng).values[0] for _ in range(pulls)]) - log_z)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kwargs", "seed"), [({"ess_threshold": 0.5}, 11),
                                               ({"ess_threshold": 1.0, "n_temperatures": 12}, 12)])
 def test_z_hat_is_unbiased(normal, kwargs, seed):

@@ -63,6 +63,7 @@ def arms(model):
 QUANTITY = {"nuts": "mu[1]", "metropolis": "s", "slice": "lam", "smc": "lam_squared"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["nuts", "metropolis", "slice", "smc"])
 def test_pulls_average_to_the_posterior_mean(arms, sampler):
     arm = arms[sampler]
@@ -92,6 +93,7 @@ def test_diagnostics_declared_and_finite(arms, sampler):
     assert pull.values.shape == (1,) and arm.log_scale is False
 
 
+@pytest.mark.slow
 def test_cost_units_are_counts_of_evaluations(model):
     iters = 20 + 30
     nuts = MCMCArm(model, "lam", "nuts", tune=20, draws=30, cost="gradient_evals")
@@ -113,6 +115,7 @@ def test_cost_units_are_counts_of_evaluations(model):
     assert cpu.cost_unit == "cpu_seconds" and 0 < cpu.pull(np.random.default_rng(1)).cost < 10
 
 
+@pytest.mark.slow
 def test_sampler_arms_names_settings_and_shares_the_quantity(model):
     arms = sampler_arms(
         model,
@@ -214,6 +217,7 @@ def test_pulls_from_several_threads_equal_serial_pulls(arms):
     assert threaded == serial
 
 
+@pytest.mark.slow
 def test_every_coordinate_by_default_scaled_by_a_pilot_run(model):
     """quantity=None: the pilot's scales are the posterior sds (mu's are known in closed form); a pull
     reports each coordinate's scaled mean as a component and their mean as its value."""
