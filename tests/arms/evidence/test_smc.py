@@ -10,7 +10,7 @@ import pytest
 from tests.tolerance import assert_within_se
 
 from pmcbandit.arms.evidence.smc import SMCArm, quiet_pymc
-from tests.arms.test_laplace_is import beta_binomial, linear_regression, normal_normal
+from tests.arms.evidence.test_laplace_is import beta_binomial, linear_regression, normal_normal
 
 
 def _runs(arm, n, seed):
