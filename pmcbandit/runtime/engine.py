@@ -423,7 +423,9 @@ def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:
     Linear: :math:`\bar x` and :math:`s^2/m`. Log-scale (``values`` are log-weights):
     :math:`\log \frac1m \sum_i e^{x_i}` (log-sum-exp about the maximum), and the variance
     of the mean of the weights relative to the squared mean, :math:`s^2_{w/\bar w}/m`.
-    ``nan`` variance for batches of one.
+    ``nan`` variance for batches of one. Sums of squares are NumPy's pairwise sums, never BLAS's ``dot``, whose
+    kernel (and so the last bit) can depend on the array's alignment: a pull reduced in a worker process must give
+    the same bits as in this one.
     """
     m = values.size
     if log_scale:
@@ -435,9 +437,9 @@ def _reduce(values: np.ndarray, log_scale: bool) -> tuple[float, float]:
         obs = float(top + math.log(total / m))
         rel *= m / total  # weights relative to their mean
         dev = rel - 1.0
-        return obs, float(np.dot(dev, dev) / (m - 1) / m)
+        return obs, float(np.sum(dev * dev) / (m - 1) / m)
     if m == 1:
         return float(values[0]), math.nan
     mean = values.sum() / m
     dev = values - mean
-    return float(mean), float(np.dot(dev, dev) / (m - 1) / m)
+    return float(mean), float(np.sum(dev * dev) / (m - 1) / m)

@@ -59,6 +59,8 @@ def test_fast_and_bernoulli_forms_have_identical_logp(rng):
     assert np.isfinite(f_fast(point))
 
 
+# PyTensor 3 compiles the forward sampler with numba, which runs the CustomDist likelihood in object mode and says so.
+@pytest.mark.filterwarnings("ignore:Numba will use object mode:UserWarning")
 def test_prior_predictive_draws_labels(rng):
     import pymc as pm
 
