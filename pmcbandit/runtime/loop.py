@@ -13,7 +13,7 @@
    algorithm stopped), ``"budget"`` (spent, or no decision fits in the time left),
    ``"callback"`` or ``"no_arm"`` (every arm out of play).
 
-Every executor — :class:`~pmcbandit.runtime.executors.local.SerialExecutor` (pulls run inline at submit, the
+Every executor — :class:`~pmcbandit.runtime.executors.base.SerialExecutor` (pulls run inline at submit, the
 default), a thread pool, worker processes or a Dask cluster (:mod:`pmcbandit.runtime.executors.local`) — is
 driven through the same calls, so there is one loop.
 """

@@ -1,6 +1,8 @@
 """What every executor shares: the pull to make (:class:`Ticket`), the pull that came back
 (:class:`Outcome`), the one place a pull's failure becomes a fault (:func:`execute_pull`) and the
-stack level of a warning raised deep inside a run (:func:`caller_stacklevel`).
+stack level of a warning raised deep inside a run (:func:`caller_stacklevel`); and the default executor,
+:class:`SerialExecutor`, which pulls inline through :func:`execute_pull` (beside it, so a serial pull
+crosses no module boundary between the executor and the arm).
 
 The in-process executors (:mod:`~pmcbandit.runtime.executors.local`), the worker side
 (:mod:`~pmcbandit.runtime.executors.worker`) and the remote executors
@@ -15,13 +17,14 @@ import os
 import sys
 import time
 import traceback
+from collections import deque
 from typing import NamedTuple
 
 import numpy as np
 
 from pmcbandit.arms.base import Arm, Pull
 
-__all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel"]
+__all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel", "SerialExecutor"]
 
 
 class Ticket(NamedTuple):
@@ -101,3 +104,42 @@ def caller_stacklevel() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
         frame, level = frame.f_back, level + 1
     return level
+
+
+class _Local:
+    """The part of the protocol every in-process executor shares: pulls see the driver's arms."""
+
+    remote = False
+    arms: list = []
+    streams = None
+
+    def bind(self, arms, streams) -> None:
+        self.arms, self.streams = arms, streams
+
+    def _pull_args(self, ticket) -> tuple:
+        return self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index)
+
+
+class SerialExecutor(_Local):
+    """Pull inline, one at a time (the default; no timeout)."""
+
+    capacity = 1
+    kind = "serial"
+    workers = 1
+
+    def __init__(self):
+        self._done: deque[Outcome] = deque()
+
+    def submit(self, ticket) -> None:
+        self._done.append(execute_pull(*self._pull_args(ticket), ticket))
+
+    def in_flight(self) -> int:
+        return len(self._done)
+
+    def wait(self) -> list[Outcome]:
+        out = list(self._done)
+        self._done.clear()
+        return out
+
+    def shutdown(self) -> None:
+        pass

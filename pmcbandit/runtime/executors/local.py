@@ -24,58 +24,18 @@ import queue
 import threading
 import time
 import warnings
-from collections import deque
 from contextlib import contextmanager
 from typing import NamedTuple
 
 
 from pmcbandit.exceptions import SettingsWarning
-from pmcbandit.runtime.executors.base import Outcome, Ticket, caller_stacklevel, execute_pull
+from pmcbandit.runtime.executors.base import Outcome, SerialExecutor, Ticket, _Local, caller_stacklevel, execute_pull
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "open_executor",
            "EXECUTOR_KINDS"]
 
 #: The executor names ``executor=`` accepts (besides a Dask ``Client`` and an executor object).
 EXECUTOR_KINDS = ("threads", "processes")
-
-
-class _Local:
-    """The part of the protocol every in-process executor shares: pulls see the driver's arms."""
-
-    remote = False
-    arms: list = []
-    streams = None
-
-    def bind(self, arms, streams) -> None:
-        self.arms, self.streams = arms, streams
-
-    def _pull_args(self, ticket) -> tuple:
-        return self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index)
-
-
-class SerialExecutor(_Local):
-    """Pull inline, one at a time (the default; no timeout)."""
-
-    capacity = 1
-    kind = "serial"
-    workers = 1
-
-    def __init__(self):
-        self._done: deque[Outcome] = deque()
-
-    def submit(self, ticket) -> None:
-        self._done.append(execute_pull(*self._pull_args(ticket), ticket))
-
-    def in_flight(self) -> int:
-        return len(self._done)
-
-    def wait(self) -> list[Outcome]:
-        out = list(self._done)
-        self._done.clear()
-        return out
-
-    def shutdown(self) -> None:
-        pass
 
 
 class ThreadExecutor(_Local):
