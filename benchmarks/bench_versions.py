@@ -13,18 +13,25 @@ the call to the answer (set-up, i.e. PyTensor's compile, numba's kernels and the
 logs go to ``--runs-dir`` (one ``.jsonl`` per install, resumable); the table is written to
 ``benchmarks/results/bench_versions.md`` with machine, date, command and commit. ``--from-runs`` rebuilds the
 table from logs already there.
+
+``--cold MODEL ...`` adds the set-up of a first call on an empty cache: for each install, side by side, one run
+per model in a fresh process whose PyTensor compiledir and numba cache (``NUMBA_CACHE_DIR``) are new, empty
+folders, so PyTensor's compile of the model and every numba kernel the run uses are paid in it, as on a fresh
+install. (The suite's own runs share a compiledir warmed before them, as a user's second call would.)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from benchmarks._common import add_runs_dir, machine, run_file, utc_now, write_section
-from benchmarks.bench_evidence_suite import read_runs, summarise
+from benchmarks.bench_evidence_suite import MARK, read_runs, summarise
 
 VERSIONS = ("import sys, pymc, pytensor, arviz, numba; print(f'Python {sys.version.split()[0]}, PyMC {pymc.__version__}, "
             "PyTensor {pytensor.__version__}, ArviZ {arviz.__version__}, numba {numba.__version__}')")
@@ -40,6 +47,25 @@ def log_path(runs_dir: Path, python: str) -> Path:
     table and run file go beside it)."""
     return run_file(runs_dir / ("bench_versions_" + python.strip("/").replace("/", "_").replace(".", "_")),
                     "runs.jsonl")
+
+
+def cold_setup(pythons: list[str], models: list[str], seconds: float) -> dict[str, dict[str, float]]:
+    """Set-up seconds of one ``estimate_evidence`` run per model on empty caches, each install in its own
+    process at the same time as the others (one core each)."""
+    out: dict[str, dict[str, float]] = {python: {} for python in pythons}
+    for model in models:
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = {}
+            for i, python in enumerate(pythons):
+                env = dict(os.environ, NUMBA_CACHE_DIR=f"{tmp}/numba{i}", PYTENSOR_FLAGS=f"compiledir={tmp}/pt{i}",
+                           OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+                procs[python] = subprocess.Popen(
+                    [python, "-m", "benchmarks.bench_evidence_suite", "--worker", model, "pool", "--seconds",
+                     str(seconds), "--seed", "0"], env=env, stdout=subprocess.PIPE, text=True)
+            for python, proc in procs.items():
+                lines = [ln for ln in proc.communicate()[0].splitlines() if ln.startswith(MARK)]
+                out[python][model] = json.loads(lines[-1][len(MARK):])["setup"] if lines else float("nan")
+    return out
 
 
 def table(rows_by_install: dict[str, list[dict]]) -> str:
@@ -69,6 +95,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--models", nargs="+", default=None)
     parser.add_argument("--from-runs", action="store_true", help="only rebuild the table from the run logs")
+    parser.add_argument("--cold", nargs="*", default=None, metavar="MODEL",
+                        help="also the set-up of a first run on empty caches, per model")
     add_runs_dir(parser)
     args = parser.parse_args(argv)
     from models.evidence_suite import SUITE
@@ -96,6 +124,15 @@ def main(argv=None) -> int:
             "same time as the other, one core each. Covered: 95 % intervals printed and covering the reference; "
             "MSE of log Z-hat against the suite's reference; set-up: mean seconds before the first pull.\n\n"
             + table(rows) + "\n")
+    if args.cold:
+        cold = cold_setup(args.python, args.cold, args.seconds)
+        names_by_python = {python: versions(python) for python in args.python}
+        text += ("\nSet-up seconds of a first run on empty caches (a new PyTensor compiledir and numba cache; "
+                 f"`--cold`, one run per model, {args.seconds:g} s budget, the installs side by side):\n\n"
+                 "| model | " + " | ".join(names_by_python[p] for p in args.python) + " |\n"
+                 "|---|" + "---|" * len(args.python) + "\n"
+                 + "".join(f"| {m} | " + " | ".join(f"{cold[p][m]:.2f}" for p in args.python) + " |\n"
+                           for m in args.cold))
     print(text)
     write_section("bench_versions", text)
     print(json.dumps({k: len(v) for k, v in rows.items()}), file=sys.stderr)
