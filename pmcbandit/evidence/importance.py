@@ -17,7 +17,7 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
-__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
+__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "arm_name", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
            "laplace_arms", "setup_check_passes", "pilot_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
@@ -32,7 +32,7 @@ SETUP_CHECK_SEED = 20_171_101
 REFINE_SEED = 20_171_102
 
 
-def _arm_name(prefix: str, df: float) -> str:
+def arm_name(prefix: str, df: float) -> str:
     """``laplace-t`` / ``pilot-t`` for the robust proposal (df 5), ``laplace-t20`` / ``pilot-t20`` for the others."""
     return prefix if df == 5.0 else f"{prefix}{df:g}"
 
@@ -69,7 +69,7 @@ def laplace_arms(density, search, proposals, batch_size, cost, notes: list[str],
 
     try:
         arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                             name=_arm_name("laplace-t", df), modes=search, cost=cost)
+                             name=arm_name("laplace-t", df), modes=search, cost=cost)
                 for df, inflation, defensive in proposals]
     except NoInteriorModeError as err:
         notes.append(f"Laplace importance-sampling arms left out: {err.reason}")
@@ -120,7 +120,7 @@ def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], so
         notes.append(f"pilot-t arms left out: {err}")
         return []
     return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                         name=_arm_name("pilot-t", df), modes=fit, cost=cost)
+                         name=arm_name("pilot-t", df), modes=fit, cost=cost)
             for df, inflation, defensive in proposals]
 
 

@@ -46,7 +46,7 @@ def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, no
     """
     from pmcbandit.arms.evidence import LaplaceISArm
     from pmcbandit.arms.evidence.laplace_is import moment_fit
-    from pmcbandit.evidence.importance import _arm_name
+    from pmcbandit.evidence.importance import arm_name
 
     n = x.shape[0]
     try:
@@ -55,7 +55,7 @@ def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, no
         notes.append(f"trace-t arms left out: {err} ({n} draws of dimension {density.dim})")
         return []
     arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                         name=_arm_name("trace-t", df), modes=fit, cost=cost)
+                         name=arm_name("trace-t", df), modes=fit, cost=cost)
             for df, inflation, defensive in proposals]
     if not arms:
         return arms
