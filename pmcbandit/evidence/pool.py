@@ -20,13 +20,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.exceptions import log_notes
 from pmcbandit.arms.evidence._cache import density_for, modes_for
 from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
                                            setup_check_passes)
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode)
-from pmcbandit.exceptions import NoGuaranteeWarning, WarningText
+from pmcbandit.exceptions import NoGuaranteeWarning, WarningText, log_notes
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
 __all__ = ["evidence_arms", "resolve_model", "seconds_after_setup", "DEFAULT_AIS_STEPS", "DEFAULT_LAPLACE_PROPOSALS",

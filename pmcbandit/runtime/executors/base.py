@@ -24,7 +24,7 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm, Pull
 
-__all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel", "SerialExecutor"]
+__all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel", "InProcessExecutor", "SerialExecutor"]
 
 
 class Ticket(NamedTuple):
@@ -106,7 +106,7 @@ def caller_stacklevel() -> int:
     return level
 
 
-class _Local:
+class InProcessExecutor:
     """The part of the protocol every in-process executor shares: pulls see the driver's arms."""
 
     remote = False
@@ -120,7 +120,7 @@ class _Local:
         return self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index)
 
 
-class SerialExecutor(_Local):
+class SerialExecutor(InProcessExecutor):
     """Pull inline, one at a time (the default; no timeout)."""
 
     capacity = 1

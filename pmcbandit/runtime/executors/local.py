@@ -29,7 +29,8 @@ from typing import NamedTuple
 
 
 from pmcbandit.exceptions import SettingsWarning
-from pmcbandit.runtime.executors.base import Outcome, SerialExecutor, Ticket, _Local, caller_stacklevel, execute_pull
+from pmcbandit.runtime.executors.base import (InProcessExecutor, Outcome, SerialExecutor, Ticket, caller_stacklevel,
+                                             execute_pull)
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecutor", "make_executor", "open_executor",
            "EXECUTOR_KINDS"]
@@ -38,7 +39,7 @@ __all__ = ["Ticket", "Outcome", "execute_pull", "SerialExecutor", "ThreadExecuto
 EXECUTOR_KINDS = ("threads", "processes")
 
 
-class ThreadExecutor(_Local):
+class ThreadExecutor(InProcessExecutor):
     """Pull in daemon threads, at most ``capacity`` at once, each with an optional timeout.
 
     A pull that exceeds ``timeout`` seconds is reported as a ``"timeout"`` fault; its thread
