@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import runpy
 import shutil
 import sys
@@ -49,13 +50,35 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog.split()[0]}: error: {message}\n")
 
 
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_LITERAL = re.compile(r"``([^`]+)``")
+_INTERPRETED = re.compile(r"`([^`]+)`")
+
+
+def _plain(text: str) -> str:
+    """``text`` with its reST markup rendered as plain text for a terminal: a cross-reference role becomes its
+    target's last name, an inline literal its content, interpreted text its content in single quotes.
+    """
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1], text)
+    text = _LITERAL.sub(r"\1", text)
+    return _INTERPRETED.sub(r"'\1'", text)
+
+
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows an option's default unless it has none (None, or an off flag)."""
+    """Shows an option's default unless it has none (None, or an off flag); help and descriptions in plain text
+    (``_plain``).
+    """
 
     def _get_help_string(self, action):
         if action.default is None or action.default is False:
             return action.help
         return super()._get_help_string(action)
+
+    def _expand_help(self, action):
+        return _plain(super()._expand_help(action))
+
+    def _format_text(self, text):
+        return super()._format_text(_plain(text))
 
 
 def _positive_float(text: str) -> float:
@@ -101,8 +124,12 @@ def _probability(text: str) -> float:
 
 def _model_file(text: str) -> Path:
     path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a Python file")
     if not path.is_file():
         raise argparse.ArgumentTypeError(f"no such file: {text!r}")
+    if not os.access(path, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{text!r} is not readable")
     return path
 
 
@@ -132,9 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pmcbandit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    ev = sub.add_parser("evidence", formatter_class=formatter,
-                        help="log marginal likelihood of a PyMC model (default: Bayesian logistic regression "
-                             "on Pima, T=50)")
+    about = "log marginal likelihood of a PyMC model (default: Bayesian logistic regression on Pima, T=50)"
+    ev = sub.add_parser("evidence", formatter_class=formatter, help=about, description=about)
     ev.add_argument("--T", type=_int_at_least(1, 768), default=50, help="Pima rows used (1..768)")
     ev.add_argument("--model-file", type=_model_file, default=None,
                     help="a Python file defining a PyMC model named `model` (the file is executed to load it)")
@@ -143,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance",
                     help="how the arms' estimates are combined")
 
-    cm = sub.add_parser("compare-models", formatter_class=formatter,
-                        help="Bayes factors and posterior probabilities of PyMC models under one budget")
+    about = "Bayes factors and posterior probabilities of PyMC models under one budget"
+    cm = sub.add_parser("compare-models", formatter_class=formatter, help=about, description=about)
     cm.add_argument("--model-file", type=_model_file, action="append", required=True,
                     help="a Python file defining a PyMC model named `model`; give it once per model (>= 2)")
     cm.add_argument("--name", action="append", default=None,
@@ -162,8 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     cm.add_argument("--combine", choices=COMBINE_METHODS, default="inverse_variance",
                     help="how each model's arms are combined")
 
-    pr = sub.add_parser("price", formatter_class=formatter,
-                        help="CIR caplet price with 16 importance-sampling drifts (Neufeld et al. 6.2)")
+    about = "CIR caplet price with 16 importance-sampling drifts (Neufeld et al. 6.2)"
+    pr = sub.add_parser("price", formatter_class=formatter, help=about, description=about)
     pr.add_argument("--strike", type=_positive_float, default=0.08, help="strike K")
     pr.add_argument("--paths-per-pull", type=_int_at_least(1), default=1000, help="paths per pull")
     _common(pr, budget=10.0)
@@ -262,13 +288,46 @@ def _check_compare_args(parser, args) -> None:
 
 
 def _load_model(parser, path: Path):
+    """Run the model file and return its ``model``; anything it raises is a usage error naming the file's line."""
     import pymc as pm
 
-    namespace = runpy.run_path(os.fspath(path))
+    try:
+        namespace = runpy.run_path(os.fspath(path))
+    except KeyboardInterrupt:
+        raise
+    except (Exception, SystemExit) as err:  # the user's file: one line saying where and what, no traceback
+        parser.error(f"argument --model-file: {_where(err, path)}{type(err).__name__}: {_reason(err)}")
     model = namespace.get("model")
     if not isinstance(model, pm.Model):
-        parser.error(f"argument --model-file: {path} defines no PyMC model named `model`")
+        others = [name for name, value in namespace.items() if isinstance(value, pm.Model)]
+        found = f" (it defines {', '.join(others)}: name the one to use `model`)" if others else ""
+        parser.error(f"argument --model-file: {path} defines no PyMC model named `model`{found}")
     return model
+
+
+def _where(err: BaseException, path: Path) -> str:
+    """``"<file>, line <n>: "`` of the innermost line of ``path`` that ``err`` came from (just the file when none)."""
+    line = None
+    if isinstance(err, SyntaxError) and err.filename and Path(err.filename).resolve() == path.resolve():
+        line = err.lineno
+    else:
+        tb = err.__traceback__
+        while tb is not None:
+            if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+                line = tb.tb_lineno
+            tb = tb.tb_next
+    return f"{path}, line {line}: " if line is not None else f"{path}: "
+
+
+def _reason(err: BaseException) -> str:
+    """The exception's message on one line (a SyntaxError's without its location, said by :func:`_where`)."""
+    if isinstance(err, SyntaxError):
+        text = err.msg
+    elif isinstance(err, SystemExit):
+        text = f"the file exited (code {err.code!r})"
+    else:
+        text = str(err) or "(no message)"
+    return " ".join(text.split())
 
 
 def _evidence(parser, args):

@@ -79,6 +79,46 @@ def test_evidence_model_file_without_model(tmp_path, capsys):
     assert "defines no PyMC model named `model`" in err
 
 
+@pytest.mark.parametrize("source, line, message", [
+    ("import math\nx = (1,\n", 2, "SyntaxError: '(' was never closed"),
+    ("import math\n\nx = undefined_name + 1\n", 3, "NameError: name 'undefined_name' is not defined"),
+    ("def build():\n    raise RuntimeError('no data\\nhere')\n\nmodel = build()\n", 2,
+     "RuntimeError: no data here"),
+    ("import sys\nsys.exit(3)\n", 2, "SystemExit: the file exited (code 3)"),
+])
+def test_a_model_file_that_fails_to_load_is_one_error_line(source, line, message, tmp_path, capsys):
+    model_file = tmp_path / "broken.py"
+    model_file.write_text(source)
+    for command in (["evidence", "--model-file", str(model_file)],
+                    ["compare-models", "--model-file", str(model_file), "--model-file", str(model_file),
+                     "--name", "a", "--name", "b"]):
+        err = usage_error([*command, "--out", str(tmp_path / "o")], capsys)
+        assert f"argument --model-file: {model_file}, line {line}: {message}" in err, err
+        assert "Traceback" not in err
+
+
+def test_a_model_file_naming_its_model_otherwise_is_told_which(tmp_path, capsys):
+    model_file = tmp_path / "other.py"
+    model_file.write_text("import pymc as pm\n\nwith pm.Model() as m1:\n    pm.Normal('x')\n")
+    err = usage_error(["evidence", "--model-file", str(model_file), "--out", str(tmp_path / "o")], capsys)
+    assert "defines no PyMC model named `model` (it defines m1" in err
+
+
+def test_a_folder_as_model_file_is_a_usage_error(tmp_path, capsys):
+    err = usage_error(["evidence", "--model-file", str(tmp_path), "--out", str(tmp_path / "o")], capsys)
+    assert "is a folder, not a Python file" in err
+
+
+@pytest.mark.parametrize("argv", [[], ["evidence"], ["compare-models"], ["price"]])
+def test_help_is_plain_text(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--help"])
+    text = capsys.readouterr().out
+    assert exc.value.code == 0 and text.startswith("usage: pmcbandit")
+    for markup in ("``", ":class:", ":func:", ":mod:", ":math:", "`"):
+        assert markup not in text, (markup, text)
+
+
 @pytest.mark.parametrize("T", ["0", "769"])
 def test_evidence_rejects_T_out_of_range(T, tmp_path, capsys):
     assert "--T: must be in [1, 768]" in usage_error(["evidence", "--T", T, "--out", str(tmp_path / "o")], capsys)
