@@ -10,7 +10,8 @@ behave identically whichever door the user called:
 1. :func:`loop_options` checks the keywords every door shares (``budget``, ``max_faults``,
    ``max_in_flight``, ``pull_timeout``, ``executor``, ``progressbar``, ``callback``,
    ``checkpoint``, ``checkpoint_every``) before any expensive work, with the door's name in every
-   message;
+   message, and with ``executor="processes"`` the main script's ``if __name__ == "__main__":`` guard
+   (:func:`~pmcbandit.runtime.executors.main_guard.check_main_guard`);
 2. :func:`drive_run` converts ``random_seed`` once into the run's streams
    (:mod:`pmcbandit.runtime.streams`), builds the :class:`~pmcbandit.runtime.engine.Engine`
    around the door's learner, opens the executor, freezes the settings
@@ -39,6 +40,7 @@ from pmcbandit.runtime.config import RunConfig
 from pmcbandit.runtime.engine import Engine
 from pmcbandit.runtime.faults import warn_faults
 from pmcbandit.runtime.executors.local import open_executor
+from pmcbandit.runtime.executors.main_guard import check_main_guard
 from pmcbandit.runtime.loop import drive
 
 __all__ = ["LoopOptions", "DoorRun", "loop_options", "drive_run", "emit_warnings"]
@@ -98,6 +100,8 @@ def loop_options(
         checkpoint_every=checkpoint_every,
     )
     check_checkpoint(checkpoint, door)
+    if (executor == "processes" if isinstance(executor, str) else getattr(executor, "kind", None) == "processes"):
+        check_main_guard(door)
     return LoopOptions(
         budget,
         int(max_faults),

@@ -6,6 +6,11 @@ over its own pipe, so a worker is one pull slot. The run's arms are installed on
 once (:mod:`pmcbandit.runtime.executors.worker`: cloudpickled, compiled parts rebuilt there); a task is up to
 ``pulls_per_task`` tickets, whose Outcomes the worker sends back one by one as they are made.
 
+Each worker imports the driver's main script again when it starts ("spawn"), so a script must start its
+run under ``if __name__ == "__main__":``; without it, the run raises one ``RuntimeError`` that says so
+before any worker starts, or at the first worker that fails while importing the script
+(:mod:`pmcbandit.runtime.executors.main_guard`).
+
 Worker loss and timeouts. The driver watches every busy worker's pipe and process sentinel:
 
 * a worker that dies (killed, out of memory, a crash in compiled code) loses only the pull it
@@ -30,6 +35,7 @@ import time
 from collections import deque
 from multiprocessing.connection import wait as wait_ready
 
+from pmcbandit.runtime.executors.main_guard import check_main_guard, start_failure
 from pmcbandit.runtime.executors.worker import arm_payload, process_main
 from pmcbandit.runtime.executors.base import Outcome
 
@@ -42,10 +48,11 @@ _ONE_THREAD_ENV = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS
 
 
 class _Worker:
-    __slots__ = ("process", "conn", "token", "installed", "tickets", "reported", "last")
+    __slots__ = ("process", "conn", "started", "token", "installed", "tickets", "reported", "last")
 
     def __init__(self, process, conn):
         self.process, self.conn = process, conn
+        self.started = False  # said "ready": it imported the main module and runs the worker loop
         self.token = None  # payload sent
         self.installed = False  # and unpickled: a pull's clock does not run while the worker starts up
         self.tickets: list = []  # the task being served
@@ -100,6 +107,8 @@ class ProcessExecutor:
         """Start the workers (if not running) and install the arms on each; block until they are
         ready, so that no pull (and no time budget) pays for start-up and compilation.
         """
+        if len(self._pool) < self.workers:
+            check_main_guard("ProcessExecutor")  # before a worker runs the main script again
         self._token, self._blob = arm_payload(arms)
         self._spec = json.dumps(streams.to_json(), sort_keys=True)
         while len(self._pool) < self.workers:
@@ -237,6 +246,8 @@ class ProcessExecutor:
                 msg = w.conn.recv()
                 if msg[0] == "outcome":
                     self._accept(w, msg[1])
+                elif msg[0] == "ready":
+                    w.started = True
                 elif msg[0] == "installed" and msg[1] == w.token:
                     w.installed, w.last = True, time.monotonic()
                 elif msg[0] == "install_failed":
@@ -244,6 +255,9 @@ class ProcessExecutor:
         except (EOFError, OSError):
             pass
         if not w.process.is_alive():
+            code = w.process.exitcode
+            if not w.started and code is not None and code > 0:  # failed importing the main module, not killed
+                raise RuntimeError(start_failure(code))
             self._lose(w)
 
     def _accept(self, w: _Worker, outcome: Outcome) -> None:
