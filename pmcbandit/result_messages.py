@@ -195,8 +195,10 @@ class RunMessages:
         elif pulls_budget:
             action = f"run with a budget of at least {math.ceil(len(h) * factor):d} pulls at these settings, or {steps}"
         else:
-            action = (f"run with a larger budget, about {elapsed * factor:.3g} s at these settings, estimated from "
-                      f"this run's costs, or {steps}")
+            setup, given = self._counted_setup
+            counted = "" if setup is None else f" ({self._setup_text(setup, given)})"
+            action = (f"run with a larger budget, about {(setup or 0.0) + elapsed * factor:.3g} s at these settings"
+                      f"{counted}, estimated from this run's costs, or {steps}")
         withheld = ", so no interval is reported" if self.interval_status == "too_few_observations" else ""
         return (
             "the answer rests on arms whose log weights are too spread for their number, so the estimate is "
@@ -257,10 +259,17 @@ class RunMessages:
         seconds_needed = need * per_pull / share
         if pulls > 0 and elapsed > 0:
             seconds_needed = max(seconds_needed, 1.1 * elapsed * need / pulls)
+        costs = f"estimated from this run's costs ({pulls} pulls of {per_pull:.3g} s in {elapsed:.3g} s)"
+        setup, given = self._counted_setup
+        if setup is None:
+            return (f"run with a budget of at least {math.ceil(seconds_needed):d} s so {name} reaches {need} "
+                    f"observations in the cross-check share {share:g} — {costs}")
+        # Never less than the budget the run had: set-up, not the budget, left the pulls too little.
+        advised = max(math.ceil(setup + seconds_needed), math.floor(given) + 1)
         return (
-            f"run with a budget of at least {math.ceil(seconds_needed):d} s so {name} reaches {need} observations "
-            f"in the cross-check share {share:g} — estimated from this run's costs ({pulls} pulls of "
-            f"{per_pull:.3g} s in {elapsed:.3g} s)"
+            f"run with a budget of at least {advised:d} s so {name} reaches {need} "
+            f"observations in the cross-check share {share:g}: {self._setup_text(setup, given)}, and the pulls need "
+            f"about {seconds_needed:.3g} s — {costs}"
         )
 
     def _spread_check_advice(self, k: int) -> str:
@@ -282,6 +291,25 @@ class RunMessages:
                     "annealing steps)")
         return (f"{what}: run with about {factor:.3g}x the budget, so the pool sizes it with that many more annealing "
                 f"steps (about {elapsed * factor:.3g} s of pulls, estimated from this run's costs)")
+
+    @property
+    def _counted_setup(self) -> tuple[float | None, float | None]:
+        """``(set-up seconds, the time budget in seconds)`` when the budget counted the door's set-up
+        (``estimate_evidence`` building its pool under a time budget), else ``(None, None)``.
+        """
+        setup, given = self.settings.get("setup_seconds"), self.settings.get("budget_seconds")
+        if setup is None or given is None:
+            return None, None
+        return float(setup), float(given)
+
+    def _setup_text(self, setup: float, given: float) -> str:
+        """What the set-up took of a time budget, for advice in seconds: the pulls had only what it left. A first
+        call in a fresh environment compiles the model's density and the run's numba kernels, which later calls
+        take from the caches, so its set-up is the longest.
+        """
+        return (f"set-up took {setup:.3g} s of the {given:g} s budget, leaving the pulls {self._elapsed:.3g} s (a "
+                "first call in a fresh environment also compiles the model's density and the run's kernels, which "
+                "later calls load from the cache)")
 
     @property
     def _elapsed(self) -> float:

@@ -59,7 +59,7 @@ from pmcbandit.evidence.slices import merge_slices, slice_arms
 from pmcbandit.evidence.trace import read_trace
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.evidence.comparison_result import ModelComparison, model_probabilities
-from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget
+from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget, budget_label
 from pmcbandit.runtime.door import emit_warnings
 
 __all__ = ["compare_models", "next_model", "SPLITS", "TARGETS"]
@@ -310,6 +310,7 @@ def compare_models(
     names = list(named)
     n = len(names)
     prior = _check_prior(prior, names)
+    label = budget_label(budget)
     budget = as_budget(budget, door)
     if slices is None:
         slices = SLICES_PER_MODEL * n
@@ -389,7 +390,7 @@ def compare_models(
     given = np.zeros(n, dtype=np.int64)
     elapsed = 0.0
     stopped_by = "budget"
-    settings_base = dict(door=door, budget=repr(budget), slice_budget=repr(slice_budget), slices=int(slices),
+    settings_base = dict(door=door, budget=label, slice_budget=repr(slice_budget), slices=int(slices),
                          split=split, target=target, decide=decide, prior=prior.tolist(),
                          random_seed=random_seed if isinstance(random_seed, int) else repr(random_seed),
                          seed_entropy=entropy, setup_seconds=setup)

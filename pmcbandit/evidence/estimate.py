@@ -258,6 +258,8 @@ def estimate_evidence(
                       **loop.allocation_keywords())
     result.settings["setup_seconds"] = setup
     result.settings["run_seconds"] = time.perf_counter() - run_start
+    if setup and isinstance(options.budget, WallSeconds):  # the time budget counted the set-up
+        result.settings["budget_seconds"] = options.budget.seconds
     result = EvidenceResult.from_run(result)
     result._draw_source = (reservoir_states(arms), arms)
     result.issued = tuple(alerts)

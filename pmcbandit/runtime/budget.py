@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from pmcbandit._validation import check_positive
 
-__all__ = ["Budget", "WallSeconds", "CpuSeconds", "Pulls", "TargetSE", "as_budget", "Progress"]
+__all__ = ["Budget", "WallSeconds", "CpuSeconds", "Pulls", "TargetSE", "as_budget", "budget_label", "Progress"]
 
 
 class Progress(NamedTuple):
@@ -203,3 +203,13 @@ def as_budget(budget, door: str = "run") -> Budget:
     if not budget > 0 or budget != budget or budget == float("inf"):
         raise ValueError(f"The 'budget' parameter of {door} must be > 0 and finite. Got {budget!r} instead.")
     return WallSeconds(float(budget))
+
+
+def budget_label(budget) -> str:
+    """The budget as the user gave it, for summaries and records: a number of wall seconds as ``"20 s"``, a
+    :class:`Budget` as its ``repr`` (a door may run its pulls on less, e.g. what set-up left of a time budget;
+    the label stays the user's).
+    """
+    if isinstance(budget, numbers.Real) and not isinstance(budget, bool):
+        return f"{float(budget):g} s"
+    return repr(budget)

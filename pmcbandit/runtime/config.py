@@ -29,11 +29,12 @@ class RunConfig:
     ``kind`` is ``"allocation"`` (a policy allocating a budget, :func:`pmcbandit.run`) or
     ``"identification"`` (a best-K algorithm, :func:`pmcbandit.identify`); fields that do not
     apply to a kind are ``None``. ``policy`` names the policy or identification algorithm and
-    ``policy_params`` its parameters; ``budget`` is the budget's ``repr``; ``streams`` the seed
-    streams' JSON form (:class:`pmcbandit.runtime.streams.Streams`). ``executor`` is the kind of executor
-    the pulls ran on (``"serial"``, ``"threads"``, ``"processes"``, ``"dask"`` or a custom
-    executor's ``kind``) and ``workers`` its worker count (threads, processes or Dask workers);
-    neither is in the fingerprint: a run stopped on a cluster may resume in-process.
+    ``policy_params`` its parameters; ``budget`` is the budget as the user gave it
+    (:func:`~pmcbandit.runtime.budget.budget_label`); ``streams`` the seed streams' JSON form
+    (:class:`pmcbandit.runtime.streams.Streams`). ``executor`` is the kind of executor the pulls ran on
+    (``"serial"``, ``"threads"``, ``"processes"``, ``"dask"`` or a custom executor's ``kind``) and
+    ``workers`` its worker count (threads, processes or Dask workers); neither is in the fingerprint: a run
+    stopped on a cluster may resume in-process.
     """
 
     kind: str

@@ -34,7 +34,7 @@ from pmcbandit._rng import check_seed
 from pmcbandit._validation import check_loop_options
 from pmcbandit.arms.base import warm_up_arms
 from pmcbandit.exceptions import PmcBanditWarning
-from pmcbandit.runtime.budget import Budget, as_budget
+from pmcbandit.runtime.budget import Budget, as_budget, budget_label
 from pmcbandit.runtime.checkpoint import check_checkpoint, run_streams, warn_if_reused
 from pmcbandit.runtime.config import RunConfig
 from pmcbandit.runtime.engine import Engine
@@ -58,6 +58,9 @@ class LoopOptions(NamedTuple):
     callback: Callable | None
     checkpoint: str | os.PathLike | None
     checkpoint_every: float
+    #: The budget as the user gave it (:func:`~pmcbandit.runtime.budget.budget_label`): ``settings["budget"]``, also
+    #: when a door runs the pulls on what set-up left of it.
+    budget_label: str = ""
 
 
 class DoorRun(NamedTuple):
@@ -87,6 +90,7 @@ def loop_options(
     ``random_seed`` is only checked here (an int >= 0, a Generator or None); :func:`drive_run`
     converts it.
     """
+    label = budget_label(budget)
     budget = as_budget(budget, door)
     check_seed(random_seed, door)
     check_loop_options(
@@ -112,6 +116,7 @@ def loop_options(
         callback,
         checkpoint,
         float(checkpoint_every),
+        label,
     )
 
 
@@ -149,7 +154,7 @@ def drive_run(
         ):  # compile before the clock starts (Arm.warm_up); workers do it on install
             warm_up_arms(arms)
         run_config = RunConfig(
-            budget=repr(options.budget),
+            budget=options.budget_label or repr(options.budget),
             arm_names=tuple(a.name for a in arms),
             families=tuple(a.family for a in arms),
             log_scale=engine.log_scale,
