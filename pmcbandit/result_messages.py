@@ -65,12 +65,7 @@ class RunMessages:
         rel = self.reliability
         bad = np.flatnonzero(rel.unreliable)
         if bad.size and self.interval_status != "no_reliable_arm":
-            # An arm is flagged when its k-hat first exceeds the threshold; its final k-hat, on all its
-            # weights, may have come back below it.
-            detail = ", ".join(
-                f"{self.arm_names[k]} (k-hat {rel.khat[k]:.2f}, threshold {rel.threshold[k]:.2f} at S = "
-                f"{rel.n_weights[k]})" for k in bad
-            )
+            detail = ", ".join(self._failed_text(k) for k in bad)
             out.append(f"arms whose importance weights failed the Pareto k-hat check were given no weight and not "
                        f"chosen again (the answer rests on the arms that passed): {detail}")
         unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
@@ -79,6 +74,21 @@ class RunMessages:
             out.append(f"arms with too few importance weights for a Pareto k-hat were given no weight, as arms whose "
                        f"k-hat passed are combined: {detail}")
         return out
+
+    def _failed_text(self, k: int) -> str:
+        """How arm ``k`` failed the Pareto k-hat check: the k-hat and threshold at the weight count where it failed
+        (an arm taken out during the run is judged on the weights it had then), and its final k-hat on all its
+        weights when that count differs (it may have come back below the threshold).
+        """
+        rel = self.reliability
+        failed = rel.failed[k] if rel.failed is not None else np.full(3, np.nan)
+        if np.isnan(failed[0]):  # not recorded (a run read from an earlier file): the final fit
+            failed = (rel.khat[k], rel.threshold[k], rel.n_weights[k])
+        khat, threshold, n = float(failed[0]), float(failed[1]), int(failed[2])
+        text = f"{self.arm_names[k]} (k-hat {khat:.2f} above the threshold {threshold:.2f} at S = {n}"
+        if n != int(rel.n_weights[k]) and rel.khat[k] == rel.khat[k]:
+            text += f"; {rel.khat[k]:.2f} on all its {int(rel.n_weights[k])} weights"
+        return text + ")"
 
     def warnings(self) -> list[WarningText]:
         """What may make the answer wrong or leaves it without its guarantee, each with the action that

@@ -266,9 +266,13 @@ def _reasons(engine, learner, statuses) -> list[str]:
         if status == "quarantined":
             out.append(f"quarantined after {int(engine.faults[i])} faulty pulls")
         elif status == "unreliable":
+            khat, threshold, n = rel.failed[i]
+            if khat != khat:  # flagged without a record of when: its current fit
+                khat, threshold, n = rel.khat[i], rel.threshold[i], rel.n_weights[i]
+            final = (f"; {rel.khat[i]:.2f} on all its {int(rel.n_weights[i])} weights"
+                     if int(n) != int(rel.n_weights[i]) and rel.khat[i] == rel.khat[i] else "")
             out.append(f"khat: the Pareto k-hat of its importance weights exceeded the reliability threshold "
-                       f"(final k-hat {rel.khat[i]:.2f}, threshold {rel.threshold[i]:.2f} at {int(rel.n_weights[i])} "
-                       f"weights)")
+                       f"(k-hat {khat:.2f}, threshold {threshold:.2f} at {int(n)} weights{final})")
         else:
             out.append(learner.reasons[i])
     return out

@@ -204,6 +204,9 @@ def from_inference_data(idata):
             np.asarray(summary["unreliable"].values, dtype=bool),
             np.asarray(summary["log_w_var"].values, dtype=np.float64) if "log_w_var" in summary else None,
             np.asarray(summary["tail_excess"].values, dtype=np.float64) if "tail_excess" in summary else None,
+            np.stack([np.asarray(summary[v].values, dtype=np.float64) for v in
+                      ("khat_failed", "khat_failed_threshold", "n_weights_failed")], axis=1)
+            if "khat_failed" in summary else None,
         )
     return result_type("run")(
         arm_names=[str(a) for a in summary["arm"].values],

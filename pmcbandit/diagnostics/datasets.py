@@ -275,6 +275,12 @@ def _arm_summary(result) -> xr.Dataset:
         "unreliable": (np.asarray(result.reliability.unreliable, dtype=bool),
                        "k-hat above its threshold: no combination weight, not chosen again"),
     }
+    failed = result.reliability.failed
+    if failed is not None:
+        spec["khat_failed"] = (np.asarray(failed[:, 0], dtype=np.float64),
+                               "k-hat at which an unreliable arm failed the check; NaN for the others")
+        spec["khat_failed_threshold"] = (np.asarray(failed[:, 1], dtype=np.float64), "the threshold it exceeded")
+        spec["n_weights_failed"] = (np.asarray(failed[:, 2], dtype=np.float64), "its weights then")
     status = (t["status"], _ARM_STATUS, "state of the arm at the end of the run")
     return _arm_dataset(result.arm_names, spec, status=status,
                         attrs={"shift": float(result.shift), "log_scale": int(result.log_scale)})

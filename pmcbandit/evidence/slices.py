@@ -65,6 +65,7 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
     unreliable = np.zeros(n_arms, dtype=bool)
     spread = np.full(n_arms, np.nan)  # an arm in several slices: the largest spread (the cautious one)
     excess = np.full(n_arms, np.nan)  # an arm in several slices: the tails' second moments add up
+    failed = np.full((n_arms, 3), np.nan)  # an arm in several slices: the k-hat it first failed with
     quarantined = np.zeros(n_arms, dtype=bool)
     pulls = np.zeros(n_arms, dtype=np.int64)
     rows = decisions = 0
@@ -91,6 +92,9 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
             if rel.khat[local] == rel.khat[local] and not rel.khat[local] <= khat[k]:
                 khat[k], threshold[k] = rel.khat[local], rel.threshold[local]
         unreliable[index] |= rel.unreliable
+        if rel.failed is not None:  # the first slice in which an arm failed says at what k-hat
+            first = index[~np.isnan(rel.failed[:, 0]) & np.isnan(failed[index, 0])]
+            failed[first] = rel.failed[np.isin(index, first)]
         if rel.log_w_var is not None:
             spread[index] = np.fmax(spread[index], rel.log_w_var)
         if rel.tail_excess is not None:
@@ -110,5 +114,5 @@ def merge_slices(arm_names: list[str], slices: list[tuple[list[int], RunResult]]
     history = History.from_npz_dict(data)
     first = slices[0][1]
     merged = RunResult(arm_names, history, first.combine, first.log_scale, quarantined, settings, None,
-                       ArmReliability(khat, threshold, n_weights, unreliable, spread, excess), notes)
+                       ArmReliability(khat, threshold, n_weights, unreliable, spread, excess, failed), notes)
     return EvidenceResult.from_run(merged)

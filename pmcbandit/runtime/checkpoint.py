@@ -87,6 +87,7 @@ class _Stored(NamedTuple):
     unreliable_since: np.ndarray | None
     tails: WeightTails | None
     untrusted_log: np.ndarray | None
+    failed_khat: np.ndarray | None = None
 
 
 def _bad(path, door: str, requirement: str) -> ValueError:
@@ -139,7 +140,8 @@ def _read(path, door: str) -> _Stored:
             return _Stored(version, settings, history, int(data["selected"]),
                            np.asarray(data["se_watch"]) if "se_watch" in data else None,
                            bool(data["info_replayable"]) if "info_replayable" in data else True, unreliable, tails,
-                           untrusted)
+                           untrusted, np.asarray(data["failed_khat"], dtype=np.float64) if "failed_khat" in data
+                           else None)
     except ValueError as err:
         if str(err).startswith("The 'checkpoint' parameter"):
             raise
@@ -169,6 +171,7 @@ def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:
     data["version"] = np.asarray(CHECKPOINT_VERSION)
     data["info_replayable"] = np.asarray(engine.info_replayable)
     data["unreliable_since"] = engine.unreliable_since.copy()
+    data["failed_khat"] = engine.failed_khat.copy()
     if engine.tails is not None:
         data.update(engine.tails.to_npz_dict("tails_"))
         data["untrusted_log"] = np.asarray(engine.untrusted_log, dtype=np.int64).reshape(-1, 2)
@@ -231,6 +234,8 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
         )
     if stored.unreliable_since is not None:
         engine.unreliable_since[:] = stored.unreliable_since
+    if stored.failed_khat is not None and stored.failed_khat.shape == engine.failed_khat.shape:
+        engine.failed_khat[:] = stored.failed_khat
     if engine.tails is not None and stored.tails is not None:
         engine.tails = stored.tails
         if stored.untrusted_log is not None:

@@ -150,6 +150,7 @@ class Engine:
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
         self.unreliable_since = np.full(self.n_arms, -1, dtype=np.int64)
+        self.failed_khat = np.full((self.n_arms, 3), np.nan)  # (k-hat, threshold, weights) when an arm was flagged
         self.untrusted_log: list[tuple[int, int]] = []  # (decision, arm) where an arm's untrusted flag changed
         self.untrusted_replay = 0  # decisions whose untrusted masks come from the log (a resumed run)
         self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
@@ -344,7 +345,7 @@ class Engine:
                 khat[arm] = self.tails.khat(arm, refresh=final)
                 above = self.tails.unreliable(arm)
                 if final and self.unreliable_since[arm] < 0 and above:
-                    self.unreliable_since[arm] = self.selected
+                    self._flag(arm)
                 flagged[arm] |= above
                 threshold[arm] = self.tails.threshold(arm)
                 counts[arm] = self.tails.counts[arm]
@@ -352,7 +353,12 @@ class Engine:
                     spread[arm] = self.tails.log_weight_variance(arm)
                 else:
                     excess[arm] = self.tails.tail_excess(arm)
-        return ArmReliability(khat, threshold, counts, flagged, spread, excess)
+        return ArmReliability(khat, threshold, counts, flagged, spread, excess, self.failed_khat.copy())
+
+    def _flag(self, arm: int) -> None:
+        """Mark ``arm`` unreliable from the current decision on, keeping the k-hat it failed with."""
+        self.unreliable_since[arm] = self.selected
+        self.failed_khat[arm] = (self.tails.khat(arm), self.tails.threshold(arm), self.tails.counts[arm])
 
     def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
         """Accumulate an arm's log weights; take it out of play once it is hopeless, or above its threshold under a
@@ -362,7 +368,7 @@ class Engine:
         self._stale[arm] = True
         retire = self.tails.unreliable(arm) if self.learner.stops else self.tails.hopeless(arm)
         if self.unreliable_since[arm] < 0 and retire:
-            self.unreliable_since[arm] = self.selected
+            self._flag(arm)
 
     def absorb(self, row: Row) -> None:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)

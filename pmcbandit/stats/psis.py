@@ -402,7 +402,10 @@ class ArmReliability(NamedTuple):
     ``log_w_var`` is the sample variance :math:`s^2` of an unchecked arm's log weights (NaN for
     other arms, ``None`` when not recorded), read by :attr:`undersampled`; ``tail_excess`` is
     :meth:`WeightTails.tail_excess` of an arm with a k-hat (NaN for other arms, ``None`` when not
-    recorded), read by the combination (:mod:`pmcbandit.stats.pareto_tail`, "The tail's share of the variance").
+    recorded), read by the combination (:mod:`pmcbandit.stats.pareto_tail`, "The tail's share of the variance");
+    ``failed`` holds, per arm flagged ``unreliable``, the k-hat, threshold and weight count at which it failed the
+    check (shape ``(n_arms, 3)``, NaN rows for the others; ``None`` when not recorded): an arm taken out during
+    the run is judged on the weights it had then, and its final k-hat, on all of them, may be lower.
     """
 
     khat: np.ndarray
@@ -411,6 +414,7 @@ class ArmReliability(NamedTuple):
     unreliable: np.ndarray
     log_w_var: np.ndarray | None = None
     tail_excess: np.ndarray | None = None
+    failed: np.ndarray | None = None
 
     @property
     def undersampled(self) -> np.ndarray:
@@ -454,4 +458,4 @@ class ArmReliability(NamedTuple):
     def empty(cls, n_arms: int) -> "ArmReliability":
         nan = np.full(n_arms, np.nan)
         return cls(nan, nan.copy(), np.zeros(n_arms, dtype=np.int64), np.zeros(n_arms, dtype=bool), nan.copy(),
-                   nan.copy())
+                   nan.copy(), np.full((n_arms, 3), np.nan))
