@@ -393,10 +393,12 @@ class RunResult(RunMessages):
 
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per-arm summary: pulls, faults, mean (working scale), variance V_k of an observation,
-        mean cost delta_k, V*delta, combination weight, Pareto k-hat of its importance weights with
-        its threshold and weight count, the variance of its log weights while too few for a k-hat
-        (``log_w_var``, :attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`), the second moment its
-        fitted tail adds (``tail_excess``, :attr:`tail_scale`), quarantined flag and status.
+        mean cost delta_k, V*delta (``var_cost``; in a log-scale run the scale-free V*delta / Z-hat^2, both on
+        the working scale, which :meth:`summary` heads ``V·δ/Ẑ²`` and the variance-cost plot draws),
+        combination weight, Pareto k-hat of its importance weights with its threshold and weight count, the
+        variance of its log weights while too few for a k-hat (``log_w_var``,
+        :attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`), the second moment its fitted tail adds
+        (``tail_excess``, :attr:`tail_scale`), quarantined flag and status.
         """
         k = len(self.arm_names)
         arms = self.history.column("arm")
@@ -414,7 +416,7 @@ class RunResult(RunMessages):
             mean=c.mean,
             var=c.var,
             cost=mean_cost,
-            var_cost=c.var * mean_cost,
+            var_cost=self._var_cost(c.var * mean_cost),
             weight=c.weights,
             khat=rel.khat,
             khat_threshold=rel.threshold,
@@ -425,10 +427,20 @@ class RunResult(RunMessages):
             status=self.arm_status(),
         )
 
+    def _var_cost(self, var_cost: np.ndarray) -> np.ndarray:
+        """``V·δ`` in the table's unit: as it is for a linear run; divided by the estimate squared for a log-scale run,
+        whose working scale is shifted by a constant the user never sees (the ratio does not depend on it).
+        """
+        if not self.log_scale:
+            return var_cost
+        z = self.combined.estimate
+        return var_cost / z**2 if z == z and z != 0 else np.full_like(var_cost, np.nan)
+
     def summary(self) -> str:
         """A readable table (the CLI prints it): the estimate with its SE and 95% interval (or why
         there is none), then per arm its pulls, faults, V·δ (variance of an observation times its
-        mean cost, the quantity the bandit minimises, Neufeld et al. 2014, Sec. 5), cost, weight,
+        mean cost, the quantity the bandit minimises, Neufeld et al. 2014, Sec. 5; ``V·δ/Ẑ²`` in a log-scale run,
+        as :meth:`arm_table` and the variance-cost plot), cost, weight,
         Pareto k-hat and status, then every warning (``warning:``) and note (``note:``).
         """
         t = self.arm_table()
@@ -459,7 +471,8 @@ class RunResult(RunMessages):
         lines = [
             head,
             about,
-            f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ':>11} {'cost/pull':>10} {'weight':>7} {'k-hat':>6}  status",
+            f"{'arm':>14} {'pulls':>7} {'faults':>6} {'V·δ/Ẑ²' if self.log_scale else 'V·δ':>11} {'cost/pull':>10} "
+            f"{'weight':>7} {'k-hat':>6}  status",
         ]
         for i in range(len(self.arm_names)):
             khat = f"{t['khat'][i]:6.2f}" if np.isfinite(t["khat"][i]) else f"{'-':>6}"

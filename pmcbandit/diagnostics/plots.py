@@ -236,7 +236,8 @@ def plot_variance_cost(result, ax=None) -> Axes:
     The cost-aware bandit of Neufeld et al. (2014), Sec. 5, converges on the arm minimising
     :math:`V_k\\delta_k`; each bar is annotated with the arm's pulls. For log-scale runs the
     bars show the relative :math:`V_k\\delta_k/\\hat Z^2` (scale-free; the ranking is the
-    same). Arms without a variance estimate get no bar.
+    same). The bars are the ``var_cost`` column of :meth:`~pmcbandit.result.RunResult.arm_table` and the
+    summary's, in the same unit. Arms without a variance estimate get no bar.
 
     Parameters
     ----------
@@ -251,9 +252,7 @@ def plot_variance_cost(result, ax=None) -> Axes:
     result = _as_result(result, "plot_variance_cost")
     ax = _axes(ax, "plot_variance_cost")
     t = result.arm_table()
-    vd = np.asarray(t["var_cost"], dtype=np.float64)
-    if result.log_scale:
-        vd = vd / result.combined.estimate**2
+    vd = np.asarray(t["var_cost"], dtype=np.float64)  # the summary's column: V·δ/Ẑ² in a log-scale run
     height = np.where(np.isfinite(vd) & (vd > 0), vd, np.nan)
     k = len(result.arm_names)
     bars = ax.bar(np.arange(k), height, color=[f"C{i}" for i in range(k)], edgecolor="k", linewidth=0.5)
@@ -272,7 +271,8 @@ def plot_variance_cost(result, ax=None) -> Axes:
     else:
         ax.text(0.5, 0.5, "no arm has a variance estimate", transform=ax.transAxes, ha="center")
     ax.set_xticks(np.arange(k), [_arm_label(result, i) for i in range(k)], rotation=30, ha="right")
-    ax.set_ylabel("relative V·δ  (V/Ẑ² · cost)" if result.log_scale else "V·δ  (variance × cost per pull)")
+    ax.set_ylabel("V·δ/Ẑ²  (variance / Ẑ² × cost per pull)" if result.log_scale
+                  else "V·δ  (variance × cost per pull)")
     ax.set_title("Variance × cost per arm")
     return ax
 

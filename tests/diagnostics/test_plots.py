@@ -134,8 +134,12 @@ def test_variance_cost_bars(request, name):
     assert len(bars) == len(result.arm_names)
     assert ax.get_yscale() == "log"
     t = result.arm_table()
-    expected = t["var_cost"] / (result.combined.estimate**2 if result.log_scale else 1.0)
-    np.testing.assert_allclose([b.get_height() for b in bars], expected, rtol=1e-12)
+    np.testing.assert_allclose([b.get_height() for b in bars], t["var_cost"], rtol=1e-12)  # the summary's unit
+    column = "V·δ/Ẑ²" if result.log_scale else "V·δ"
+    assert column in result.summary().splitlines()[2] and ax.get_ylabel().startswith(column + " ")
+    rows = result.summary().splitlines()[3:3 + len(result.arm_names)]
+    printed = [float(row.split()[3]) for row in rows]  # arm, pulls, faults, V·δ: as printed (4 significant digits)
+    np.testing.assert_allclose([b.get_height() for b in bars], printed, rtol=5e-4)
     labels = [txt.get_text() for txt in ax.texts]
     assert [lab.split()[0] for lab in labels] == [str(p) for p in t["pulls"]]
     assert [b.get_hatch() == "//" for b in bars] == list(result.quarantined)
