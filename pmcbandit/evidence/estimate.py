@@ -29,7 +29,8 @@ to the answer: building the default pool (compiling the model's density, the mul
 search, timing the AIS arms) is counted in it, and the pulls get what is left, at least
 :data:`MIN_RUN_SHARE` of the budget (so a set-up longer than the budget overshoots it by that
 share). Set-up is announced and reported on the ``pmcbandit`` logger at INFO, and its seconds and
-the run's are in ``result.settings["setup_seconds"]`` and ``["run_seconds"]``. Pull-count,
+the run's are in ``result.settings["setup_seconds"]`` and ``["run_seconds"]``; the budget the result
+reports is the one given (``settings["budget"]``), never what set-up left of it. Pull-count,
 target-SE and CPU-time budgets count pulls (or this process's CPU time during the run) only.
 """
 
@@ -172,8 +173,9 @@ def estimate_evidence(
     budget, combine, random_seed, reward, policy_kwargs, max_in_flight, pull_timeout, executor, max_faults
         As in :func:`pmcbandit.run`; a float budget is seconds of wall time from the call to the
         answer: building the default pool is counted in it (the pulls get what is left, at least
-        :data:`MIN_RUN_SHARE` of it; ``result.settings["setup_seconds"]`` and ``["run_seconds"]``).
-        Arms passed in were built before the call and are not counted. With
+        :data:`MIN_RUN_SHARE` of it; ``result.settings["setup_seconds"]`` and ``["run_seconds"]``). The result
+        reports the budget as given (``settings["budget"]``, e.g. ``"20 s"``, and ``["budget_seconds"]``), and its
+        advice in seconds counts the set-up. Arms passed in were built before the call and are not counted. With
         ``executor="processes"`` or a Dask ``Client`` the arms are built here and shipped to the
         workers as the ``pm.Model`` they estimate, each worker compiling one density for all of
         them (``docs/scale_out.md``).
