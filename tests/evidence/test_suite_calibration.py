@@ -6,9 +6,9 @@ se_ref²)`` (``tests/tolerance.py``), with its interval printed (status ``ok`` o
 disagree, ``random_effects``). Budgets are ``Pulls`` with declared costs (``cost="logp_evals"``) and
 fixed seeds, so every check is deterministic and can fail. At these budgets the AIS check arm's share (a tenth of
 the pulls) is short of the 30 observations the consistency test needs, so an answer no second family checked is
-accepted too (``no_cross_check``, its interval printed with that label): the checks here are of coverage. The default suite runs a small pool
-(AIS arms of 20 and 100 steps, 80 pulls); the ``slow`` version the paper's AIS lengths where the
-model is cheap enough and 400 pulls.
+accepted too (``no_cross_check``, its interval printed with that label): the checks here are of coverage. The
+default suite runs a small pool (AIS arms of 20 and 100 steps, 80 pulls); the ``slow`` version the paper's AIS
+lengths where the model is cheap enough and 400 pulls.
 """
 
 import functools
