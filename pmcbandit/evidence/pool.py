@@ -176,7 +176,9 @@ def evidence_arms(
         gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its
         dimension, given at most :data:`~pmcbandit.evidence.pilots.PILOT_MAX_SHARE` of the time left (after
         compiling the gradient) when timed; a pilot that runs past it, or cannot be run, leaves out the HMC and
-        pilot-t arms, and a note says why. Where the pilot-t arms come without an HMC arm and the mode search
+        pilot-t arms, and a note says why. With the pilot-t arms comes a ``"scale-mix"`` arm where the Laplace fit
+        and the pilot's moments differ in scale (:func:`~pmcbandit.evidence.importance.scale_mix_arms`). Where the
+        pilot-t arms come without an HMC arm and the mode search
         found an interior mode, their moments come instead from HMC at the posterior started around that mode
         (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
         kernel, so a timed run needs only :data:`~pmcbandit.evidence.pilots.POSTERIOR_PILOT_MIN_RUN_SECONDS` left
