@@ -1,7 +1,6 @@
 """The importance-sampling arms of the default evidence pool: Laplace-t arms over a mode search, pilot-t arms over the
 HMC pilot's or the posterior pilot's moments, a scale-mix arm over both where their scales differ, and the set-up
-check that says whether an importance arm's weights
-pass.
+check that says whether an importance arm's weights pass.
 
 :func:`pmcbandit.evidence.pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
 ``laplace_proposals``, ``pilot_is`` and ``refine`` rules); this module builds them. Each proposal is fixed before any
