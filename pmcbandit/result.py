@@ -46,6 +46,15 @@ What is reported (``interval_status``)
    ``"no_reliable_arm"`` comes first, before the consistency test: when every arm with observations
    was flagged unreliable, neither their combination nor their random-effects interval is one to
    read.
+4. An estimator pool (some arm declares :attr:`~pmcbandit.arms.base.Arm.family`) whose interval would be ``"ok"`` is
+   ``"no_cross_check"`` instead when the arms compared in step 2 do not span two declared families: the answer
+   rests on one family (the others failed :math:`\\hat k`, were not pulled enough, or the pool has no other), and an
+   error every arm of that family shares (an annealing path through a first-order phase transition that finds one
+   of two components, Skilling 2006, Sec. 7; importance proposals that all miss a mode) cannot show in their
+   agreement. The interval is printed, labelled so, and :attr:`RunResult.interval_reliable` is false. Arms of no
+   declared family (``family=None``, a user's callables given to :func:`pmcbandit.run`) make no claim either way:
+   a run whose arms declare none is judged by steps 1-3 alone. ``"random_effects"`` and ``"too_few_observations"``
+   come first: they already say the interval is not a plain one.
 """
 
 from __future__ import annotations
@@ -71,7 +80,7 @@ __all__ = ["RunResult", "ArmReliability", "INTERVAL_STATUS", "MIN_INTERVAL_DOF",
 
 #: Fewest effective degrees of freedom of an SE for its interval to be reported as one.
 MIN_INTERVAL_DOF = MIN_WEIGHTED_DOF
-INTERVAL_STATUS = ("ok", "random_effects", "too_few_observations", "no_reliable_arm", "no_estimate")
+INTERVAL_STATUS = ("ok", "random_effects", "no_cross_check", "too_few_observations", "no_reliable_arm", "no_estimate")
 
 
 @declare_result("run")
@@ -247,11 +256,15 @@ class RunResult(RunMessages):
             return "random_effects"
         if not c.df >= MIN_INTERVAL_DOF or self._spread_arms.size:
             return "too_few_observations"
+        if self._one_family:
+            return "no_cross_check"
         return "ok"
 
     @property
     def interval_reliable(self) -> bool:
-        """Whether the reported interval is one to print (``"ok"`` or ``"random_effects"``)."""
+        """Whether the reported interval carries its guarantee (``"ok"`` or ``"random_effects"``); a
+        ``"no_cross_check"`` interval is printed, labelled, but is not one (step 4 of the module docstring).
+        """
         return self.interval_status in ("ok", "random_effects")
 
     @cached_property
@@ -457,6 +470,8 @@ class RunResult(RunMessages):
             head += f" ({band}, random effects: the arms disagree)"
         elif status == "ok":
             head += f" ({band})"
+        elif status == "no_cross_check":
+            head += f" ({band}, no cross check: one estimator family, no second family checked it)"
         elif status == "no_estimate":
             head = "no estimate: no valid observation"
         else:

@@ -102,9 +102,10 @@ class RunMessages:
           (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`) — ``UnreliableArmWarning``, with
           the budget that would give them enough at this run's settings;
         * the arms disagree (random-effects interval) — :class:`~pmcbandit.exceptions.NoGuaranteeWarning`;
-        * no independent check although the pool spans two estimator families (unless said before
-          the run) — ``NoGuaranteeWarning``, with the budget that would let the check run, estimated
-          from this run's costs;
+        * no independent check: the arms compared span fewer than two of the estimator families the pool
+          declares (interval status ``"no_cross_check"``; unless said before the run) — ``NoGuaranteeWarning``,
+          with the budget that would let the check run, estimated from this run's costs, or, for a pool of one
+          family, the advice to add another;
         * too few observations for an interval — ``NoGuaranteeWarning``.
         """
         out = list(self.issued)
@@ -144,18 +145,18 @@ class RunMessages:
                     "disagreement",
                 )
             )
-        elif self._unchecked_families() and not any(
-            getattr(m, "topic", "") == "independent_check" for m in self.issued
-        ):
-            out.append(
-                WarningText(
-                    f"no independent check: the arms compared for consistency ({self._families_compared() or 'none'}) "
-                    f"do not span two estimator families of the pool ({sorted(set(self._families()) - {None})}), so an "
-                    f"error every arm of one family shares would go unseen: {self._check_advice()}",
-                    NoGuaranteeWarning,
-                    "independent_check",
-                )
-            )
+        elif self._one_family and not any(getattr(m, "topic", "") == "independent_check" for m in self.issued):
+            pool = self._pool_families()
+            if len(pool) >= 2:
+                text = (f"no independent check: the arms compared for consistency "
+                        f"({self._families_compared() or 'none'}) do not span two estimator families of the pool "
+                        f"({pool}), so an error every arm of one family shares would go unseen: "
+                        f"{self._check_advice()}")
+            else:
+                text = (f"no independent check: every arm of the pool is of the estimator family {pool[0]!r}, so an "
+                        "error they all share would go unseen: add arms of another family (estimate_evidence's "
+                        "default pool has importance and annealing arms)")
+            out.append(WarningText(text, NoGuaranteeWarning, "independent_check"))
         if status == "too_few_observations" and not short.size:  # the spread warning says why
             out.append(
                 WarningText(
@@ -345,7 +346,13 @@ class RunMessages:
         families = self._families()
         return sorted({families[k] for k in self.consistency.compared if families[k] is not None})
 
-    def _unchecked_families(self) -> bool:
-        """The pool has two estimator families or more, but fewer were compared (:mod:`pmcbandit.runtime.guards`)."""
-        pool = {f for f in self._families() if f is not None}
-        return len(pool) >= 2 and len(self._families_compared()) < 2
+    def _pool_families(self) -> list[str]:
+        """The estimator families the pool's arms declare (``None`` left out)."""
+        return sorted({f for f in self._families() if f is not None})
+
+    @property
+    def _one_family(self) -> bool:
+        """Some arm declares an estimator family, and the arms compared for consistency span fewer than two
+        (``"no_cross_check"``, step 4 of :mod:`pmcbandit.result`).
+        """
+        return bool(self._pool_families()) and len(self._families_compared()) < 2

@@ -120,6 +120,35 @@ def test_agreeing_arms_keep_the_fixed_effect_interval():
     assert not messages
 
 
+@pytest.mark.parametrize("families, status", [
+    ((None, None), "ok"),  # a user's arms of no declared family: no claim either way
+    (("importance", "annealing"), "ok"),  # two families compared: the check ran
+    (("importance", "importance"), "no_cross_check"),  # one family only: the check could not run
+    (("importance", None), "no_cross_check"),  # a declared family and an arm of none: still one family
+])
+def test_an_answer_no_second_family_checked_is_not_ok(families, status):
+    arms = [_WeightArm(name, "lognormal", z=3.0, family=f) for name, f in zip("ab", families)]
+    res, messages = _run(arms, random_seed=4, budget=pb.Pulls(200), policy="uniform")
+    assert not res.consistency.flagged and res.interval_status == status
+    assert res.interval_reliable == (status == "ok")
+    head = res.summary().splitlines()[0]
+    assert "95% CI" in head and ("no cross check" in head) == (status != "ok")
+    checks = [m for m in messages if "no independent check" in m]
+    assert len(checks) == (status != "ok")
+    if checks:
+        assert "'importance'" in checks[0] and "add arms of another family" in checks[0]
+    assert res.to_inference_data().attrs["interval_status"] == status
+
+
+def test_an_unpulled_second_family_leaves_the_answer_unchecked():
+    """An arm of the second family that never reached the consistency test's observations does not check."""
+    arms = [_WeightArm("a", "lognormal", z=3.0, family="importance"),
+            _WeightArm("b", "lognormal", z=3.0, size=1, family="annealing")]  # one weight a pull, as AIS
+    res, messages = _run(arms, random_seed=4, budget=pb.Pulls(12), policy="uniform")
+    assert res.interval_status == "no_cross_check"
+    assert any("no independent check" in m and "['annealing', 'importance']" in m for m in messages)
+
+
 def test_too_few_observations_are_flagged_not_printed_as_an_interval():
     arms = [pb.CallableArm(lambda rng: rng.normal(1.0, 1.0), name="one-value", cost=1.0)]
     res, messages = _run(arms, random_seed=5, budget=pb.Pulls(4), policy="ucb1")
@@ -236,15 +265,16 @@ def test_the_spread_rule_needs_ten_weights_and_becomes_an_error_under_a_filter()
 
 def test_an_arm_too_spread_for_its_weights_is_left_out_of_the_consistency_test():
     """Both arms estimate Z = 1; the spread one (40 weights of log-variance 9) reads low by more than its SE, which
-    the consistency test would take for a disagreement (seed 2): it is left out of the test, and the missing check
-    is reported with the action that would give it."""
+    the consistency test would take for a disagreement (seed 2): it is left out of the test, the answer rests on
+    one family (``"no_cross_check"``), and the missing check is reported with the action that would give it."""
     spread = _SpreadArm("spread", 9.0)
     spread.family = "annealing"
     arms = [_WeightArm("checked", "lognormal", family="importance"), spread]
     res, messages = _run(arms, random_seed=2, budget=pb.Pulls(80), policy="uniform")
     assert res.reliability.undersampled.tolist() == [False, True]
     assert not res.consistency.flagged and 1 not in list(res.consistency.compared)
-    assert res.interval_status == "ok"
+    assert res.interval_status == "no_cross_check" and not res.interval_reliable
+    assert "no cross check" in res.summary().splitlines()[0] and "95% CI" in res.summary().splitlines()[0]
     check = [m for m in res.warnings() if m.topic == "independent_check"]
     assert len(check) == 1 and "spread was left out of the comparison" in check[0]
     assert "annealing steps" in check[0] and not any("disagree" in m for m in messages)

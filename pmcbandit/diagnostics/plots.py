@@ -365,8 +365,10 @@ def _draw_run(result, fig: Figure, level: float, x: str, reference, run=None) ->
     else:
         lo, hi = result.ci(level)
         head = f"estimate = {result.estimate:.6g} ± {result.se:.3g}"
+    status = result.interval_status
+    label = "" if status == "ok" else f", {status.replace('_', ' ')}"  # a flagged interval says why
     fig.suptitle(
-        f"{head}  ({level:.0%} CI {lo:.6g} .. {hi:.6g});  {len(result.history)} pulls, "
+        f"{head}  ({level:.0%} CI {lo:.6g} .. {hi:.6g}{label});  {len(result.history)} pulls, "
         f"policy {result.settings.get('policy', '?')}"
     )
 

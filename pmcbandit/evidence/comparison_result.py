@@ -26,7 +26,8 @@ Every model keeps its evidence checks (Pareto :math:`\hat k`, the arms' consiste
 status of :class:`~pmcbandit.result.RunResult`). :attr:`ModelComparison.best` names the leading
 model only when every model's interval is reliable (``"ok"`` or ``"random_effects"``): a flagged
 evidence could be anything, so it could be the best; otherwise ``best`` is ``None`` and a warning
-says which models are flagged.
+says which models are flagged. An evidence no second estimator family checked (``"no_cross_check"``) is
+flagged too: an error its one family shares would move it by more than its standard error.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The importance-sampling arms of the default evidence pool: Laplace-t arms over a mode search, pilot-t arms over the
-HMC pilot's or the posterior pilot's moments, and the set-up check that says whether an importance arm's weights
-pass.
+HMC pilot's or the posterior pilot's moments, a scale-mix arm over both where their scales differ, and the set-up
+check that says whether an importance arm's weights pass.
 
 :func:`pmcbandit.evidence.pool.evidence_arms` decides which of them a pool gets and when (its ``laplace``,
 ``laplace_proposals``, ``pilot_is`` and ``refine`` rules); this module builds them. Each proposal is fixed before any
@@ -18,7 +18,7 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
 __all__ = ["DEFAULT_LAPLACE_PROPOSALS", "arm_name", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
-           "laplace_arms", "setup_check_passes", "pilot_arms"]
+           "laplace_arms", "setup_check_passes", "pilot_arms", "SCALE_MIX_RATIO", "scale_mix_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
@@ -122,6 +122,51 @@ def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], so
     return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                          name=arm_name("pilot-t", df), modes=fit, cost=cost)
             for df, inflation, defensive in proposals]
+
+
+#: Geometric mean of the ratio of standard deviations between the Laplace fit and the pilot's moments above which the
+#: pool adds the ``scale-mix`` arm (:func:`scale_mix_arms`).
+SCALE_MIX_RATIO = 2.0
+
+
+def scale_mix_arms(density, laplace, pilots, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    r"""A ``scale-mix`` arm: one t mixture over the Laplace arms' modes and the pilot-t arms' moment fit, half the
+    proposal's mass each, where the two set-up fits see the posterior at very different scales (the geometric mean
+    of their standard deviations' ratio, :math:`\exp(|\log\det P_L - \log\det P_\pi| / 2d)` for precisions
+    :math:`P`, above :data:`SCALE_MIX_RATIO`); none otherwise.
+
+    A narrow component the mode search centred on (a spike) and a wide one the posterior pilot's draws sat in (a
+    slab) are both posterior mass, and each importance arm over one of them never draws the other's points, so
+    its Pareto :math:`\hat k` can pass while it misses that mass (Skilling 2006, Sec. 7, for such likelihoods). The
+    mixture draws from both. Both fits are fixed before any pull, so its weights stay unbiased for Z, as those of
+    every :class:`~pmcbandit.arms.evidence.LaplaceISArm` (the mixture and defensive share of Hesterberg 1995).
+    Concentric components of different scales are not what a k-means split of draws separates
+    (:func:`~pmcbandit.evidence.trace_arms.cluster_fit` splits by location), hence the rule on the two fits' scales.
+    ``laplace`` and ``pilots``: the pool's Laplace-t and pilot-t arms; the first of ``proposals`` sets the t.
+    """
+    import math
+
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.modes import Mode, ModeSearch
+
+    if not (laplace and pilots and proposals):
+        return []
+    found, fit = laplace[0].modes.modes, pilots[0].modes.modes[0]
+    dim = fit.location.size
+    gap = abs(np.linalg.slogdet(found[0].precision)[1] - np.linalg.slogdet(fit.precision)[1]) / (2.0 * dim)
+    if not gap > math.log(SCALE_MIX_RATIO):
+        return []
+    log_z = np.array([m.log_laplace for m in found])
+    share = (np.exp(log_z - np.logaddexp.reduce(log_z)) if np.isfinite(log_z).all()
+             else np.full(len(found), 1.0 / len(found)))
+    modes = tuple(Mode(m.location, m.precision, m.log_density, math.log(0.5 * p)) for m, p in zip(found, share))
+    modes += (Mode(fit.location, fit.precision, fit.log_density, math.log(0.5)),)
+    search = ModeSearch(modes, True, "the Laplace modes and the pilot's moments", 0, 0, len(modes), 0.0)
+    df, inflation, defensive = proposals[0]
+    notes.append(f"scale-mix arm: a t mixture over the Laplace fit and the pilot's moments, whose standard deviations "
+                 f"differ by a factor of {math.exp(gap):.3g} (geometric mean over the {dim} coordinates)")
+    return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                         name="scale-mix", modes=search, cost=cost)]
 
 
 class PilotCheck:

@@ -22,7 +22,7 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import density_for, modes_for
 from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
-                                           setup_check_passes)
+                                           scale_mix_arms, setup_check_passes)
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText, log_notes
@@ -176,7 +176,9 @@ def evidence_arms(
         gradient compilation is set-up that pays only then. The pilot then runs on the model whatever its
         dimension, given at most :data:`~pmcbandit.evidence.pilots.PILOT_MAX_SHARE` of the time left (after
         compiling the gradient) when timed; a pilot that runs past it, or cannot be run, leaves out the HMC and
-        pilot-t arms, and a note says why. Where the pilot-t arms come without an HMC arm and the mode search
+        pilot-t arms, and a note says why. With the pilot-t arms comes a ``"scale-mix"`` arm where the Laplace fit
+        and the pilot's moments differ in scale (:func:`~pmcbandit.evidence.importance.scale_mix_arms`). Where the
+        pilot-t arms come without an HMC arm and the mode search
         found an interior mode, their moments come instead from HMC at the posterior started around that mode
         (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`: no annealing and no compiled move
         kernel, so a timed run needs only :data:`~pmcbandit.evidence.pilots.POSTERIOR_PILOT_MIN_RUN_SECONDS` left
@@ -402,10 +404,11 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot,
                         step_seconds=hmc_step) for n in hmc_steps]
     arms += laplace_set
+    if pilot_set is None and want_pilot_arms and pilot is not None:
+        pilot_set = pilot_arms(density, pilot, proposals, batch_size, cost, notes)
     if pilot_set is not None:
         arms += pilot_set
-    elif want_pilot_arms and pilot is not None:
-        arms += pilot_arms(density, pilot, proposals, batch_size, cost, notes)
+        arms += scale_mix_arms(density, laplace_set, pilot_set, proposals, batch_size, cost, notes)
     arms += other_arms
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")

@@ -36,6 +36,18 @@ intervals of a run of two arms of Pareto weights of shape 0.55 miss in at most 1
 and without it in more (``tests/test_result.py``). Below :math:`\hat k \approx 0.3` the fitted
 moment and the sample's agree and the rule changes nothing.
 
+Shapes above the cap
+--------------------
+For :math:`1/2 < \hat k \le 0.7` (the arms the :math:`\hat k` rule still keeps at large :math:`S`) the
+weights' variance is infinite, and the error of their mean shrinks as :math:`S^{\hat k - 1}`, slower than
+:math:`S^{-1/2}` (the generalized central limit theorem; Vehtari et al. 2024, Sec. 3.2). PSIS's own answer is
+the Pareto-smoothed estimate with the Monte Carlo error of the smoothed weights: the :math:`M` largest weights
+replaced by the fitted tail's quantiles at :math:`(z - 1/2)/M` (:func:`smoothed_second_moment`), a finite
+moment that grows with :math:`M` as the generalized CLT's rate says. Above the cap the rule takes the larger of
+that moment at the fitted shape :math:`\hat k` and the capped shape's moment, so the variance reads the
+shape the fit found, not the cap's; below the cap nothing changes. The estimate itself stays the raw
+(unbiased) average: smoothing would bias it, and the combination needs unbiased arms.
+
 An arm with too few weights for a :math:`\hat k` (an AIS arm of a few dozen pulls, one weight each)
 has the same defect, and no tail to fit. Its log weights are sums of many small increments, one per
 annealing step, so close to normal when the steps are many (the argument of Neal 2001, "Annealed
@@ -58,7 +70,7 @@ import numpy as np
 
 from pmcbandit._validation import param_message
 
-__all__ = ["TAIL_SHAPE_CAP", "tail_excess", "tail_length", "too_spread", "variance_scale"]
+__all__ = ["TAIL_SHAPE_CAP", "smoothed_second_moment", "tail_excess", "tail_length", "too_spread", "variance_scale"]
 
 #: The largest generalized-Pareto shape at which :func:`tail_excess` evaluates the fitted tail's second moment
 #: (module docstring, "The tail's share of the variance").
@@ -86,9 +98,23 @@ def _excess_from_top(top: np.ndarray) -> float:
         return math.nan
     shape = min(float(k), TAIL_SHAPE_CAP)
     m2 = cut * cut + 2.0 * cut * sigma / (1.0 - shape) + 2.0 * sigma * sigma / ((1.0 - shape) * (1.0 - 2.0 * shape))
+    if k > TAIL_SHAPE_CAP:
+        m2 = max(m2, smoothed_second_moment(float(k), float(sigma), float(cut), int(n)))
     mx = float(top[-1])
     excess = n * m2 - float(np.exp(2.0 * (top[top.size - n:] - mx)).sum())
     return math.log(excess) + 2.0 * mx if excess > 0 else -math.inf
+
+
+def smoothed_second_moment(k: float, sigma: float, cutoff: float, n: int) -> float:
+    r"""Mean square of the ``n`` Pareto-smoothed tail weights: the fitted generalized Pareto's quantiles
+    :math:`u + \frac{\sigma}{k}\big((1 - p_z)^{-k} - 1\big)` at :math:`p_z = (z - 1/2)/n`, :math:`z = 1..n`,
+    which PSIS puts in place of the ``n`` largest weights (Vehtari et al. 2024, Sec. 3) and from whose variance it
+    computes its Monte Carlo standard error (module docstring, "Shapes above the cap"). Finite for every
+    :math:`k < 1`; ``k`` must be nonzero.
+    """
+    p = (np.arange(1, n + 1) - 0.5) / n
+    q = cutoff + sigma / k * np.expm1(-k * np.log1p(-p))
+    return float(np.mean(q * q))
 
 
 def variance_scale(count, total, squares, tail_excess, log_w_var) -> np.ndarray:

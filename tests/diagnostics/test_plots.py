@@ -151,7 +151,16 @@ def test_plot_run_and_default_axes(linear, logrun):
     fig = plot_run(logrun)
     try:
         assert len(fig.axes) == 3
-        assert "log Ẑ" in fig.get_suptitle()
+        assert "log Ẑ" in fig.get_suptitle() and logrun.interval_status == "ok"
+        assert "no cross check" not in fig.get_suptitle()
+    finally:
+        plt.close(fig)
+    one_family = logrun.recombined(logrun.combine)
+    one_family.settings = dict(logrun.settings, families=("importance", "importance"))
+    fig = plot_run(one_family)
+    try:  # an answer no second family checked says so beside its interval
+        assert one_family.interval_status == "no_cross_check" and "CI" in fig.get_suptitle()
+        assert "no cross check" in fig.get_suptitle()
     finally:
         plt.close(fig)
     ax = plot_allocation(linear)

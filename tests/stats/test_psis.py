@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from pmcbandit._compat import arviz_psis_khat
-from pmcbandit.stats.pareto_tail import (TAIL_SHAPE_CAP, _tail_fit, _top_sorted, tail_excess, tail_length, too_spread,
-                                         variance_scale)
+from pmcbandit.stats.pareto_tail import (TAIL_SHAPE_CAP, _tail_fit, _top_sorted, smoothed_second_moment, tail_excess,
+                                         tail_length, too_spread, variance_scale)
 from pmcbandit.stats.psis import (KHAT_CAP, KHAT_CAP_COUNT, SPREAD_MIN_WEIGHTS, ArmReliability, WeightTails,
                                    khat_threshold, min_sample_size, pareto_khat)
 from tests.tolerance import assert_within_se
@@ -362,6 +362,28 @@ def test_tail_excess_is_the_fitted_tails_second_moment_beyond_the_observed_one()
     assert pareto_khat(heavy) > TAIL_SHAPE_CAP and tail_excess(heavy) < math.inf
     with pytest.raises(ValueError, match=MESSAGE):
         tail_excess(np.array([0.0, np.nan] * 60))
+
+
+def test_smoothed_second_moment_is_the_mean_square_of_the_fitted_quantiles():
+    from scipy import stats
+
+    for k, sigma, cut, n in [(0.6, 0.3, 0.1, 150), (0.7, 1.0, 0.0, 40), (-0.2, 0.5, 0.2, 30)]:
+        q = cut + stats.genpareto(k, scale=sigma).ppf((np.arange(1, n + 1) - 0.5) / n)
+        assert smoothed_second_moment(k, sigma, cut, n) == pytest.approx(float(np.mean(q**2)), rel=1e-12)
+
+
+def test_a_shape_above_the_cap_is_read_at_the_larger_of_the_capped_and_the_smoothed_moment():
+    rng = np.random.default_rng(6)
+    for law in ("pareto0.6", "pareto0.7"):
+        x = sample(law, 20000, rng)
+        top = _top_sorted(x, tail_length(x.size) + 1)
+        k, sigma, cut, n = _tail_fit(top)
+        assert k > TAIL_SHAPE_CAP
+        s = TAIL_SHAPE_CAP
+        capped = cut**2 + 2 * cut * sigma / (1 - s) + 2 * sigma**2 / ((1 - s) * (1 - 2 * s))
+        m2 = max(capped, smoothed_second_moment(k, sigma, cut, n))
+        observed = np.exp(2 * (top[1:] - top[-1])).sum()
+        assert tail_excess(x) == pytest.approx(math.log(n * m2 - observed) + 2 * top[-1], rel=1e-12)
 
 
 @pytest.mark.parametrize("k, lo, hi", [(0.1, 1.0, 1.02), (0.45, 1.15, math.inf)])

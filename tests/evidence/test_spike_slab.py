@@ -1,0 +1,59 @@
+"""The default evidence pool on spike-and-slab likelihoods (:mod:`models.spike_slab`), where a tempering path has a
+first-order phase transition and annealing finds one of the two components: at fixed seeds, either the answer is
+within 4 of its standard errors of the exact log Z or its interval status is not ``"ok"``."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import pmcbandit as pb
+from models import spike_slab as ss
+
+#: (case, spike's share of the posterior, seed). At equal shares a miss of either component is off by log 2.
+#: At equal shares both families can find the same-sized half and agree on log Z - log 2, so the cross-family
+#: check passes a wrong answer: such a case needs an estimator family that neither tempers nor centres on what the
+#: set-up found (strict: they fail the day the pool answers them).
+_BOTH_HALVES = "both families read log Z - log 2 at this seed and agree (%s), so the check passes a wrong answer"
+CASES = [
+    ("spike_slab_d2", 0.5, 1),
+    ("spike_slab_d5", 0.5, 1),
+    ("spike_slab_d10", 0.8, 1),
+    ("spike_slab_d10", 0.2, 1),
+    pytest.param("spike_slab_d10", 0.5, 1, marks=pytest.mark.xfail(
+        strict=True, reason=_BOTH_HALVES % "laplace-t20 on the spike, ais-400 on the slab")),
+    ("spike_slab_d20", 0.5, 1),  # pilot-t20 and ais-8000 agree on one half; the scale-mix arm sees both
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, mass, seed", CASES)
+def test_no_wrong_answer_is_marked_ok(name, mass, seed):
+    dim, spike_sd, slab_sd, _ = ss.SPIKE_SLAB_CASES[name]
+    case = ss.spike_slab(dim, spike_sd, slab_sd, mass, name=name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pb.PmcBanditWarning)
+        res = pb.estimate_evidence(case.model, budget=pb.Pulls(400), random_seed=seed, progressbar=False)
+    z = (res.log_z - case.log_z) / res.log_z_se
+    assert abs(z) < 4 or res.interval_status != "ok", (name, mass, seed, z, res.interval_status, res.summary())
+
+
+def test_the_pool_mixes_a_spike_and_a_slab_the_set_up_saw_at_different_scales():
+    """The mode search centres the Laplace fit on the spike, the posterior pilot's draws sit in the slab: the pool
+    adds one t mixture over both (``scale-mix``); on a Gaussian posterior the two fits agree and it adds none."""
+    case = ss.spike_slab(5, 0.02, 0.2, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pb.PmcBanditWarning)
+        arms = pb.evidence_arms(case.model, ais_steps=(), pilot_is=True, prior=False)
+    by_name = {a.name: a for a in arms}
+    assert {"laplace-t", "pilot-t", "scale-mix"} <= set(by_name)
+    mix = by_name["scale-mix"]
+    spike, slab = by_name["laplace-t"].modes.modes[0], by_name["pilot-t"].modes.modes[0]
+    assert len(mix.modes.modes) == 2 and mix.mode_weights == pytest.approx([0.5, 0.5])
+    assert np.allclose(mix.modes.modes[0].precision, spike.precision)
+    assert np.allclose(mix.modes.modes[1].precision, slab.precision)
+    gaussian = ss.spike_slab(5, 0.2, 0.2 + 1e-9, 0.5)  # one scale: spike and slab the same Gaussian
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pb.PmcBanditWarning)
+        names = [a.name for a in pb.evidence_arms(gaussian.model, ais_steps=(), pilot_is=True, prior=False)]
+    assert "pilot-t" in names and "scale-mix" not in names
