@@ -203,10 +203,12 @@ def evidence_arms(
         ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
-        arms' pilots (unless ``pilot_is=True``); the AIS arms stay as the second family. The draws only fit the
-        proposals: every pull draws fresh points, so the weights stay unbiased. A trace of another model raises
-        ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01, divergences) warns
-        (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
+        arms' pilots (unless ``pilot_is=True``); the AIS arms stay as the second family, and the HMC AIS arm's mass
+        matrices, step sizes and temperatures are fitted to the draws and the prior
+        (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot. The draws only fit
+        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. A trace of another
+        model raises ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01,
+        divergences) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
     """
     from pmcbandit.arms.evidence import check_model
     from pmcbandit.evidence.trace import read_trace
@@ -241,8 +243,9 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
 
     ``trace`` (a :class:`~pmcbandit.evidence.trace.TraceDraws` of the model) puts the trace arms
     (:func:`~pmcbandit.evidence.trace_arms.trace_arms`) in place of the Laplace arms' mode search and of the pilot-t
-    arms' pilots; the Laplace arms come back only where no trace arm could be fitted (a note says why). Its warning
-    texts lead the returned ones.
+    arms' pilots, and the HMC AIS arm's settings fitted to its draws
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot; the Laplace arms come
+    back only where no trace arm could be fitted (a note says why). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
     counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
@@ -276,8 +279,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
-                   if trace is not None and laplace else [])
+    laplace_set, trace_x = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+                            if trace is not None and laplace else ([], None))
     if laplace and not laplace_set:
         laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left())
     spent = 0.0 if started is None else time.perf_counter() - started
@@ -305,6 +308,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     if want_pilot_arms and at_mode:
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
                                            notes, budget_seconds, time_left)
+    elif want_hmc and not want_pilot_arms and trace_x is not None:
+        pilot = _trace_hmc_pilot(density, trace_x, notes)
     else:
         pilot = annealing_pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
@@ -451,8 +456,10 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
-def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
-    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space, or none with a note."""
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
+    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), and those
+    draws (``None`` when fewer than two map to finite points).
+    """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms
 
@@ -460,11 +467,30 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if x.shape[0] < 2:
         notes.append(f"trace arms left out: {x.shape[0]} of the trace's draws map to finite points; the Laplace arms' "
                      "mode search runs instead")
-        return []
+        return [], None
     arms = trace_arms(density, x, proposals, batch_size, cost, notes)
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
-    return arms
+    return arms, x
+
+
+def _trace_hmc_pilot(density, x, notes: list[str]):
+    """The HMC AIS arm's settings fitted to the trace's draws ``x``
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`, no annealing pilot), or ``None`` with a note when they
+    cannot be fitted.
+    """
+    from pmcbandit.evidence.trace_pilot import trace_pilot
+
+    start = time.perf_counter()
+    try:
+        pilot = trace_pilot(density, x)
+    except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled, a degenerate trace)
+        notes.append(f"HMC AIS arm left out: its settings could not be fitted to the trace ({type(err).__name__}: "
+                     f"{err})")
+        return None
+    notes.append(f"HMC AIS arm's mass matrices, step sizes and {pilot.betas.size} temperatures fitted to the trace "
+                 f"and the prior in {time.perf_counter() - start:.3g} s, in place of the annealing pilot")
+    return pilot
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:
