@@ -74,7 +74,7 @@ def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, no
 def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """Cluster labels of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007); squared
     distances as :math:`|x|^2 - 2 x\\cdot c + |c|^2` (the :math:`|x|^2` term, the same for every centre, left out
-    of the assignment), one matrix product per step.
+    of the assignment), one matrix product per step, stopped when at most one draw in 1000 changed cluster.
     """
     n = white.shape[0]
     sq = np.einsum("ij,ij->i", white, white)
@@ -88,9 +88,10 @@ def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     labels = np.zeros(n, dtype=np.intp)
     for step in range(_KMEANS_ITERATIONS):
         new = np.argmin(np.einsum("kj,kj->k", c, c)[None, :] - 2.0 * white @ c.T, axis=1)
-        if step > 0 and np.array_equal(new, labels):
-            break
+        moved = int(np.count_nonzero(new != labels))
         labels = new
+        if step > 0 and moved <= n // 1000:
+            break
         c = np.array([white[labels == j].mean(axis=0) if np.any(labels == j) else c[j] for j in range(k)])
     return labels
 

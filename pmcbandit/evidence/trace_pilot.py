@@ -32,6 +32,7 @@ May import: the arms (the AIS arm's pilot type and defaults, the HMC kernel); ne
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import eigh
 
 __all__ = ["TRACE_PILOT_SEED", "TRACE_PILOT_CHAINS", "TRACE_PILOT_MOVES", "PRIOR_DRAWS", "trace_pilot"]
 
@@ -60,22 +61,25 @@ def trace_pilot(density, x: np.ndarray, *, seed: int = TRACE_PILOT_SEED):
     m1, s1 = _gaussian(x)
     p0, p1 = np.linalg.inv(s0), np.linalg.inv(s1)
     h0, h1 = p0 @ m0, p1 @ m1
+    # One generalised eigendecomposition, V' p0 V = I and V' p1 V = diag(lam), serves every temperature: the
+    # precision (1 - beta) p0 + beta p1 is V^-T diag((1 - beta) + beta lam) V^-1.
+    lam, vec = eigh(0.5 * (p1 + p1.T), 0.5 * (p0 + p0.T))
 
     def tempered(beta):
-        cov = np.linalg.inv((1.0 - beta) * p0 + beta * p1)
-        cov = 0.5 * (cov + cov.T)
-        return cov @ ((1.0 - beta) * h0 + beta * h1), cov
+        """Mean, covariance's diagonal and a square root of the covariance of the Gaussian at ``beta``."""
+        root = vec / np.sqrt((1.0 - beta) + beta * lam)
+        mean = root @ (root.T @ ((1.0 - beta) * h0 + beta * h1))
+        return mean, np.einsum("ij,ij->i", root, root), root
 
     betas, masses = [0.0], [_shrunk(np.diag(s0), prior.shape[0])]
     beta = 0.0
     while beta < 1.0:
-        mean, cov = tempered(beta)
-        draws = mean + rng.standard_normal((SCHEDULE_DRAWS, mean.size)) @ np.linalg.cholesky(cov).T
+        mean, _, root = tempered(beta)
+        draws = mean + rng.standard_normal((SCHEDULE_DRAWS, mean.size)) @ root.T
         _, loglik = density.logp_terms_batch(draws)
         beta = 1.0 if len(betas) >= PILOT_MAX_TEMPERATURES - 1 else _next_beta(beta, loglik, PILOT_ESS)
         betas.append(beta)
-        masses.append(_shrunk(np.diag(tempered(beta)[1]) if beta < 1.0 else np.diag(s1), x.shape[0]))
-    masses[-1] = _shrunk(np.diag(s1), x.shape[0])
+        masses.append(_shrunk(tempered(beta)[1] if beta < 1.0 else np.diag(s1), x.shape[0]))
     eps0, acc0 = _tuned_step(density, prior, 0.0, masses[0], rng, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE)
     eps1, acc1 = _tuned_step(density, x, 1.0, masses[-1], rng, HMC_LEAPFROG, HMC_TARGET_ACCEPT, HMC_PERSISTENCE)
     k = len(betas)
@@ -108,7 +112,8 @@ def _shrunk(var: np.ndarray, n: int) -> np.ndarray:
 
 def _next_beta(beta: float, loglik: np.ndarray, ratio: float) -> float:
     """The largest :math:`\\beta' \\le 1` whose weights :math:`e^{(\\beta'-\\beta)\\ell}` over the finite ``loglik``
-    keep an effective sample size of ``ratio`` times their number, by bisection (the annealing pilot's rule).
+    keep an effective sample size of ``ratio`` times their number, by bisection to a relative ``1e-9`` (the
+    annealing pilot's rule).
     """
     ll = loglik[np.isfinite(loglik)]
     if ll.size == 0:
@@ -123,7 +128,7 @@ def _next_beta(beta: float, loglik: np.ndarray, ratio: float) -> float:
     if ess(1.0) >= target:
         return 1.0
     lo, hi = beta, 1.0
-    for _ in range(64):
+    while hi - lo > 1e-9 * max(hi, 1e-3):
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if ess(mid) >= target else (lo, mid)
     return lo if lo > beta else hi
