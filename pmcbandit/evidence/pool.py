@@ -296,7 +296,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
     if want_pilot_arms and pilot_is is None and trace is not None:
-        want_pilot_arms = False  # the trace's draws describe the posterior the pilots would
+        # The trace's draws describe the posterior the pilots would; the posterior pilot runs, from the trace's mean
+        # and covariance, only where no trace arm passes the set-up k-hat check (a trace too short for the dimension).
+        want_pilot_arms = not want_hmc and bool(laplace_set) and not setup_check_passes(laplace_set)
+        if want_pilot_arms:
+            notes.append("no trace arm passed the Pareto k-hat check on one batch of set-up draws, so the posterior "
+                         "pilot ran from the trace's mean and covariance for the pilot-t arms")
     if want_pilot_arms and pilot_is is None and not want_hmc and setup_check_passes(laplace_set):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.

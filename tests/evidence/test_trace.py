@@ -205,6 +205,18 @@ def test_trace_arms_replace_the_laplace_arms_and_estimate_z():
     assert_within_se(result.log_z, log_z, result.log_z_se)
 
 
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_trace_arms_that_fail_the_setup_check_bring_the_posterior_pilot():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}  # far from the posterior, far too narrow
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        names = [a.name for a in evidence_arms(model, idata=far, ais_steps=(50,), budget_seconds=10.0)]
+    assert "trace-t" in names and "pilot-t" in names
+    good = [a.name for a in evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), budget_seconds=10.0)]
+    assert "trace-t" in good and "pilot-t" not in good
+
+
 def test_unconstrained_map_is_compiled_once_per_model_content():
     import pymc as pm
 
