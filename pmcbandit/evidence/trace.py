@@ -229,7 +229,7 @@ def _compile_map(model, density):
     """
     import pytensor
     import pytensor.tensor as pt
-    from pytensor.graph.replace import graph_replace, vectorize_graph
+    from pytensor.graph.replace import clone_replace, vectorize_graph
 
     from pmcbandit.arms.evidence._cache import innovations_of
 
@@ -251,7 +251,7 @@ def _compile_map(model, density):
     free = list(model.free_RVs)
     try:
         plain = [rv.type(name=rv.name) for rv in free]
-        one = graph_replace(outputs, dict(zip(free, plain)), strict=False)
+        one = clone_replace(outputs, replace=dict(zip(free, plain)))
         many = [pt.tensor(dtype=rv.dtype, shape=(None, *rv.type.shape), name=rv.name) for rv in free]
         fn = pytensor.function(many, vectorize_graph(one, replace=dict(zip(plain, many))), on_unused_input="ignore")
         return fn, True
