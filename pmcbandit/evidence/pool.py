@@ -205,7 +205,8 @@ def evidence_arms(
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
         arms' pilots (unless ``pilot_is=True``); the AIS arms stay as the second family, and the HMC AIS arm's mass
         matrices, step sizes and temperatures are fitted to the draws and the prior
-        (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot. The draws only fit
+        (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
+        with ``transition="hmc"``). The draws only fit
         the proposals and settings: every pull draws fresh points, so the weights stay unbiased. A trace of another
         model raises ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01,
         divergences) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
@@ -333,13 +334,17 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
     asked = steps
+    # With a trace, AIS arms that move by HMC (transition="hmc") take their settings from it, not an annealing pilot.
+    moves_pilot = (_trace_hmc_pilot(density, trace_x, notes) if transition == "hmc" and trace_x is not None and steps
+                   else None)
     # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
     need = CHECK_PULLS
     check_budget = None
     check_cap = None
     probe = None
     if budget_seconds is not None and steps:
-        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
+        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost,
+                       hmc_pilot=moves_pilot)
         if started is not None:
             # The probe compiled the annealing kernel for this model: set-up the pulls will not have.
             spent = time.perf_counter() - started
@@ -367,7 +372,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     # Each arm is predicted by the probe it was sized by (AISArm's step_seconds), not by a reading of its own.
     sized_step = probe.step_seconds if probe is not None else None
     arms: list[Arm] = [
-        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost, step_seconds=sized_step)
+        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost, step_seconds=sized_step,
+               hmc_pilot=moves_pilot)
         for n in steps
     ]
     check_step = probe.step_seconds if check_budget is not None else math.nan

@@ -267,6 +267,10 @@ def test_hmc_arm_settings_come_from_the_trace_not_an_annealing_pilot(monkeypatch
     np.testing.assert_allclose(pilot.posterior_mean, [_posterior_mu().mean()])
     result = estimate_evidence(model, arms=[hmc], budget=Pulls(60), random_seed=3, progressbar=False)
     assert_within_se(result.log_z, log_z, result.log_z_se)
+    # Every AIS arm moving by HMC takes its settings from the trace too.
+    moving = evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), transition="hmc")
+    ais_arms = [a for a in moving if a.name.startswith("ais-hmc")]
+    assert ais_arms and all(np.isnan(a.pilot.log_z) and a.pilot.betas[-1] == 1.0 for a in ais_arms)
 
 
 def test_doubtful_trace_warns_at_the_door():
