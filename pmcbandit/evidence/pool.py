@@ -203,7 +203,9 @@ def evidence_arms(
         ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
-        arms' pilots (unless ``pilot_is=True``); the AIS arms stay as the second family, and the HMC AIS arm's mass
+        arms' pilots (unless ``pilot_is=True``; where no trace arm passes the Pareto k-hat check on one batch of
+        set-up draws, the posterior pilot runs from the trace's mean and covariance for the pilot-t arms, as from a
+        mode); the AIS arms stay as the second family, and the HMC AIS arm's mass
         matrices, step sizes and temperatures are fitted to the draws and the prior
         (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
         with ``transition="hmc"``). The draws only fit
