@@ -205,10 +205,15 @@ def evidence_arms(
         ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
-        arms' pilots (unless ``pilot_is=True``); the AIS arms stay as the second family. The draws only fit the
-        proposals: every pull draws fresh points, so the weights stay unbiased. A trace of another model raises
-        ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01, divergences) warns
-        (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
+        arms' pilots (unless ``pilot_is=True``; where no trace arm passes the Pareto k-hat check on one batch of
+        set-up draws, the posterior pilot runs from the trace's mean and covariance for the pilot-t arms, as from a
+        mode); the AIS arms stay as the second family, and the HMC AIS arm's mass
+        matrices, step sizes and temperatures are fitted to the draws and the prior
+        (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
+        with ``transition="hmc"``). The draws only fit
+        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. A trace of another
+        model raises ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01,
+        divergences) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
     """
     from pmcbandit.arms.evidence import check_model
     from pmcbandit.evidence.trace import read_trace
@@ -243,8 +248,9 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
 
     ``trace`` (a :class:`~pmcbandit.evidence.trace.TraceDraws` of the model) puts the trace arms
     (:func:`~pmcbandit.evidence.trace_arms.trace_arms`) in place of the Laplace arms' mode search and of the pilot-t
-    arms' pilots; the Laplace arms come back only where no trace arm could be fitted (a note says why). Its warning
-    texts lead the returned ones.
+    arms' pilots, and the HMC AIS arm's settings fitted to its draws
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot; the Laplace arms come
+    back only where no trace arm could be fitted (a note says why). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
     counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
@@ -278,8 +284,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
-                   if trace is not None and laplace else [])
+    laplace_set, trace_x = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+                            if trace is not None and laplace else ([], None))
     if laplace and not laplace_set:
         laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left())
     spent = 0.0 if started is None else time.perf_counter() - started
@@ -295,7 +301,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
     if want_pilot_arms and pilot_is is None and trace is not None:
-        want_pilot_arms = False  # the trace's draws describe the posterior the pilots would
+        # The trace's draws describe the posterior the pilots would; the posterior pilot runs, from the trace's mean
+        # and covariance, only where no trace arm passes the set-up k-hat check (a trace too short for the dimension).
+        want_pilot_arms = not want_hmc and bool(laplace_set) and not setup_check_passes(laplace_set)
+        if want_pilot_arms:
+            notes.append("no trace arm passed the Pareto k-hat check on one batch of set-up draws, so the posterior "
+                         "pilot ran from the trace's mean and covariance for the pilot-t arms")
     if want_pilot_arms and pilot_is is None and not want_hmc and setup_check_passes(laplace_set):
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
@@ -307,6 +318,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     if want_pilot_arms and at_mode:
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
                                            notes, budget_seconds, time_left)
+    elif want_hmc and not want_pilot_arms and trace_x is not None:
+        pilot = _trace_hmc_pilot(density, trace_x, notes)
     else:
         pilot = annealing_pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
@@ -325,13 +338,17 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
     asked = steps
+    # With a trace, AIS arms that move by HMC (transition="hmc") take their settings from it, not an annealing pilot.
+    moves_pilot = (_trace_hmc_pilot(density, trace_x, notes) if transition == "hmc" and trace_x is not None and steps
+                   else None)
     # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
     need = CHECK_PULLS
     check_budget = None
     check_cap = None
     probe = None
     if budget_seconds is not None and steps:
-        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost)
+        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost,
+                       hmc_pilot=moves_pilot)
         if started is not None:
             # The probe compiled the annealing kernel for this model: set-up the pulls will not have.
             spent = time.perf_counter() - started
@@ -359,7 +376,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     # Each arm is predicted by the probe it was sized by (AISArm's step_seconds), not by a reading of its own.
     sized_step = probe.step_seconds if probe is not None else None
     arms: list[Arm] = [
-        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost, step_seconds=sized_step)
+        AISArm(density, n_steps=n, n_chains=n_chains, transition=transition, cost=cost, step_seconds=sized_step,
+               hmc_pilot=moves_pilot)
         for n in steps
     ]
     check_step = probe.step_seconds if check_budget is not None else math.nan
@@ -454,8 +472,10 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
-def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
-    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space, or none with a note."""
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
+    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), and those
+    draws (``None`` when fewer than two map to finite points).
+    """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms
 
@@ -463,11 +483,30 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if x.shape[0] < 2:
         notes.append(f"trace arms left out: {x.shape[0]} of the trace's draws map to finite points; the Laplace arms' "
                      "mode search runs instead")
-        return []
+        return [], None
     arms = trace_arms(density, x, proposals, batch_size, cost, notes)
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
-    return arms
+    return arms, x
+
+
+def _trace_hmc_pilot(density, x, notes: list[str]):
+    """The HMC AIS arm's settings fitted to the trace's draws ``x``
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`, no annealing pilot), or ``None`` with a note when they
+    cannot be fitted.
+    """
+    from pmcbandit.evidence.trace_pilot import trace_pilot
+
+    start = time.perf_counter()
+    try:
+        pilot = trace_pilot(density, x)
+    except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled, a degenerate trace)
+        notes.append(f"HMC AIS arm left out: its settings could not be fitted to the trace ({type(err).__name__}: "
+                     f"{err})")
+        return None
+    notes.append(f"HMC AIS arm's mass matrices, step sizes and {pilot.betas.size} temperatures fitted to the trace "
+                 f"and the prior in {time.perf_counter() - start:.3g} s, in place of the annealing pilot")
+    return pilot
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:

@@ -196,9 +196,40 @@ def unconstrained_draws(model, density, values: dict) -> np.ndarray:
     unconstrained space (module docstring); a draw that maps to a non-finite point is dropped.
 
     ``density`` is ``model``'s :class:`~pmcbandit.arms.evidence.ModelDensity` from
-    :func:`~pmcbandit.arms.evidence._cache.density_for` (as written, or non-centred).
+    :func:`~pmcbandit.arms.evidence._cache.density_for` (as written, or non-centred). The map is compiled once per
+    density and model content (:func:`~pmcbandit.arms.evidence._cache.model_function_for`) and applied to all the
+    draws in one call, the model's graph vectorised over a leading draw axis (PyTensor's ``vectorize_graph``); where
+    the graph cannot be vectorised, one draw per call.
+    """
+    from pmcbandit.arms.evidence._cache import model_function_for
+
+    fn, batched = model_function_for(model, density, "unconstrained_draws", _compile_map)
+    names = [rv.name for rv in model.free_RVs]
+    n = values[names[0]].shape[0]
+    x = np.empty((n, density.dim))
+    if batched:
+        inputs = [np.asarray(values[rv.name], dtype=rv.dtype) for rv in model.free_RVs]
+        for name, part in zip(density.value_names, fn(*inputs)):
+            shape = density.shapes[name]
+            part = np.asarray(part)
+            if part.ndim == len(shape):  # a value that depends on no draw
+                part = np.broadcast_to(part, (n, *part.shape))
+            x[:, density.slices[name]] = np.broadcast_to(part, (n, *shape)).reshape(n, -1)
+    else:
+        for i in range(n):
+            parts = fn(*(values[k][i] for k in names))
+            for name, part in zip(density.value_names, parts):
+                x[i, density.slices[name]] = np.broadcast_to(part, density.shapes[name]).ravel()
+    return x[np.isfinite(x).all(axis=1)]
+
+
+def _compile_map(model, density):
+    """``(function, batched)``: the map of one draw of ``model``'s free variables to ``density``'s value variables
+    (module docstring), vectorised over a leading draw axis when PyTensor can (``batched``), else per draw.
     """
     import pytensor
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import clone_replace, vectorize_graph
 
     from pmcbandit.arms.evidence._cache import innovations_of
 
@@ -216,13 +247,13 @@ def unconstrained_draws(model, density, values: dict) -> np.ndarray:
             outputs.append((value_of[model.rvs_to_values[rv].name] - mu) / sigma)
         else:
             outputs.append(value_of[name])
-    outputs = [pytensor.tensor.cast(o, "float64") for o in outputs]
-    fn = pytensor.function(list(model.free_RVs), outputs, on_unused_input="ignore")
-    names = [rv.name for rv in model.free_RVs]
-    n = values[names[0]].shape[0]
-    x = np.empty((n, density.dim))
-    for i in range(n):
-        parts = fn(*(values[k][i] for k in names))
-        for name, part in zip(density.value_names, parts):
-            x[i, density.slices[name]] = np.broadcast_to(part, density.shapes[name]).ravel()
-    return x[np.isfinite(x).all(axis=1)]
+    outputs = [pt.cast(o, "float64") for o in outputs]
+    free = list(model.free_RVs)
+    try:
+        plain = [rv.type(name=rv.name) for rv in free]
+        one = clone_replace(outputs, replace=dict(zip(free, plain)))
+        many = [pt.tensor(dtype=rv.dtype, shape=(None, *rv.type.shape), name=rv.name) for rv in free]
+        fn = pytensor.function(many, vectorize_graph(one, replace=dict(zip(plain, many))), on_unused_input="ignore")
+        return fn, True
+    except Exception:  # noqa: BLE001 (an Op PyTensor cannot vectorise: one draw per call instead)
+        return pytensor.function(free, outputs, on_unused_input="ignore"), False

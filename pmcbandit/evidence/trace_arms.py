@@ -72,29 +72,41 @@ def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, no
 
 
 def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Cluster labels of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007)."""
+    """Cluster labels of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007); squared
+    distances as :math:`|x|^2 - 2 x\\cdot c + |c|^2` (the :math:`|x|^2` term, the same for every centre, left out
+    of the assignment), one matrix product per step, stopped when at most one draw in 1000 changed cluster.
+    """
     n = white.shape[0]
+    sq = np.einsum("ij,ij->i", white, white)
     centres = [white[rng.integers(n)]]
+    d2 = np.full(n, np.inf)
     for _ in range(1, k):
-        d2 = np.min([np.sum((white - c) ** 2, axis=1) for c in centres], axis=0)
+        last = centres[-1]
+        d2 = np.minimum(d2, np.maximum(sq - 2.0 * white @ last + last @ last, 0.0))
         centres.append(white[rng.choice(n, p=d2 / d2.sum())] if d2.sum() > 0 else white[rng.integers(n)])
     c = np.array(centres)
     labels = np.zeros(n, dtype=np.intp)
-    for _ in range(_KMEANS_ITERATIONS):
-        new = np.argmin(((white[:, None, :] - c[None]) ** 2).sum(axis=2), axis=1)
-        if np.array_equal(new, labels) and _ > 0:
-            break
+    for step in range(_KMEANS_ITERATIONS):
+        new = np.argmin(np.einsum("kj,kj->k", c, c)[None, :] - 2.0 * white @ c.T, axis=1)
+        moved = int(np.count_nonzero(new != labels))
         labels = new
+        if step > 0 and moved <= n // 1000:
+            break
         c = np.array([white[labels == j].mean(axis=0) if np.any(labels == j) else c[j] for j in range(k)])
     return labels
 
 
+def _whiten(x: np.ndarray, mean: np.ndarray, chol: np.ndarray) -> np.ndarray:
+    """:math:`L^{-1}(x - \\mu)` for the rows of ``x``, as one product with the (small) inverse factor."""
+    return (x - mean) @ np.linalg.inv(chol).T
+
+
 def _gaussian_fit(x: np.ndarray, labels: np.ndarray, k: int):
     """Per-cluster (share, mean, cov) and the Gaussian mixture's log-likelihood at ``x``; ``None`` when a cluster
-    has fewer than ``max(2 * dim, 20)`` draws or a singular covariance.
+    has fewer than ``max(2 * dim, 20)`` draws or a covariance that is not positive definite (its Cholesky factor gives
+    each component's log density).
     """
     from scipy.special import logsumexp
-    from scipy.stats import multivariate_normal
 
     n, d = x.shape
     parts, terms = [], []
@@ -102,11 +114,17 @@ def _gaussian_fit(x: np.ndarray, labels: np.ndarray, k: int):
         xj = x[labels == j]
         if xj.shape[0] < max(2 * d, 20):
             return None
-        mean, cov = xj.mean(axis=0), np.atleast_2d(np.cov(xj, rowvar=False))
+        mean = xj.mean(axis=0)
+        centred = xj - mean
+        cov = centred.T @ centred / (xj.shape[0] - 1)
         try:
-            terms.append(np.log(xj.shape[0] / n) + multivariate_normal(mean, cov).logpdf(x).reshape(n))
-        except (np.linalg.LinAlgError, ValueError):
+            chol = np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
             return None
+        z = _whiten(x, mean, chol)
+        log_pdf = (-0.5 * np.einsum("ij,ij->i", z, z) - np.sum(np.log(np.diag(chol)))
+                   - 0.5 * d * np.log(2.0 * np.pi))
+        terms.append(np.log(xj.shape[0] / n) + log_pdf)
         parts.append((xj.shape[0] / n, mean, cov))
     return parts, float(np.sum(logsumexp(np.vstack(terms), axis=0)))
 
@@ -124,7 +142,7 @@ def cluster_fit(x: np.ndarray):
     if one is None:
         return None
     chol = np.linalg.cholesky(one[0][0][2])
-    white = np.linalg.solve(chol, (x - one[0][0][1]).T).T
+    white = _whiten(x, one[0][0][1], chol)
     params = d + d * (d + 1) / 2
     best, best_bic = None, -2.0 * one[1] + params * np.log(n)
     rng = np.random.default_rng(FIT_SEED)

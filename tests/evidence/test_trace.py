@@ -17,6 +17,7 @@ from pmcbandit.evidence.trace import MIN_TRACE_DRAWS, rank_rhat, read_trace, unc
 from pmcbandit.evidence.trace_arms import cluster_fit
 from pmcbandit.exceptions import PmcBanditWarning
 from tests.analytic_models import normal_normal
+from tests.tolerance import assert_within_se
 
 M0, S0, S, Y = 1.0, 2.0, 0.7, np.array([0.3, 1.9, 2.4, 1.1])
 
@@ -201,7 +202,83 @@ def test_trace_arms_replace_the_laplace_arms_and_estimate_z():
     names = [a.name for a in arms]
     assert "trace-t" in names and "trace-t20" in names and not any(n.startswith("laplace") for n in names)
     result = estimate_evidence(model, arms=arms, budget=Pulls(60), random_seed=11, progressbar=False)
-    assert abs(result.log_z - log_z) < 4 * result.log_z_se
+    assert_within_se(result.log_z, log_z, result.log_z_se)
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_trace_arms_that_fail_the_setup_check_bring_the_posterior_pilot():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}  # far from the posterior, far too narrow
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        names = [a.name for a in evidence_arms(model, idata=far, ais_steps=(50,), budget_seconds=10.0)]
+    assert "trace-t" in names and "pilot-t" in names
+    good = [a.name for a in evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), budget_seconds=10.0)]
+    assert "trace-t" in good and "pilot-t" not in good
+
+
+def test_unconstrained_map_is_compiled_once_per_model_content():
+    import pymc as pm
+
+    from pmcbandit.arms.evidence._cache import density_for, model_function_for
+
+    with pm.Model() as model:
+        y = pm.Data("y", np.array([0.3, 1.2]))
+        mu = pm.Normal("mu", 0, 1)
+        pm.Normal("obs", mu, pm.HalfNormal("s", 1), observed=y)
+    density = density_for(model, False, [])
+    # The map: the draws of s land on the log scale of its value variable, and a second call gives the same points.
+    draws = {"mu": np.array([0.1, -0.4]), "s": np.array([0.5, 2.0])}
+    x = unconstrained_draws(model, density, draws)
+    np.testing.assert_allclose(x[:, density.slices["s_log__"]].ravel(), np.log(draws["s"]))
+    np.testing.assert_array_equal(unconstrained_draws(model, density, draws), x)
+    built = []
+
+    def build(m, d):
+        built.append((m, d))
+        return object()
+
+    first = model_function_for(model, density, "map", build)
+    assert model_function_for(model, density, "map", build) is first and len(built) == 1
+    pm.set_data({"y": np.array([0.5, 0.1])}, model=model)
+    changed = model_function_for(model, density, "map", build)
+    assert changed is not first and len(built) == 2
+    with pm.Model() as other:
+        pm.Normal("mu", 0, 1)
+    assert model_function_for(other, density, "map", build) is not changed and len(built) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_hmc_arm_settings_come_from_the_trace_not_an_annealing_pilot(monkeypatch):
+    import pmcbandit.arms.evidence.ais as ais
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the annealing pilot ran with a trace given")
+
+    monkeypatch.setattr(ais, "tune_hmc", refuse)
+    model, log_z = normal_normal(M0, S0, S, tuple(Y))
+    arms = evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), hmc_arm=True)
+    hmc = next(a for a in arms if a.name.startswith("ais-hmc"))
+    pilot = hmc.pilot
+    assert pilot.betas[0] == 0.0 and pilot.betas[-1] == 1.0 and np.all(np.diff(pilot.betas) > 0)
+    assert pilot.inv_mass.shape == (pilot.betas.size, 1) and np.all(pilot.inv_mass > 0)
+    assert np.all(pilot.step_size > 0) and np.all(np.isfinite(pilot.step_size))
+    np.testing.assert_allclose(pilot.posterior_mean, [_posterior_mu().mean()])
+    result = estimate_evidence(model, arms=[hmc], budget=Pulls(60), random_seed=3, progressbar=False)
+    assert_within_se(result.log_z, log_z, result.log_z_se)
+    # Every AIS arm moving by HMC takes its settings from the trace too.
+    moving = evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), transition="hmc")
+    ais_arms = [a for a in moving if a.name.startswith("ais-hmc")]
+    assert ais_arms and all(np.isnan(a.pilot.log_z) and a.pilot.betas[-1] == 1.0 for a in ais_arms)
+
+
+def test_doubtful_trace_warns_at_the_door():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    draws = _posterior_mu()
+    draws[1] += 1.0
+    with pytest.warns(PmcBanditWarning, match="R-hat of 'mu'.*rerun pm.sample"):
+        evidence_arms(model, idata={"mu": draws}, ais_steps=(20,))
 
 
 # --- slow: traces from pm.sample, exact evidences ------------------------------------------------
@@ -241,19 +318,23 @@ def test_sampled_trace_gives_exact_evidence(build):
     model, log_z = normal_normal(M0, S0, S, tuple(Y)) if build == "normal_normal" else normal_inverse_gamma()
     idata = _sample(model, 7)
     result = estimate_evidence(model, idata=idata, budget=Pulls(80), random_seed=5, progressbar=False)
-    assert abs(result.log_z - log_z) < 4 * result.log_z_se
+    assert_within_se(result.log_z, log_z, result.log_z_se, build)
 
 
 @pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
 def test_coverage_of_trace_pool_intervals():
-    model, log_z = normal_inverse_gamma()
-    arms = evidence_arms(model, idata=_sample(model, 3), ais_steps=(50,))
-    covered = []
-    for seed in range(100):
-        r = estimate_evidence(model, arms=arms, budget=Pulls(30), random_seed=seed, progressbar=False)
-        lo, hi = r.log_z_ci(0.95)
-        covered.append(lo <= log_z <= hi)
-    assert 0.90 <= np.mean(covered) <= 0.98
+    """100 short runs per model on a pool fitted to one pm.sample trace: the proposals are fixed by the trace, every
+    run draws fresh points, so the runs are independent given the trace and their 95 % intervals cover 90-98 %.
+    """
+    for model, log_z in (normal_normal(M0, S0, S, tuple(Y)), normal_inverse_gamma()):
+        arms = evidence_arms(model, idata=_sample(model, 3), ais_steps=(50,))
+        covered = []
+        for seed in range(100):
+            r = estimate_evidence(model, arms=arms, budget=Pulls(30), random_seed=seed, progressbar=False)
+            lo, hi = r.log_z_ci(0.95)
+            covered.append(lo <= log_z <= hi)
+        assert 0.90 <= np.mean(covered) <= 0.98, (model, np.mean(covered))
 
 
 def _bimodal():
@@ -284,7 +365,7 @@ def test_bimodal_trace_both_modes_right_one_mode_right_or_flagged():
     one = np.abs(both)
     r = estimate_evidence(model, idata={"theta": both}, budget=Pulls(80), random_seed=2, progressbar=False)
     assert "trace-mix" in r.arm_names
-    assert abs(r.log_z - log_z) < 4 * r.log_z_se
+    assert_within_se(r.log_z, log_z, r.log_z_se, "both modes")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PmcBanditWarning)
         r1 = estimate_evidence(model, idata={"theta": one}, budget=Pulls(80), random_seed=2, progressbar=False)
@@ -303,5 +384,5 @@ def test_compare_models_on_fits():
         cmp = compare_models(fits, idata={"b": _sample(model_b, 4)}, budget=Pulls(160), random_seed=1,
                              progressbar=False)
     bf, se = cmp.log_bf("a", "b")
-    assert abs(bf - (log_a - log_b)) < 4 * se
+    assert_within_se(bf, log_a - log_b, se, "log BF a vs b")
     assert any(n.startswith("trace-t") for n in cmp.results["b"].arm_names)

@@ -12,13 +12,17 @@ import weakref
 
 import numpy as np
 
-__all__ = ["density_for", "modes_for", "refined_for", "fingerprint", "non_centred_model", "innovations_of"]
+__all__ = ["density_for", "modes_for", "refined_for", "fingerprint", "non_centred_model", "innovations_of",
+           "model_function_for"]
 
 #: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
 #: model whose variables and data are unchanged skips compilation (:func:`density_for`).
 _DENSITIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _REFINED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Functions compiled from a model for one of its densities (:func:`model_function_for`):
+#: ``{density: {name: (model fingerprint, weak reference to the model, function)}}``.
+_MODEL_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: Each non-centred density's innovations: ``{innovation name: name of the variable it replaced}``.
 _INNOVATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -107,3 +111,18 @@ def refined_for(density, arm, refine, seed: int):
     if key not in done:
         done[key] = refine(arm, np.random.default_rng(seed))
     return done[key]
+
+
+def model_function_for(model, density, name: str, build):
+    """``build(model, density)`` (a function compiled from ``model``'s graph for its ``density``), made once per
+    density, ``name`` and model content: the entry is checked against the model object and :func:`fingerprint`, so
+    a model changed since (``pm.set_data``, a variable added) or another model given with the same density is
+    compiled again, never served a stale function. The entry holds the model weakly and lives as long as the density.
+    """
+    key = fingerprint(model)
+    done = _MODEL_FUNCTIONS.setdefault(density, {})
+    cached = done.get(name)
+    if cached is None or cached[0] != key or cached[1]() is not model:
+        cached = (key, weakref.ref(model), build(model, density))
+        done[name] = cached
+    return cached[2]
