@@ -301,7 +301,10 @@ class _SEWatch:
     """The SE a :class:`TargetSE` budget compares, evaluated on a deterministic schedule.
 
     From ``min_pulls`` on, once the pull count has grown by 2 % (at every pull up to 100): an evaluation combines
-    all observations (O(n)), so this keeps its amortised cost O(1) per pull. ``next_n`` is
+    all observations (O(n)), so this keeps its amortised cost O(1) per pull. An SE counts only while the run's
+    interval is one to read (:attr:`RunResult.interval_reliable`); otherwise it is ``inf``: a target met by an SE
+    of too few observations, or of one estimator family with no cross-family check, would stop the run with an
+    interval the result itself does not vouch for. ``next_n`` is
     saved in checkpoints so a resumed run evaluates (and stops) where the uninterrupted one does.
     """
 
@@ -316,10 +319,13 @@ class _SEWatch:
         if n >= self.next_n:
             res = RunResult(
                 arm_names=[a.name for a in engine.arms], history=engine.history, combine=self.combine,
-                log_scale=engine.log_scale, quarantined=engine.quarantined, settings={}, policy_state=None,
+                log_scale=engine.log_scale, quarantined=engine.quarantined,
+                settings={"families": [a.family for a in engine.arms]}, policy_state=None,
                 reliability=engine.reliability(),
             )
-            if engine.log_scale:
+            if not res.interval_reliable:
+                self.value = math.inf
+            elif engine.log_scale:
                 self.value = res.log_se
             elif self.relative:
                 est = abs(res.estimate)

@@ -35,7 +35,7 @@ pool of arms (built once, before the budget starts, sized for a slice) with its 
 the slices of a model are merged into one run (:mod:`pmcbandit.evidence.slices`), so its SE is
 the honest SE of all its pulls. Stop rules, checked after every slice once each model had one:
 the budget (its slices spent, or its time used), a :class:`~pmcbandit.TargetSE` budget on the
-log Bayes factor of the two leading models, and ``decide``: the leading model's probability
+log Bayes factor of the two leading models once no evidence is flagged, and ``decide``: the leading model's probability
 interval lies above ``decide`` and no evidence is flagged.
 """
 
@@ -429,7 +429,7 @@ def compare_models(
         if len(merged) < n:
             continue
         comparison = ModelComparison(merged, prior, allocation_log, settings_base, level=level)
-        if isinstance(budget, TargetSE) and se <= budget.se:
+        if isinstance(budget, TargetSE) and se <= budget.se and not comparison.flagged:
             stopped_by = "target_se"
             break
         if decide is not None and comparison.best is not None:

@@ -70,6 +70,10 @@ class Budget:
         """Whether another pull may be started (only pull budgets say no in advance)."""
         return True
 
+    def stop_reason(self, p: Progress) -> str:
+        """The result's ``stopped_by`` once :meth:`exhausted` holds: ``"budget"``."""
+        return "budget"
+
 
 @dataclass(frozen=True)
 class WallSeconds(Budget):
@@ -155,8 +159,11 @@ class TargetSE(Budget):
     -----
     The run evaluates the SE each time the pull count has grown by 2 % (after every pull up
     to 100 pulls; an evaluation costs O(n)), so it may stop up to 2 % of pulls after the SE
-    first met the target. The schedule is deterministic and checkpointed, so resumed runs
-    stop where uninterrupted ones do.
+    first met the target. The SE counts only while the result's interval is one to read
+    (``interval_reliable``: enough observations and, for a pool of several estimator
+    families, the cross-family check run), so a run does not stop on an SE the result
+    itself would not vouch for. The schedule is deterministic and checkpointed, so resumed
+    runs stop where uninterrupted ones do.
     """
 
     se: float
@@ -184,6 +191,11 @@ class TargetSE(Budget):
         if self.max_seconds is not None and p.wall >= self.max_seconds:
             return True
         return p.pulls >= self.min_pulls and p.se == p.se and p.se <= self.se
+
+    def stop_reason(self, p: Progress) -> str:
+        """``"target_se"`` when the target was met, ``"budget"`` when ``max_seconds`` ran out first."""
+        met = p.pulls >= self.min_pulls and p.se == p.se and p.se <= self.se
+        return "target_se" if met else "budget"
 
     def fraction(self, p: Progress) -> float:
         if p.se == p.se and p.se > 0:

@@ -73,6 +73,7 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
         while True:
             progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
             if budget.exhausted(progress):
+                stopped_by = budget.stop_reason(progress)
                 break
             if engine.stopped:
                 stopped_by = "confidence"

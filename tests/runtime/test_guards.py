@@ -386,3 +386,14 @@ def test_a_resumed_run_keeps_the_check_arm_of_the_interrupted_one(tmp_path):
     assert (full.history.column("reason") == CROSS_CHECK).any()
     np.testing.assert_array_equal(resumed.history.column("arm"), full.history.column("arm"))
     np.testing.assert_array_equal(resumed.history.column("reason"), full.history.column("reason"))
+
+
+def test_a_target_se_run_stops_only_on_an_interval_it_vouches_for():
+    """Two families: the leading arm meets the target SE within a few pulls, but the run stops only once the
+    cross-check arm has the observations a consistency test needs, so the interval it stops on is reliable."""
+    arms = [_Arm("lead", sd=0.05, family="importance"), _Arm("chk", sd=1.0, family="annealing")]
+    r = pb.run(arms, policy="ucb_v", budget=pb.TargetSE(0.02, min_pulls=4), random_seed=3, progressbar=False)
+    assert r.stopped_by == "target_se"
+    assert r.interval_status == "ok"
+    assert r.se <= 0.02
+    assert (r.history.column("reason") == CROSS_CHECK).any()
