@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.arms.evidence._kernels import uniform
+from pmcbandit.arms.evidence._kernels import std_normal, uniform
 
 __all__ = ["nested_run_serial", "nested_run_parallel", "STATS"]
 
@@ -66,10 +66,8 @@ def _move(jit_fn, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout,
             for i in range(dim):
                 d[i] = ens[a, i] - ens[b, i]
         else:
-            k = int(uniform(s) * dim)
             for i in range(dim):
-                d[i] = 0.0
-            d[k] = 2.0 * sd[k]
+                d[i] = sd[i] * std_normal(s)
         log_y = cur[0] + np.log(uniform(s))
         left = -uniform(s)
         right = left + 1.0

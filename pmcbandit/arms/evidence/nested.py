@@ -43,7 +43,10 @@ class NestedArm(Arm):
         :math:`\log X` per nat of depth is about :math:`1/n` averaged over the batch) for fewer passes over
         the live set.
     n_moves : int, optional
-        Slice steps per replacement (Neal 2003, Sec. 4). Default ``max(10, dim)``.
+        Slice steps per replacement (Neal 2003, Sec. 4). Default ``max(20, 5 * dim)``: a step moves the
+        point along one line, and the radius of a point in a :math:`d`-dimensional constrained region
+        decorrelates in about :math:`d` of them. Too few steps leave each replacement near the survivor it
+        copies, the live set drifts inwards and :math:`\hat Z` reads high (Notes).
     depth : float, optional
         The stopping rule (Notes): stop once the last removed point's likelihood times the estimated
         volume :math:`\hat X` falls below :math:`e^{-\mathrm{depth}}` times the evidence accumulated so
@@ -62,6 +65,10 @@ class NestedArm(Arm):
         has its own stream).
     name : str, optional
         Defaults to ``f"nested-{n_live}"``.
+    expected_seconds : float, optional
+        Predicted wall seconds of a pull (as the default pool's sizing run predicts it,
+        :func:`~pmcbandit.evidence.nested_pool.nested_arm`); ``None`` (default): the wall time of one pull
+        timed at construction, after a compiling one.
 
     Notes
     -----
@@ -130,7 +137,6 @@ class NestedArm(Arm):
 
     Diagnostics per pull: ``logp_evals``, ``kills`` (removals), ``depth`` (:math:`-\log\hat X` at the
     stop, nats), ``stopped`` (the share of runs that stopped by the rule, not by ``max_kills``).
-    ``expected_seconds`` is the wall time of one timed pull at construction (after a compiling one).
     """
 
     log_scale = True
@@ -141,7 +147,8 @@ class NestedArm(Arm):
 
     def __init__(self, model, n_live: int = DEFAULT_LIVE, n_replace: int | None = None, n_moves: int | None = None,
                  depth: float | None = None, max_kills: int = 1_000_000, max_stepout: int = 10, runs: int = 1,
-                 cost: str = "cpu_seconds", parallel: bool = False, name: str | None = None):
+                 cost: str = "cpu_seconds", parallel: bool = False, name: str | None = None,
+                 expected_seconds: float | None = None):
         door = "NestedArm"
         self.n_live = int(check_positive(n_live, "n_live", door, integer=True))
         if self.n_live < 4:
@@ -164,18 +171,22 @@ class NestedArm(Arm):
         if not isinstance(parallel, bool):
             raise TypeError(f"The 'parallel' parameter of {door} must be a bool. Got {parallel!r} instead.")
         self.parallel = parallel
+        if expected_seconds is not None:
+            expected_seconds = float(check_positive(expected_seconds, "expected_seconds", door))
         if name is not None and not isinstance(name, str):
             raise TypeError(f"The 'name' parameter of {door} must be None or a str. Got {name!r} instead.")
         # Cheap arguments are checked first: compiling the model takes seconds.
         self.density = model if isinstance(model, ModelDensity) else ModelDensity(model)
         dim = self.density.dim
-        self.n_moves = max(10, dim) if n_moves is None else n_moves
+        self.n_moves = max(20, 5 * dim) if n_moves is None else n_moves
         self.depth = 10.0 + 3.0 * dim if depth is None else depth
         self.name = f"nested-{self.n_live}" if name is None else name
         self.warm_up()
-        start = time.perf_counter()
-        self.draw(np.random.default_rng(1))
-        self.expected_seconds = time.perf_counter() - start
+        if expected_seconds is None:
+            start = time.perf_counter()
+            self.draw(np.random.default_rng(1))
+            expected_seconds = time.perf_counter() - start
+        self.expected_seconds = expected_seconds
 
     def __setstate__(self, state):
         # Unpickled on a worker: compile the kernel here so that no pull pays numba's compile time.
