@@ -49,11 +49,12 @@ def spike_slab(dim: int, w: float = 0.5, s_spike: float = 0.1, s_slab: float = 1
     import pytensor.tensor as pt
 
     _check(dim, w, s_spike, s_slab, prior_sd)
+    f = np.float64  # float64 constants: PyTensor would store a float literal that float32 holds as float32
     with pm.Model() as model:
-        theta = pm.Normal("theta", 0.0, prior_sd, shape=(dim,))
+        theta = pm.Normal("theta", f(0.0), f(prior_sd), shape=(dim,))
         r2 = pt.sum(theta**2)
-        spike = np.log(w) - 0.5 * dim * np.log(2.0 * np.pi * s_spike**2) - 0.5 * r2 / s_spike**2
-        slab = np.log1p(-w) - 0.5 * dim * np.log(2.0 * np.pi * s_slab**2) - 0.5 * r2 / s_slab**2
+        spike = f(np.log(w) - 0.5 * dim * np.log(2.0 * np.pi * s_spike**2)) - r2 * f(0.5 / s_spike**2)
+        slab = f(np.log1p(-w) - 0.5 * dim * np.log(2.0 * np.pi * s_slab**2)) - r2 * f(0.5 / s_slab**2)
         pm.Potential("loglik", pt.logaddexp(spike, slab))
     return model, spike_slab_log_z(dim, w, s_spike, s_slab, prior_sd)
 

@@ -223,13 +223,15 @@ def evidence_arms(
         raise TypeError(f"The 'pilot_is' parameter of evidence_arms must be None or a bool. Got {pilot_is!r} instead.")
     if not isinstance(refine, bool):
         raise TypeError(f"The 'refine' parameter of evidence_arms must be a bool. Got {refine!r} instead.")
+    if not isinstance(nested, bool):
+        raise TypeError(f"The 'nested' parameter of evidence_arms must be a bool. Got {nested!r} instead.")
     if not isinstance(non_centre, bool):
         raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
     trace = None if idata is None else read_trace(idata, check_model(model, "evidence_arms"), "evidence_arms")
     arms, notes, alerts = build_pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
-                                nested=nested, batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
-                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine, trace=trace)
+                                batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
+                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine, trace=trace, nested=nested)
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     log_notes(notes)

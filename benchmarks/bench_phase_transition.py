@@ -1,0 +1,169 @@
+"""Spike-and-slab likelihoods (a phase transition on the annealing path): the pool with and without its
+nested-sampling family, and dynesty and nautilus, at equal wall time.
+
+Run as ``.venv/bin/python -m benchmarks.bench_phase_transition`` (``--dims``, ``--seconds``, ``--seeds``,
+``--methods``, and the target's ``--w``, ``--s-spike``, ``--s-slab``, ``--prior-sd``). The targets are
+:func:`models.spike_slab.spike_slab` (exact ``log Z``). Every run is a FRESH single-threaded Python process
+(:func:`benchmarks._common.run_fresh`) given ``seconds`` of wall time from the call to the answer:
+
+``pool``            ``estimate_evidence(model, budget=seconds, random_seed=seed)`` (the default pool, nested
+                    family included);
+``pool_no_nested``  the same with ``build_pool(..., nested=False)``: the pool without its nested-sampling arm;
+``dynesty``, ``nautilus``  the peers with their defaults (:mod:`benchmarks._peers`), on the same likelihood and
+                    the prior's transform of the unit cube; they need the ``bench`` extra, and a run where they
+                    do not import is recorded with status ``"unavailable"``.
+
+Reported per dimension and method: runs, the MSE of ``log Ẑ`` (finite estimates), how many runs of status
+``"ok"`` have ``|z| < 4`` (``z = (log Ẑ - log Z) / se``), the largest ``|z|`` among them, and the status counts.
+The markdown goes to ``benchmarks/results/bench_phase_transition.md``; every run to
+``bench_phase_transition.json`` in ``--runs-dir``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import time
+
+import numpy as np
+
+from benchmarks._common import add_runs_dir, machine, run_file, run_fresh, utc_now, write_section
+
+METHODS = ("pool", "pool_no_nested", "dynesty", "nautilus")
+
+
+def _target(args):
+    from models.spike_slab import spike_slab
+
+    return spike_slab(args["dim"], args["w"], args["s_spike"], args["s_slab"], args["prior_sd"])
+
+
+def _peer_problem(args):
+    from scipy import special
+
+    from models.evidence_suite_peers import PeerProblem
+
+    dim, w, s1, s2, sd = args["dim"], args["w"], args["s_spike"], args["s_slab"], args["prior_sd"]
+
+    def log_likelihood(x):
+        r2 = np.sum(np.square(x), axis=-1)
+        spike = np.log(w) - 0.5 * dim * np.log(2 * np.pi * s1**2) - 0.5 * r2 / s1**2
+        slab = np.log1p(-w) - 0.5 * dim * np.log(2 * np.pi * s2**2) - 0.5 * r2 / s2**2
+        return np.logaddexp(spike, slab)
+
+    return PeerProblem(f"spike_slab_{dim}", dim, lambda u: sd * special.ndtri(u), log_likelihood)
+
+
+def run_task(args: dict) -> dict:
+    """One run in this process: ``args`` holds the method, the target's settings, seconds and seed."""
+    method, seconds, seed = args["method"], args["seconds"], args["seed"]
+    if method in ("dynesty", "nautilus"):
+        from benchmarks import _peers
+
+        try:
+            runner = _peers.run_dynesty if method == "dynesty" else _peers.run_nautilus
+            __import__("dynesty" if method == "dynesty" else "nautilus")
+        except ImportError as err:
+            return dict(status="unavailable", error=str(err), log_z=float("nan"), log_z_se=float("nan"))
+        return runner(f"spike_slab_{args['dim']}", seconds, seed, spec=_peer_problem(args))
+    model, _ = _target(args)
+    if method == "pool_no_nested":
+        import functools
+
+        import pmcbandit.evidence.estimate as ev
+
+        ev.build_pool = functools.partial(ev.build_pool, nested=False)  # this process only
+    from benchmarks.bench_evidence_suite import run_pool
+
+    out = run_pool(model, seconds, seed)
+    return {k: out[k] for k in ("log_z", "log_z_se", "ci", "status", "setup", "wall", "pulls", "cost_share", "khat",
+                                "warnings", "pool_families", "compared_families")}
+
+
+def summarise(runs: list[dict]) -> list[dict]:
+    rows = []
+    for (dim, method), group in sorted(_groups(runs).items()):
+        truth = group[0]["true_log_z"]
+        est = np.array([r["log_z"] for r in group], dtype=float)
+        se = np.array([r["log_z_se"] for r in group], dtype=float)
+        finite = np.isfinite(est)
+        z = (est - truth) / se
+        ok = np.array([r["status"] == "ok" for r in group])
+        good = ok & np.isfinite(z) & (np.abs(z) < 4)
+        rows.append(dict(dim=dim, method=method, runs=len(group),
+                         mse=float(np.mean((est[finite] - truth) ** 2)) if finite.any() else float("nan"),
+                         ok_within=f"{int(good.sum())} / {int(ok.sum())}",
+                         max_abs_z_ok=float(np.max(np.abs(z[ok]))) if ok.any() else float("nan"),
+                         statuses=dict(collections.Counter(r["status"] for r in group))))
+    return rows
+
+
+def _groups(runs):
+    out = collections.defaultdict(list)
+    for r in runs:
+        out[(r["dim"], r["method"])].append(r)
+    return out
+
+
+def markdown(rows, settings, command) -> str:
+    lines = [
+        "## Spike-and-slab targets: the pool with and without its nested family, and the peers",
+        "",
+        f"{utc_now()}, {machine()}; `{command}`.",
+        f"Target: theta ~ N(0, {settings['prior_sd']:g}^2 I), likelihood {settings['w']:g} N(0, "
+        f"{settings['s_spike']:g}^2 I) + {1 - settings['w']:g} N(0, {settings['s_slab']:g}^2 I) "
+        "(`models.spike_slab`, exact log Z). z = (log Ẑ - log Z) / se.",
+        "",
+        "| dim | method | runs | MSE log Ẑ | abs z < 4 / status ok | max abs z (ok) | statuses |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items()))
+        lines.append(f"| {r['dim']} | {r['method']} | {r['runs']} | {r['mse']:.3g} | {r['ok_within']} | "
+                     f"{r['max_abs_z_ok']:.3g} | {statuses} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", help=argparse.SUPPRESS)
+    parser.add_argument("--dims", type=int, nargs="+", default=[5, 10, 20])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--w", type=float, default=0.5)
+    parser.add_argument("--s-spike", type=float, default=0.1)
+    parser.add_argument("--s-slab", type=float, default=1.0)
+    parser.add_argument("--prior-sd", type=float, default=5.0)
+    add_runs_dir(parser)
+    args = parser.parse_args(argv)
+    if args.task:
+        print(json.dumps(run_task(json.loads(args.task)), default=float))
+        return
+    from models.spike_slab import spike_slab_log_z
+
+    settings = dict(w=args.w, s_spike=args.s_spike, s_slab=args.s_slab, prior_sd=args.prior_sd)
+    runs = []
+    for seed in range(args.seeds):
+        for dim in args.dims:
+            truth = spike_slab_log_z(dim, **settings)
+            for method in args.methods:
+                task = dict(settings, dim=dim, method=method, seconds=args.seconds, seed=seed)
+                start = time.perf_counter()
+                out = run_fresh("benchmarks.bench_phase_transition", ["--task", json.dumps(task)],
+                                dict(log_z=float("nan"), log_z_se=float("nan")))
+                run = dict(task, **out, true_log_z=truth, process_seconds=time.perf_counter() - start)
+                runs.append(run)
+                print(json.dumps({k: run.get(k) for k in ("dim", "method", "seed", "log_z", "log_z_se", "status")},
+                                 default=float), flush=True)
+    run_file(args.runs_dir, "bench_phase_transition.json").write_text(json.dumps(runs, default=float, indent=1))
+    command = "python -m benchmarks.bench_phase_transition " + " ".join(sys.argv[1:])
+    text = markdown(summarise(runs), settings, command)
+    print(text)
+    write_section("bench_phase_transition", text)
+
+
+if __name__ == "__main__":
+    main()
