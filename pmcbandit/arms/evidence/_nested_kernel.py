@@ -34,7 +34,7 @@ STATS = ("log_z", "kills", "evals", "log_x", "stopped")
 _MAX_SHRINK = 2000
 
 
-@numba.njit(inline="always")
+@numba.njit
 def _above(ll, lab, ll_star, lab_star):
     return ll > ll_star or (ll == ll_star and lab > lab_star)
 
@@ -47,6 +47,15 @@ def _logaddexp(a, b):
         return a
     m = max(a, b)
     return m + np.log(np.exp(a - m) + np.exp(b - m))
+
+
+@numba.njit
+def _at(jit_fn, y, t, d, z):
+    """``(logprior, loglik)`` at ``z = y + t d`` (``z`` written in place)."""
+    for i in range(y.shape[0]):
+        z[i] = y[i] + t * d[i]
+    lp, ll = jit_fn(z)
+    return lp.item(), ll.item()
 
 
 @numba.njit
@@ -74,31 +83,23 @@ def _move(jit_fn, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout,
         j = int(np.floor(max_stepout * uniform(s)))
         r = max_stepout - 1 - j
         while j > 0:
-            for i in range(dim):
-                z[i] = y[i] + left * d[i]
-            lp, ll = jit_fn(z)
+            lpv, llv = _at(jit_fn, y, left, d, z)
             evals += 1
-            if not (lp.item() > log_y and _above(ll.item(), lab[0], ll_star, lab_star)):
+            if not (lpv > log_y and _above(llv, lab[0], ll_star, lab_star)):
                 break
             left -= 1.0
             j -= 1
         while r > 0:
-            for i in range(dim):
-                z[i] = y[i] + right * d[i]
-            lp, ll = jit_fn(z)
+            lpv, llv = _at(jit_fn, y, right, d, z)
             evals += 1
-            if not (lp.item() > log_y and _above(ll.item(), lab[0], ll_star, lab_star)):
+            if not (lpv > log_y and _above(llv, lab[0], ll_star, lab_star)):
                 break
             right += 1.0
             r -= 1
         for _ in range(_MAX_SHRINK):
             t = left + uniform(s) * (right - left)
-            for i in range(dim):
-                z[i] = y[i] + t * d[i]
-            lp, ll = jit_fn(z)
+            lpv, llv = _at(jit_fn, y, t, d, z)
             evals += 1
-            lpv = lp.item()
-            llv = ll.item()
             if lpv > log_y and _above(llv, lab[0], ll_star, lab_star):
                 for i in range(dim):
                     y[i] = z[i]
@@ -150,17 +151,19 @@ def _nested_run(jit_fn, x, lp, ll, lab, n_replace, n_moves, max_stepout, depth, 
         j = 0
         for i in range(n):
             if alive[i]:
-                ens[j] = x[i]
+                for c in range(dim):
+                    ens[j, c] = x[i, c]
                 j += 1
-        mean = np.zeros(dim)
-        for i in range(m):
-            mean += ens[i]
-        mean /= m
-        sd = np.zeros(dim)
-        for i in range(m):
-            sd += (ens[i] - mean) ** 2
-        sd = np.sqrt(sd / max(m - 1, 1))
+        sd = np.empty(dim)
         for i in range(dim):
+            mean = 0.0
+            for r in range(m):
+                mean += ens[r, i]
+            mean /= m
+            acc = 0.0
+            for r in range(m):
+                acc += (ens[r, i] - mean) ** 2
+            sd[i] = np.sqrt(acc / max(m - 1, 1))
             if not sd[i] > 0.0:
                 sd[i] = 1e-3
         for k in range(n_replace):
@@ -185,7 +188,8 @@ def _nested_run(jit_fn, x, lp, ll, lab, n_replace, n_moves, max_stepout, depth, 
             z = np.empty(dim)
             s = seeds[slot]
             counts[k] = _move(jit_fn, y, cur, lab_k, ens, sd, ll_star, lab_star, n_moves, max_stepout, s, d, z)
-            x[slot] = y
+            for c in range(dim):
+                x[slot, c] = y[c]
             lp[slot] = cur[0]
             ll[slot] = cur[1]
             lab[slot] = lab_k[0]
