@@ -130,8 +130,12 @@ class NestedArm(Arm):
     :math:`|E\hat Z - Z| \le \sup\hat Z \cdot \sum_i \varepsilon_i \le L_{\max}\sum_i \varepsilon_i`
     (the estimate is a weighted mean of likelihoods with weights summing to 1). The bound is not
     computable; the bias is measured instead on models with exact evidence
-    (``tests/arms/evidence/test_nested.py``: the mean of :math:`\hat Z / Z` over many pulls within its
-    standard error of 1). Salomone et al. (2018, "Unbiased and consistent nested sampling via sequential
+    (``benchmarks/results/bench_nested_bias.md``; ``tests/arms/evidence/test_nested.py`` checks the mean of
+    :math:`\hat Z / Z` over many pulls against 1 within 4 standard errors). With 16 live points and the default
+    moves, 400 runs gave a mean :math:`\hat Z / Z` of 1.018 ± 0.037 on the suite's conjugate model (3 dimensions),
+    1.007 ± 0.037 and 0.966 ± 0.061 on Gaussian posteriors in 4 and 10 dimensions, and 0.981 ± 0.061 on the
+    10-dimensional spike and slab; with 5 moves per replacement the same runs read 1.17 to 8.2 (z from +3.6 to +7.7),
+    the live set drifting inwards. Salomone et al. (2018, "Unbiased and consistent nested sampling via sequential
     Monte Carlo", arXiv:1805.03924) reweight the same moves so that MCMC costs no bias at all, at the price
     of the nested structure; this arm keeps the nested estimator and its measured bias.
 
