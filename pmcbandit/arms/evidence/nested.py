@@ -98,15 +98,16 @@ class NestedArm(Arm):
     so :math:`\hat Z_i + \hat X_i\,\bar\ell_i` is a martingale in the removal history, with mean
     :math:`Z`, and by optional stopping (:math:`\tau` bounded by ``max_kills``) so is its value at
     :math:`\tau`, of which :math:`\hat Z` is a conditionally unbiased estimate (the survivors' mean
-    likelihood). With one removal per iteration this is Walter's (2017, "Point process-based Monte
-    Carlo estimation", Stat. Comput. 27, Sec. 4) nested-sampling estimator with volumes
-    :math:`(1 - 1/N)^i`: the removed levels of :math:`N` live points are those of :math:`N` parallel
-    increasing random walks, whose count :math:`M` beyond a level of mass :math:`X` is Poisson with mean
-    :math:`-N\log X`, so :math:`E[(1 - 1/N)^M] = X` (his tail estimator, unbiased, with the sum
-    truncated at a random stopping time with an unbiased remainder, his Sec. 4.2). The classical
-    weights :math:`e^{-i/N}` of Skilling (2006) are not unbiased: :math:`E[X_i] = (N/(N+1))^i` is the
-    mean volume, but :math:`L_i` and :math:`X_i` move together, and only :math:`(1 - 1/N)^i`,
-    the geometric factor of the Poisson count, makes each term's expectation exact. A value is
+    likelihood). With one removal per iteration this is the nested-sampling estimator with volumes
+    :math:`(1 - 1/N)^i` that Walter (2017, "Point process-based Monte Carlo estimation", Stat. Comput. 27;
+    arXiv:1412.6368) proves unbiased: the removed levels of :math:`N` live points are those of :math:`N`
+    parallel increasing random walks, whose count :math:`M` of levels below one of mass :math:`X` is Poisson
+    with mean :math:`-N\log X`, so :math:`E[(1 - 1/N)^M] = X` for every level, and the untruncated sum is
+    unbiased; here the sum stops at a stopping time and the survivors' remainder keeps it unbiased (the
+    proof above). The volumes :math:`e^{-i/N}` of Skilling (2006), or the mean volumes
+    :math:`E[X_i] = (N/(N+1))^i` (each removal shrinks the mass by a :math:`\mathrm{Beta}(N, 1)` factor of
+    mean :math:`N/(N+1)`), do not give an unbiased sum: :math:`L_i` is a function of the random
+    :math:`X_i`, and :math:`E[L(X_i)]\,E[X_{i-1} - X_i] \ne E[L(X_i)(X_{i-1} - X_i)]`. A value is
     :math:`\log\hat Z` (``log_scale = True``): pmcbandit averages :math:`\hat Z`, as it does AIS
     weights, so the pool combines runs by their mean, unbiased for :math:`Z`, and the Pareto
     :math:`\hat k` of the runs' :math:`\hat Z` diagnoses a heavy tail (``importance_weights``).
