@@ -14,7 +14,9 @@ Run as ``.venv/bin/python -m benchmarks.bench_phase_transition`` (``--dims``, ``
                     do not import is recorded with status ``"unavailable"``.
 
 Reported per dimension and method: runs, the MSE of ``log Ẑ`` (finite estimates), how many runs of status
-``"ok"`` have ``|z| < 4`` (``z = (log Ẑ - log Z) / se``), the largest ``|z|`` among them, and the status counts.
+``"ok"`` have ``|z| < 4`` (``z = (log Ẑ - log Z) / se``), the largest ``|z|`` among them, the status counts, the
+pools' mean set-up seconds, and the nested arm's mean pulls and its arm statuses (``"unchecked"``: fewer importance
+weights than a Pareto k-hat needs while another arm passed, so no weight in the answer).
 The markdown goes to ``benchmarks/results/bench_phase_transition.md``; every run to
 ``bench_phase_transition.json`` in ``--runs-dir``.
 """
@@ -79,7 +81,7 @@ def run_task(args: dict) -> dict:
 
     out = run_pool(model, seconds, seed)
     return {k: out[k] for k in ("log_z", "log_z_se", "ci", "status", "setup", "wall", "pulls", "cost_share", "khat",
-                                "warnings", "pool_families", "compared_families")}
+                                "arm_status", "warnings", "pool_families", "compared_families")}
 
 
 def summarise(runs: list[dict]) -> list[dict]:
@@ -92,7 +94,13 @@ def summarise(runs: list[dict]) -> list[dict]:
         z = (est - truth) / se
         ok = np.array([r["status"] == "ok" for r in group])
         good = ok & np.isfinite(z) & (np.abs(z) < 4)
+        nested = [(n, r["arm_status"][a]) for r in group for a, n in r.get("pulls", {}).items()
+                  if a.startswith("nested")]
         rows.append(dict(dim=dim, method=method, runs=len(group),
+                         setup=float(np.nanmean([r.get("setup", np.nan) for r in group])),
+                         nested=(f"{np.mean([n for n, _ in nested]):.0f}; "
+                                 + ", ".join(f"{k} {v}" for k, v in sorted(collections.Counter(s for _, s in nested).items()))
+                                 if nested else ""),
                          mse=float(np.mean((est[finite] - truth) ** 2)) if finite.any() else float("nan"),
                          ok_within=f"{int(good.sum())} / {int(ok.sum())}",
                          max_abs_z_ok=float(np.max(np.abs(z[ok]))) if ok.any() else float("nan"),
@@ -116,13 +124,14 @@ def markdown(rows, settings, command) -> str:
         f"{settings['s_spike']:g}^2 I) + {1 - settings['w']:g} N(0, {settings['s_slab']:g}^2 I) "
         "(`models.spike_slab`, exact log Z). z = (log Ẑ - log Z) / se.",
         "",
-        "| dim | method | runs | MSE log Ẑ | abs z < 4 / status ok | max abs z (ok) | statuses |",
-        "|---|---|---|---|---|---|---|",
+        "| dim | method | runs | MSE log Ẑ | abs z < 4 / status ok | max abs z (ok) | statuses | mean set-up s | "
+        "nested arm: mean pulls; arm statuses |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items()))
         lines.append(f"| {r['dim']} | {r['method']} | {r['runs']} | {r['mse']:.3g} | {r['ok_within']} | "
-                     f"{r['max_abs_z_ok']:.3g} | {statuses} |")
+                     f"{r['max_abs_z_ok']:.3g} | {statuses} | {r['setup']:.3g} | {r['nested']} |")
     return "\n".join(lines)
 
 
