@@ -6,16 +6,19 @@ its support) is ordered as a continuous one. Each iteration removes the ``n_repl
 at a time, the live count falling from ``n`` to ``n - n_replace + 1``, and then replaces each by a
 constrained-prior draw: a copy of a random survivor moved by ``n_moves`` slice-sampling steps
 (Neal 2003, Sec. 4: stepping out, Fig. 3, and shrinkage, Fig. 5) on the prior restricted to
-``(loglik, u) > (loglik*, u*)``. A step's line runs through the current point along either the
-difference of two random survivors (the differential direction of the ensemble slice sampler,
-Karamanis & Beutler 2021, Sec. 3.2: it takes the scale and correlations of the constrained region
-from the live set) or, with probability one half, a random coordinate axis scaled by the survivors'
-standard deviation in it (so the moves reach every direction when the live set spans fewer than the
-dimension). The replacements of an iteration are independent chains, each on its own xoshiro256**
+``(loglik, u) > (loglik*, u*)``, the point's label kept during a step and then redrawn uniformly from
+the labels that keep it above the threshold. A step's line runs through the current point along either
+the difference of two random survivors (the differential direction of ensemble slice sampling,
+Karamanis & Beutler 2021, "Ensemble slice sampling", Stat. Comput. 31: it takes the scale and
+correlations of the constrained region from the live set) or, with probability one half, a Gaussian
+direction scaled per coordinate by the survivors' standard deviation (so the moves reach every
+direction when the live set spans fewer than the dimension). Each direction is drawn independently of
+the moving point, given the survivors, so every step leaves the constrained prior invariant. The
+replacements of an iteration are independent chains, each on its own xoshiro256**
 stream, run in ``prange`` when compiled parallel.
 
 The estimator (:mod:`pmcbandit.arms.evidence.nested`, Notes) is accumulated in log space:
-removing the lowest of ``n`` live points at ``loglik = l`` adds :math:`\\hat X l / n` to
+removing the lowest of ``n`` live points, at likelihood :math:`L`, adds :math:`\\hat X L / n` to
 :math:`\\hat Z` and multiplies :math:`\\hat X` by :math:`1 - 1/n`; at the stop,
 :math:`\\hat X` times the mean likelihood of the live points is added.
 """
