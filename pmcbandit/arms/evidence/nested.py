@@ -109,8 +109,21 @@ class NestedArm(Arm):
     mean :math:`N/(N+1)`), do not give an unbiased sum: :math:`L_i` is a function of the random
     :math:`X_i`, and :math:`E[L(X_i)]\,E[X_{i-1} - X_i] \ne E[L(X_i)(X_{i-1} - X_i)]`. A value is
     :math:`\log\hat Z` (``log_scale = True``): pmcbandit averages :math:`\hat Z`, as it does AIS
-    weights, so the pool combines runs by their mean, unbiased for :math:`Z`, and the Pareto
-    :math:`\hat k` of the runs' :math:`\hat Z` diagnoses a heavy tail (``importance_weights``).
+    weights, so the pool combines runs by their mean, unbiased for :math:`Z`.
+
+    **No Pareto** :math:`\hat k` **gate** (``importance_weights = False``). A run's :math:`\hat Z` is a
+    weighted mean of likelihoods with weights summing to 1, so :math:`\hat Z \le L_{\max}`: for a
+    bounded likelihood its variance is finite, whatever the posterior (Walter 2017 shows finite variance
+    of the untruncated estimator as soon as the likelihood has a prior moment of an order above 1), unlike
+    an importance weight, whose variance can be infinite and which the :math:`\hat k` check of
+    :mod:`pmcbandit.stats.psis` is for. That check needs 100 weights before it speaks, and an arm of a
+    checked pool with fewer gets no weight and stays out of the consistency test; a nested run with a
+    few dozen live points costs as much as hundreds of annealing steps, so within the cross-check share of
+    a 30 s budget the arm reaches some 40 to 70 runs. With the gate, on the 10-dimensional spike and slab
+    (``models.spike_slab``) at 30 s, ``nested-8`` made 66 pulls, was ``"unchecked"``, and the answer rested
+    on one AIS arm (status ``"ok"``, z = -16); without it, in the same run, its 56 pulls entered the
+    combination, the consistency test named it as disagreeing with the AIS arm, and the reported
+    random-effects interval had z = -2.9 (``benchmarks/results/bench_phase_transition.md``).
 
     **Stopping.** The rule reads only the removed likelihoods: stop after the first iteration whose
     last removal has :math:`\log L_i + \log\hat X_i < \log\hat Z_i - \mathrm{depth}`. Since
@@ -119,7 +132,8 @@ class NestedArm(Arm):
     was found. A component hidden under a likelihood plateau farther in than that (a spike of
     width :math:`s_1` in a slab of width :math:`s_2` lies about :math:`d\log(s_2/s_1)` nats beyond
     the slab's bulk) is reached only through the remainder, whose live points land in it rarely:
-    the estimate stays unbiased but heavy-tailed, which the runs' :math:`\hat k` shows.
+    the estimate stays unbiased (and bounded by :math:`L_{\max}`) but skewed, and its sample variance
+    understates the error until some run's live points land there.
 
     **Constrained moves and their bias.** A replacement is a copy of a random survivor moved by
     ``n_moves`` slice steps that leave the constrained prior invariant
@@ -147,7 +161,7 @@ class NestedArm(Arm):
     log_scale = True
     diagnostics = ("logp_evals", "kills", "depth", "stopped")
     family = "nested"
-    importance_weights = True
+    importance_weights = False  # Notes: a run's Z-hat is bounded by the largest likelihood
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
 
     def __init__(self, model, n_live: int = DEFAULT_LIVE, n_replace: int | None = None, n_moves: int | None = None,
