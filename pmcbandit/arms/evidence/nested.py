@@ -121,9 +121,9 @@ class NestedArm(Arm):
     few dozen live points costs as much as hundreds of annealing steps, so within the cross-check share of
     a 30 s budget the arm reaches some 40 to 70 runs. With the gate, on the 10-dimensional spike and slab
     (``models.spike_slab``) at 30 s, ``nested-8`` made 66 pulls, was ``"unchecked"``, and the answer rested
-    on one AIS arm (status ``"ok"``, z = -16); without it, in the same run, its 56 pulls entered the
-    combination, the consistency test named it as disagreeing with the AIS arm, and the reported
-    random-effects interval had z = -2.9 (``benchmarks/results/bench_phase_transition.md``).
+    on one AIS arm (status ``"ok"``, z = -16); without it, its 58 pulls entered the combination, the
+    consistency test found the arms disagreeing, and the status was ``"random_effects"``, not ``"ok"``
+    (``benchmarks/results/bench_phase_transition.md``, one seed each).
 
     **Stopping.** The rule reads only the removed likelihoods: stop after the first iteration whose
     last removal has :math:`\log L_i + \log\hat X_i < \log\hat Z_i - \mathrm{depth}`. Since
