@@ -6,8 +6,8 @@ r"""Spike-and-slab likelihoods with exact evidence: the textbook phase transitio
 
 a narrow spike (:math:`s_1`) inside a wide slab (:math:`s_2`). Along the annealing path
 :math:`p\,L^\beta` the mass moves from the slab to the spike abruptly at some :math:`\beta`: a first-order
-phase transition (Skilling 2006, "Nested sampling for general Bayesian computation", Bayesian Analysis 1,
-Sec. 7), so an annealing run finds one component and can miss the other's share of :math:`Z`. Each
+phase transition (Skilling 2006, "Nested sampling for general Bayesian computation", Bayesian Analysis 1),
+so an annealing run finds one component and can miss the other's share of :math:`Z`. Each
 component integrates in closed form, :math:`\int N(\theta; 0, s^2 I) N(\theta; 0, \sigma_p^2 I)\,d\theta
 = N(0; 0, (s^2 + \sigma_p^2) I_d)`, so
 

@@ -4,7 +4,7 @@ A run starts from ``n_live`` exact prior draws on the unconstrained space and cl
 by removing its lowest live points and replacing them by draws from the prior restricted above them
 (:mod:`~pmcbandit.arms.evidence._nested_kernel`). It does not temper: it integrates over prior
 volume, so a likelihood whose annealing path has a first-order phase transition (a narrow spike in a
-wide slab, Skilling 2006, Sec. 7) costs it nothing special, and it fails in ways of its own, unlike
+wide slab, Skilling 2006) costs it nothing special, and it fails in ways of its own, unlike
 the annealing and importance families: it is an estimator family of its own (``family = "nested"``).
 """
 
