@@ -20,8 +20,9 @@ and stopped at ``seconds`` of wall time:
     likelihood calls, so a neural-network fit in flight can overshoot; a new bound predicted to end
     past the deadline is skipped (:func:`_deadline_sampler`), the first neural one cannot be predicted.
 
-A run stopped by the clock reports ``status="deadline"`` (its interval still counts, as a user
-would read it), one that met its own stopping rule ``status="ok"``.
+Both take the suite model's ``name``, or a :class:`~models.evidence_suite_peers.PeerProblem` as ``spec`` for a
+target of another benchmark. A run stopped by the clock reports ``status="deadline"`` (its interval still counts, as
+a user would read it), one that met its own stopping rule ``status="ok"``.
 """
 
 from __future__ import annotations
@@ -42,13 +43,13 @@ def _finite(value) -> float:
     return value if np.isfinite(value) else float("nan")
 
 
-def run_dynesty(name: str, seconds: float, seed: int) -> dict:
+def run_dynesty(name: str, seconds: float, seed: int, spec=None) -> dict:
     """dynesty's static sampler with its defaults, stopped at ``seconds`` of wall time from the call."""
     import dynesty
     from dynesty.utils import compute_integrals
 
     start = time.perf_counter()
-    spec = problem(name)
+    spec = problem(name) if spec is None else spec
 
     def loglike(x):
         return float(spec.log_likelihood(x))
@@ -101,11 +102,11 @@ def _deadline_sampler(deadline: float):
     return DeadlineSampler
 
 
-def run_nautilus(name: str, seconds: float, seed: int) -> dict:
+def run_nautilus(name: str, seconds: float, seed: int, spec=None) -> dict:
     """nautilus with its defaults (vectorised likelihood), ``run(timeout=...)`` to end at ``seconds`` from the call;
     a new bound that would end past the deadline is skipped (:func:`_deadline_sampler`)."""
     start = time.perf_counter()
-    spec = problem(name)
+    spec = problem(name) if spec is None else spec
     sampler = _deadline_sampler(start + seconds)(spec.prior_transform, spec.log_likelihood, n_dim=spec.dim,
                                                   vectorized=True, pass_dict=False, seed=seed)
     setup = time.perf_counter() - start

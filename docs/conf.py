@@ -109,6 +109,7 @@ def _kind(obj) -> str:
 EXTRA = (
     "pmcbandit.arms.evidence.AISArm",
     "pmcbandit.arms.evidence.LaplaceISArm",
+    "pmcbandit.arms.evidence.NestedArm",
     "pmcbandit.arms.evidence.PriorISArm",
     "pmcbandit.arms.evidence.SMCArm",
     "pmcbandit.arms.evidence.TemperedSMCArm",

@@ -33,7 +33,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-__all__ = ["SpikeSlab", "spike_slab", "spike_slab_log_z", "radial_log_z", "SPIKE_SLAB_CASES"]
+__all__ = ["SpikeSlab", "spike_slab", "spike_slab_log_z", "spike_weight", "spike_mass", "radial_log_z",
+           "SPIKE_SLAB_CASES"]
 
 
 class SpikeSlab(NamedTuple):
@@ -60,6 +61,13 @@ def spike_weight(dim: int, spike_sd: float, slab_sd: float, spike_mass: float, p
     # w e^a / (w e^a + (1 - w) e^b) = m  <=>  w / (1 - w) = m / (1 - m) e^(b - a)
     log_odds = math.log(spike_mass / (1.0 - spike_mass)) + b - a
     return float(special.expit(log_odds))
+
+
+def spike_mass(dim: int, spike_sd: float, slab_sd: float, weight: float, prior_sd: float = 1.0) -> float:
+    """The spike's share of the posterior under the likelihood weight ``weight`` (inverse of :func:`spike_weight`)."""
+    a = math.log(weight) + _log_component(dim, prior_sd, spike_sd)
+    b = math.log1p(-weight) + _log_component(dim, prior_sd, slab_sd)
+    return float(special.expit(a - b))
 
 
 def spike_slab_log_z(dim: int, spike_sd: float, slab_sd: float, weight: float, prior_sd: float = 1.0) -> float:

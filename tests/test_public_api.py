@@ -59,8 +59,9 @@ SIGNATURES = {
     ],
     'evidence_arms': [
         ('model', 'pos'), ('ais_steps', 'kw'), ('n_chains', 'kw'), ('transition', 'kw'), ('laplace', 'kw'),
-        ('laplace_proposals', 'kw'), ('prior', 'kw'), ('smc', 'kw'), ('batch_size', 'kw'), ('cost', 'kw'),
-        ('budget_seconds', 'kw'), ('non_centre', 'kw'), ('hmc_arm', 'kw'), ('pilot_is', 'kw'), ('refine', 'kw'),
+        ('laplace_proposals', 'kw'), ('prior', 'kw'), ('smc', 'kw'), ('nested', 'kw'), ('batch_size', 'kw'),
+        ('cost', 'kw'), ('budget_seconds', 'kw'), ('non_centre', 'kw'), ('hmc_arm', 'kw'), ('pilot_is', 'kw'),
+        ('refine', 'kw'),
         ('idata', 'kw'),
     ],
     'identify': [

@@ -5,7 +5,8 @@ What lives here:
 * :mod:`~pmcbandit.evidence.estimate` — the door :func:`estimate_evidence` and its result,
   :class:`EvidenceResult` (a :class:`~pmcbandit.result.RunResult` read as ``log Z ± se``);
 * :mod:`~pmcbandit.evidence.pool` — :func:`evidence_arms`, the default pool of evidence arms
-  (AIS, Laplace-centred and prior importance sampling) sized for a budget;
+  (AIS, Laplace-centred and prior importance sampling, nested sampling: :mod:`~pmcbandit.evidence.nested_pool`)
+  sized for a budget;
 * :mod:`~pmcbandit.evidence.importance` and :mod:`~pmcbandit.evidence.pilots` — the importance
   arms' proposals and the annealing and posterior pilots that fit them;
 * :mod:`~pmcbandit.evidence.trace`, :mod:`~pmcbandit.evidence.trace_arms` and

@@ -18,7 +18,8 @@ large data sets) is spread over the layers:
   are capped so that one AIS pull is predicted to take at most a share of a time budget;
 * the run (:mod:`pmcbandit.runtime.guards`): every arm is tried once, cheapest first; no decision may
   take more than 10 % of the budget or more than is left; 10 % of the spending stays on the
-  second estimator family (AIS vs the importance samplers) as an independent check;
+  families other than the leading one (AIS, the importance samplers, nested sampling) as an independent
+  check;
 * the result (:mod:`pmcbandit.result`): arms whose importance weights fail the Pareto
   :math:`\\hat k` check get no weight; if the arms disagree beyond their SEs, the random-effects
   interval is reported and the outlying arms are named; an interval from too few observations

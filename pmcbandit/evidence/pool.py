@@ -1,7 +1,8 @@
 """The default pool of evidence arms for a PyMC model, built within a time budget.
 
 :func:`evidence_arms` builds it (Neufeld et al. 2014, Sec. 6.3 and App. G: AIS arms of 400 / 2000 / 8000
-annealing steps, Laplace-centred Student-t importance sampling and prior importance sampling); the door
+annealing steps, Laplace-centred Student-t importance sampling and prior importance sampling; and a nested-sampling
+arm, :mod:`~pmcbandit.evidence.nested_pool`); the door
 :func:`pmcbandit.evidence.estimate_evidence` builds it with the set-up counted in its budget: the Laplace arms' mode
 search, the HMC pilot and the other arms' set-up first, the AIS arms last, sized for what is left
 (:func:`seconds_after_setup`). What the pool leaves out or shrinks, and why, goes into the run's notes.
@@ -23,6 +24,7 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import density_for, modes_for
 from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
                                            scale_mix_arms, setup_check_passes)
+from pmcbandit.evidence.nested_pool import nested_arm
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText, log_notes
@@ -59,6 +61,7 @@ def evidence_arms(
     laplace_proposals: Sequence[tuple[float, ...]] = DEFAULT_LAPLACE_PROPOSALS,
     prior: bool = True,
     smc: bool = False,
+    nested: bool = True,
     batch_size: int = 1000,
     cost: str = "cpu_seconds",
     budget_seconds: float | None = None,
@@ -85,11 +88,13 @@ def evidence_arms(
         AIS transition (slice sampling as the paper, independence Metropolis from the
         Laplace Student-t, for near-Gaussian posteriors, or HMC with a step size and mass matrix
         per temperature from a pilot run, :class:`~pmcbandit.arms.evidence.AISArm`).
-    laplace, prior, smc : bool
+    laplace, prior, smc, nested : bool
         Include Laplace-t importance sampling, prior importance sampling, PyMC's SMC
         (one ``pm.sample_smc`` run per pull; biased-consistent, see
         :class:`~pmcbandit.arms.evidence.SMCArm`; two runs at construction, the second timed
-        for its ``expected_seconds``).
+        for its ``expected_seconds``), and nested sampling (one run per pull, an estimator family of
+        its own that does not temper, :class:`~pmcbandit.arms.evidence.NestedArm`; last in the pool, sized
+        for the budget and left out above 30 dimensions, :func:`~pmcbandit.evidence.nested_pool.nested_arm`).
     laplace_proposals : sequence of (df, inflation) or (df, inflation, defensive)
         One Laplace-centred Student-t mixture arm per tuple (see
         :class:`~pmcbandit.arms.evidence.LaplaceISArm`; ``defensive`` is the share of its draws
@@ -225,13 +230,15 @@ def evidence_arms(
         raise TypeError(f"The 'pilot_is' parameter of evidence_arms must be None or a bool. Got {pilot_is!r} instead.")
     if not isinstance(refine, bool):
         raise TypeError(f"The 'refine' parameter of evidence_arms must be a bool. Got {refine!r} instead.")
+    if not isinstance(nested, bool):
+        raise TypeError(f"The 'nested' parameter of evidence_arms must be a bool. Got {nested!r} instead.")
     if not isinstance(non_centre, bool):
         raise TypeError(f"The 'non_centre' parameter of evidence_arms must be a bool. Got {non_centre!r} instead.")
     trace = None if idata is None else read_trace(idata, check_model(model, "evidence_arms"), "evidence_arms")
     arms, notes, alerts = build_pool(model, ais_steps=ais_steps, n_chains=n_chains, transition=transition,
                                 laplace=laplace, laplace_proposals=laplace_proposals, prior=prior, smc=smc,
                                 batch_size=batch_size, cost=cost, budget_seconds=budget_seconds, non_centre=non_centre,
-                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine, trace=trace)
+                                hmc_arm=hmc_arm, pilot_is=pilot_is, refine=refine, trace=trace, nested=nested)
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=2)
     log_notes(notes)
@@ -240,7 +247,7 @@ def evidence_arms(
 
 def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
-          non_centre=True, hmc_arm=None, pilot_is=None, refine=True, trace=None
+          non_centre=True, hmc_arm=None, pilot_is=None, refine=True, trace=None, nested=True
           ) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
     settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
@@ -333,7 +340,10 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         other_arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
     if smc:
         other_arms.append(_timed_smc_arm(model))
-    if (served or other_arms) and budget_seconds is not None and started is not None:
+    # The nested-sampling arm is built with the other arms' set-up but goes last in the pool (the others' streams).
+    nested_set = [] if not nested else [a for a in [nested_arm(density, cost, budget_seconds, decision_share,
+                                                                check_share, CHECK_PULLS, CHECK_FILL, notes)] if a]
+    if (served or other_arms or nested_set) and budget_seconds is not None and started is not None:
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
@@ -428,6 +438,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         arms += pilot_set
         arms += scale_mix_arms(density, laplace_set, pilot_set, proposals, batch_size, cost, notes)
     arms += other_arms
+    arms += nested_set
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
     alerts: list[WarningText] = list(trace.alerts) if trace is not None else []

@@ -248,7 +248,7 @@ def test_evidence_and_sampler_arms_find_the_model():
         samplers = pb.sampler_arms(quantity="mu", samplers=["metropolis"])
         with pytest.raises(TypeError, match="The 'quantity' parameter of sampler_arms"):
             pb.sampler_arms(quantity=3)
-    assert [a.name for a in arms] == ["prior-is"]
+    assert [a.name for a in arms] == ["prior-is", "nested-32"]
     assert len(samplers) == 1 and pb.sampler_arms(model, "mu", ["slice"])[0].name.startswith("slice")
 
 

@@ -106,7 +106,7 @@ def _sizing_after_a_slow_build(monkeypatch, cls, slow, **pool):
     started = time.perf_counter()
     arms, _, _ = evidence.build_pool(model, ais_steps=(400, 2000), n_chains=1, transition="slice",
                                 laplace_proposals=evidence.DEFAULT_LAPLACE_PROPOSALS, smc=False, batch_size=200,
-                                cost="cpu_seconds", budget_seconds=60.0, started=started, **pool)
+                                cost="cpu_seconds", budget_seconds=60.0, started=started, nested=False, **pool)
     return seen, built["at"] - started, arms
 
 
@@ -191,7 +191,7 @@ def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_not
                                         transition="slice",
                                    laplace_proposals=evidence_pool.DEFAULT_LAPLACE_PROPOSALS, smc=False,
                                    batch_size=200, cost="cpu_seconds", budget_seconds=budget, laplace=True,
-                                   prior=True, refine=False)
+                                   prior=True, refine=False, nested=False)
 
     arms, notes, _ = pool(20.0)
     assert asked == [evidence_pool.MODE_SEARCH_SHARE * 20.0]

@@ -71,7 +71,7 @@ def test_funnel_leaves_the_laplace_arms_out_and_says_why(caplog):
     case = _case("eight_schools_centred")
     with caplog.at_level(logging.INFO, logger="pmcbandit"):
         arms = evidence_arms(case.model, ais_steps=(20,), cost="logp_evals", non_centre=False)
-    assert [a.name for a in arms] == ["ais-20", "prior-is"]
+    assert [a.name for a in arms] == ["ais-20", "prior-is", "nested-32"]
     notes = [r.getMessage() for r in caplog.records if r.name == "pmcbandit" and r.levelno == logging.INFO]
     assert any("Laplace importance-sampling arms left out" in m for m in notes)
 
@@ -81,7 +81,7 @@ def test_the_default_pool_non_centres_the_funnel_and_keeps_its_laplace_arms(capl
     case = _case("eight_schools_centred")
     with caplog.at_level(logging.INFO, logger="pmcbandit"):
         arms = evidence_arms(case.model, ais_steps=(20,), cost="logp_evals")
-    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "prior-is"]
+    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "prior-is", "nested-32"]
     notes = [r.getMessage() for r in caplog.records if r.name == "pmcbandit" and r.levelno == logging.INFO]
     assert any("non-centred" in m and "theta from theta_z" in m for m in notes)
 
@@ -89,7 +89,7 @@ def test_the_default_pool_non_centres_the_funnel_and_keeps_its_laplace_arms(capl
 @pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
 def test_label_switching_mixture_proposal_covers_both_modes():
     case = _case("mixture_label_switching")
-    arms = evidence_arms(case.model, ais_steps=(), prior=False, cost="logp_evals")
+    arms = evidence_arms(case.model, ais_steps=(), prior=False, nested=False, cost="logp_evals")
     assert all(len(a.modes.modes) == 2 for a in arms)
     result = estimate_evidence(case.model, arms=arms, budget=pb.Pulls(40), random_seed=3, progressbar=False)
     assert_within_se(result.log_z, case.log_z, math.hypot(result.log_z_se, case.log_z_se), result.summary())

@@ -1,0 +1,66 @@
+"""The default pool's nested-sampling arm (:class:`~pmcbandit.arms.evidence.nested.NestedArm`), sized for a budget.
+
+A run's cost grows with its live points about linearly (the removals to reach a depth are ``n_live`` per nat),
+so one timed run with :data:`PROBE_LIVE` live points predicts the others; the arm gets the most live points, up to
+:data:`~pmcbandit.arms.evidence.nested.DEFAULT_LIVE`, whose pull is predicted to fit the cross-check share the way
+the AIS check arm is sized (:func:`~pmcbandit.evidence.pool.evidence_arms`, ``budget_seconds``), or at least the
+run's decision cap. A model of more than :data:`NESTED_MAX_DIM` unconstrained dimensions gets no nested arm: its
+slice moves take about ``dim`` steps per replacement and its runs ``dim`` times more removals, and on such models
+a run would not fit a decision.
+
+May import: the arms and the runtime's guards (as :mod:`~pmcbandit.evidence.pool`).
+"""
+
+from __future__ import annotations
+
+from pmcbandit.arms.base import Arm
+
+__all__ = ["nested_arm", "NESTED_MAX_DIM", "PROBE_LIVE", "MIN_LIVE"]
+
+#: Most unconstrained dimensions of a model the default pool adds a nested-sampling arm to.
+NESTED_MAX_DIM = 30
+#: Live points of the timed run that sizes the arm.
+PROBE_LIVE = 4
+#: Fewest live points of the pool's nested arm; below, it is left out.
+MIN_LIVE = 8
+
+
+def nested_arm(density, cost: str, budget_seconds: float | None, decision_share: float, check_share: float,
+               check_pulls: int, check_fill: float, notes: list[str]) -> Arm | None:
+    """The pool's nested-sampling arm on ``density``, or ``None`` with a note saying why it was left out.
+
+    Untimed (``budget_seconds=None``): :data:`~pmcbandit.arms.evidence.nested.DEFAULT_LIVE` live points. Timed:
+    the most live points (halving from the default, at least :data:`MIN_LIVE`) whose pull, predicted from a timed
+    run with :data:`PROBE_LIVE` live points, lets ``check_pulls`` pulls fit in ``check_fill`` of the
+    ``check_share`` of the budget, else one whose pull fits 0.8 of ``decision_share / 2`` of it (a paired decision
+    is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), else none.
+    """
+    from pmcbandit.arms.evidence.nested import DEFAULT_LIVE, NestedArm
+
+    if density.dim > NESTED_MAX_DIM:
+        notes.append(f"nested-sampling arm left out: the model has {density.dim} unconstrained dimensions, more than "
+                     f"the {NESTED_MAX_DIM} the default pool runs it on")
+        return None
+    if budget_seconds is None:
+        return NestedArm(density, n_live=DEFAULT_LIVE, cost=cost)
+    probe = NestedArm(density, n_live=PROBE_LIVE, cost=cost)
+    per_live = probe.expected_seconds / PROBE_LIVE
+    check_cap = check_fill * check_share * budget_seconds / check_pulls
+    decision_cap = 0.8 * decision_share * budget_seconds / 2
+    sizes = []
+    n = DEFAULT_LIVE
+    while n >= MIN_LIVE:
+        sizes.append(n)
+        n //= 2
+    for cap in (check_cap, decision_cap):
+        fits = [n for n in sizes if n * per_live <= cap]
+        if fits:
+            n_live = fits[0]
+            if n_live != DEFAULT_LIVE:
+                notes.append(f"nested-sampling arm sized to {n_live} live points for a {budget_seconds:g} s budget "
+                             f"(a run takes about {per_live:.3g} s per live point on this model)")
+            return NestedArm(density, n_live=n_live, cost=cost, expected_seconds=n_live * per_live)
+    notes.append(f"nested-sampling arm left out: a run with {MIN_LIVE} live points takes about "
+                 f"{MIN_LIVE * per_live:.3g} s on this model, more than {decision_share / 2:g} of the "
+                 f"{budget_seconds:g} s budget")
+    return None
