@@ -38,6 +38,8 @@ each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded whe
    :math:`\hat R^2 - 1` is about :math:`1/\mathrm{ESS}` of one chain, so the rule also rejects
    chains too short to have moved (an effective sample size below about 50).
 
+Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3.
+
 The gate runs when the ranking rule is about to stop and at the end of the run; each run makes few
 such checks, so false exclusions (rate at most :math:`\alpha` per check) stay rare, and an
 excluded arm is named with its reason and :math:`z` in the result.

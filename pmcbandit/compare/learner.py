@@ -118,6 +118,13 @@ class ComparisonLearner:
         if self._gated_at != len(self._values):
             self._gated_at = len(self._values)
             self.gate_checks += 1
+            # Chains that did not converge leave first, so they take no part in the agreement test.
+            if self.chains is not None and self._chain_stats:
+                frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
+                flags = convergence(self._values, self._arms, frac, var, self.n_arms, self.in_play())
+                for i in np.flatnonzero(flags.excluded):
+                    self.excluded[i] = True
+                    self.reasons[i] = flags.reasons[i]
             est = arm_estimates(self._values, self._arms, self.n_arms, self.log_scale)
             verdict = gate(est, self.in_play(), self.reference, self.gate_alpha)
             tested = np.isfinite(verdict.z)
@@ -125,12 +132,6 @@ class ComparisonLearner:
             for i in np.flatnonzero(verdict.excluded):
                 self.excluded[i] = True
                 self.reasons[i] = verdict.reasons[i]
-            if self.chains is not None and self._chain_stats:
-                frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
-                flags = convergence(self._values, self._arms, frac, var, self.n_arms, self.in_play())
-                for i in np.flatnonzero(flags.excluded):
-                    self.excluded[i] = True
-                    self.reasons[i] = flags.reasons[i]
         return GateResult(self.excluded.copy(), tuple(self.reasons), self.z.copy())
 
     def done(self, blocked: np.ndarray) -> bool:
