@@ -146,10 +146,15 @@ class NUTSBackendArm(Arm):
             self.compile_seconds = time.perf_counter() - start
         return self._runner
 
-    def draw(self, rng: np.random.Generator):
+    def chain(self, rng: np.random.Generator):
+        """One chain from ``rng``: its kept draws (rows of the unconstrained vector), the divergent kept
+        iterations and the gradient evaluations (what a pull summarises).
+        """
         with self._lock:
-            runner = self._build()
-            X, divergences, n_grad = runner.run(rng)
+            return self._build().run(rng)
+
+    def draw(self, rng: np.random.Generator):
+        X, divergences, n_grad = self.chain(rng)
         values = self.quantity(X)
         estimate = float(values.mean())
         if not np.isfinite(estimate):
@@ -217,11 +222,10 @@ class _NutpieRunner:
 
 
 def _group(trace, name: str):
-    """A group of nutpie's trace (an ArviZ 1 ``DataTree`` or an ArviZ 0.x ``InferenceData``), or ``None``."""
-    try:
-        return trace[name]
-    except (KeyError, AttributeError):
-        return getattr(trace, name, None)
+    """A group of nutpie's trace (ArviZ 1 ``DataTree`` or ArviZ 0.x ``InferenceData``), or ``None``."""
+    from pmcbandit._compat import group, group_names
+
+    return group(trace, name) if name in group_names(trace) else None
 
 
 class _JaxRunner:
