@@ -298,9 +298,13 @@ class ComparisonResult:
             return ["compile time: not compared (no selection, declared or counted costs, or an arm without a "
                     "compile time)"]
         name = self.arm_names
-        runs = "every run" if a.runs_point <= 1 else f"{a.runs_point:.0f} runs"
-        sure = ("not established by the intervals" if not np.isfinite(a.runs_guaranteed)
-                else f"guaranteed from {a.runs_guaranteed:.0f} runs by the 1 - delta intervals")
+        runs = "the first run" if a.runs_point <= 1 else f"{a.runs_point:.0f} runs"
+        if not np.isfinite(a.runs_guaranteed):
+            sure = "not established by the intervals"
+        elif a.runs_guaranteed <= 1:
+            sure = "guaranteed from the first run by the 1 - delta intervals"
+        else:
+            sure = f"guaranteed from {a.runs_guaranteed:.0f} runs on by the 1 - delta intervals"
         return [f"compile time included: for one run of the model the fastest is {name[a.once]} (point "
                 f"estimates); once compile is amortised the fastest is {name[a.many]}, from {runs} on "
                 f"({sure}); a run = an estimate as precise as one pull of {name[a.many]}"]

@@ -20,7 +20,7 @@ from pmcbandit.compare import efficiency
 from pmcbandit.compare.amortise import amortisation
 from pmcbandit.compare.efficiency import EfficiencyRule
 from pmcbandit.compare.simulate import simulate_comparison
-from tests.compare.helpers import uniform_pair
+from tests.compare.helpers import UniformArm, uniform_pair
 from tests.tolerance import error_rate_lower, error_rate_upper
 
 SPREADS = (0.2, 0.2 * math.sqrt(2), 0.2 * math.sqrt(3))
@@ -95,3 +95,39 @@ def test_the_amortised_claim_errs_at_most_delta_over_1000_runs():
 def test_the_claim_from_point_ratios_fails_the_same_check():
     wrong = _errors(500, point=True)
     assert error_rate_lower(wrong, 500) > RULE.delta, wrong
+
+
+class CompiledArm(UniformArm):
+    """Uniform estimates at cost 1 per pull, with a compile time that warm-up records."""
+
+    def __init__(self, spread, seconds, name):
+        super().__init__(spread, 1.0, name=name)
+        self.seconds, self.compile_seconds = seconds, None
+
+    def warm_up(self):
+        self.compile_seconds = self.seconds
+
+
+def test_compare_samplers_reports_compile_seconds_and_the_amortisation():
+    import pmcbandit as pb
+    from pmcbandit._compat import group
+
+    arms = [CompiledArm(s, c, f"arm{i}") for i, (s, c) in enumerate(zip(SPREADS, COMPILE))]
+    with pytest.warns(pb.exceptions.NoGuaranteeWarning):
+        res = pb.compare_samplers(arms, budget=pb.Pulls(600), random_seed=0, progressbar=False)
+    assert res.compile_seconds.tolist() == COMPILE.tolist()
+    assert res.table["compile_seconds"].tolist() == COMPILE.tolist()
+    a = res.amortisation()
+    assert a is not None and res.arm_names[a.many] == res.selected[0]
+    assert "compile time included" in res.summary()
+    idata = res.to_inference_data()
+    assert group(idata, "arm_summary")["compile_seconds"].values.tolist() == COMPILE.tolist()
+
+
+def test_a_wall_budget_counts_the_compile_seconds():
+    import pmcbandit as pb
+
+    arms = [CompiledArm(s, c, f"arm{i}") for i, (s, c) in enumerate(zip(SPREADS, (1.0, 2.0, 3.0)))]
+    with pytest.warns(pb.exceptions.NoGuaranteeWarning):
+        res = pb.compare_samplers(arms, budget=10.0, random_seed=0, progressbar=False)
+    assert res.settings["budget"] == repr(pb.WallSeconds(4.0))
