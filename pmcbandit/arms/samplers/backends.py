@@ -5,8 +5,10 @@ seed, and its value the chain's mean of the quantity, as for :class:`~pmcbandit.
 so replicates stay i.i.d. The backends (:data:`NUTS_BACKENDS`):
 
 ``"pymc"``, ``"pymc-numba"``
-    PyMC's NUTS (Hoffman & Gelman 2014) on its log density compiled by PyTensor's C backend or its
-    numba backend (:class:`~pmcbandit.arms.samplers.mcmc.MCMCArm` with ``compile_kwargs``).
+    PyMC's NUTS (Hoffman & Gelman 2014) on its log density compiled by PyTensor's C backend (mode
+    ``"CVM"``, PyTensor 2's default) or its numba backend (mode ``"NUMBA"``, PyTensor 3's default),
+    named explicitly so each is the same on both lines (:class:`~pmcbandit.arms.samplers.mcmc.MCMCArm`
+    with ``compile_kwargs``).
 ``"nutpie"``, ``"nutpie-lowrank"``
     nutpie's NUTS (Seyboldt et al. 2025): :func:`nutpie.compile_pymc_model` once per arm, then
     ``nutpie.sample(compiled, chains=1, seed=...)`` per pull; a diagonal mass matrix adapted from
@@ -172,7 +174,9 @@ class _PyMCRunner:
     def __init__(self, arm: NUTSBackendArm):
         from pmcbandit.arms.samplers.mcmc import MCMCArm
 
-        compile_kwargs = {"mode": "NUMBA"} if arm.backend == "pymc-numba" else {}
+        # PyTensor's modes by name: "CVM" (C thunks in a VM, PyTensor 2's default) and "NUMBA" (PyTensor 3's
+        # default), so each backend is the same on both lines.
+        compile_kwargs = {"mode": "NUMBA" if arm.backend == "pymc-numba" else "CVM"}
         self._arm = MCMCArm(arm.model, arm.quantity, "nuts", tune=arm.tune, draws=arm.draws,
                             compile_kwargs=compile_kwargs, **arm.kwargs)
         # A short chain from a fixed seed: numba compiles on the first call.
