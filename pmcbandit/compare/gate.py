@@ -36,7 +36,10 @@ each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded whe
    Rubin 1992, with the :math:`(n-1)/n` factor taken as 1, which raises :math:`\hat R` by about
    :math:`1/(2n)`); the limit 1.01 is that of Vehtari et al. (2021, Sec. 4). Across i.i.d. chains
    :math:`\hat R^2 - 1` is about :math:`1/\mathrm{ESS}` of one chain, so the rule also rejects
-   chains too short to have moved (an effective sample size below about 50).
+   chains too short to have moved (an effective sample size below about 50). With few pulls the
+   variance of the chains' means is itself noisy, so the rule flags an arm only when the one-sided
+   lower confidence bound of :math:`\hat R` (level :data:`RHAT_ALPHA`, from
+   :math:`(m-1)s^2/\sigma^2 \sim \chi^2_{m-1}` over :math:`m` pulls) exceeds the limit.
 
 Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3.
 
@@ -54,8 +57,8 @@ import numpy as np
 from scipy import stats
 
 
-__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "arm_estimates", "gate",
-           "convergence"]
+__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "RHAT_ALPHA", "arm_estimates",
+           "gate", "convergence"]
 
 #: Pulls an arm needs before its estimate takes part in the gate (its variance must be estimable).
 MIN_PULLS = 6
@@ -63,6 +66,8 @@ MIN_PULLS = 6
 DIVERGENCE_LIMIT = 0.01
 #: Largest potential scale reduction across an arm's pulls (rule 5 of the module docstring).
 RHAT_LIMIT = 1.01
+#: Level of rule 5's one-sided test: an arm is flagged when the lower confidence bound of its R-hat exceeds the limit.
+RHAT_ALPHA = 0.01
 
 
 class ArmEstimates(NamedTuple):
@@ -171,12 +176,16 @@ def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
         within = float(var[mine].mean())
         between = float(values[mine].var(ddof=1))
         rhat[k] = math.sqrt(1.0 + between / within) if within > 0 else math.inf
+        # One-sided lower confidence bound of the chains' between-variance: (m-1) s^2 / sigma^2 ~ chi2(m-1).
+        m = int(mine.sum())
+        between_lower = (m - 1) * between / stats.chi2.ppf(1.0 - RHAT_ALPHA, m - 1)
+        rhat_lower = math.sqrt(1.0 + between_lower / within) if within > 0 else math.inf
         if share > DIVERGENCE_LIMIT:
             excluded[k] = True
             reasons[k] = (f"divergences: {100 * share:.3g}% of the kept iterations diverged over {int(mine.sum())} "
                           f"pulls (limit {100 * DIVERGENCE_LIMIT:g}%)")
-        elif rhat[k] > RHAT_LIMIT:
+        elif rhat_lower > RHAT_LIMIT:
             excluded[k] = True
-            reasons[k] = (f"rhat: potential scale reduction {rhat[k]:.4g} across {int(mine.sum())} pulls "
-                          f"(limit {RHAT_LIMIT:g})")
+            reasons[k] = (f"rhat: potential scale reduction {rhat[k]:.4g} across {m} pulls, above {RHAT_LIMIT:g} "
+                          f"at level {RHAT_ALPHA:g} (lower bound {rhat_lower:.4g})")
     return GateResult(excluded, tuple(reasons), rhat)

@@ -74,3 +74,14 @@ def test_a_broken_backend_on_a_funnel_is_flagged_and_not_selected(funnel):
     assert set(res.excluded) == {broken}
     assert np.isfinite(res.compile_seconds).all()
     assert "divergences" in res.summary()
+
+
+@pytest.mark.parametrize("pulls, flagged", [(8, False), (200, True)])
+def test_rhat_flags_only_what_the_pulls_establish(pulls, flagged):
+    # Chain means with variance exactly 0.03 of the within-chain variance 1: point R-hat sqrt(1.03) = 1.0149.
+    # 8 pulls cannot tell it from 1.01 at level RHAT_ALPHA (lower bound 1.0057); 200 pulls can.
+    a = np.sqrt(0.03 * (pulls - 1) / pulls)
+    values = a * np.tile([1.0, -1.0], pulls // 2)
+    flags = convergence(values, np.zeros(pulls, int), np.zeros(pulls), np.ones(pulls), 1, np.ones(1, bool))
+    assert flags.z[0] == pytest.approx(np.sqrt(1.03))
+    assert bool(flags.excluded[0]) is flagged
