@@ -15,9 +15,10 @@ BIN := $(VENV)/bin
 # The stamp names the interpreter, so a .venv made by another Python is made anew.
 STAMP := $(VENV)/.installed-$(notdir $(PYTHON))
 DOCS_STAMP := $(VENV)/.installed-docs
+SAMPLERS_STAMP := $(VENV)/.installed-samplers
 PYTEST_WORKERS ?= 2
 
-.PHONY: install blas versions demo test test-slow test-all lint notebooks bench docs clean clean-numba
+.PHONY: install blas versions demo test test-slow test-all test-samplers lint notebooks bench docs clean clean-numba
 
 # PyTensor links its C backend against a system BLAS; a pip install finds none and
 # warns that it is "severely degraded". Debian's OpenBLAS fixes that, and
@@ -58,6 +59,16 @@ test-slow: versions
 
 test-all: versions
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) -q
+
+# The NUTS backends (nutpie, numpyro, blackjax: the samplers extra) on top of the dev install, and their
+# tests, slow ones included; without the extra those tests skip with the missing package as reason.
+$(SAMPLERS_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[samplers]'
+	@touch $(SAMPLERS_STAMP)
+
+test-samplers: $(SAMPLERS_STAMP)
+	$(BIN)/python -m pytest tests/arms/samplers/test_backends.py tests/compare/test_convergence_flags.py \
+		tests/test_compat.py -q
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all

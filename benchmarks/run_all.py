@@ -44,6 +44,7 @@ FULL = [
     "bench_identification",
     "bench_explore_m",
     "bench_compare",
+    "bench_which_nuts",
     "bench_full_bandit",
 ]
 

@@ -223,6 +223,21 @@ def group(idata, name: str):
     return node.to_dataset() if isinstance(node, xr.DataTree) else node
 
 
+def arviz_ess(draws):
+    """ArviZ's bulk effective sample size of each column of one chain's ``draws`` (shape ``(n, d)``).
+
+    ``arviz.ess`` takes a ``(chain, draw, d)`` array on 1.x; on 0.x only a ``(chain, draw)`` array, one
+    coordinate at a time.
+    """
+    import numpy as np
+
+    az = import_arviz()
+    draws = np.asarray(draws, dtype=np.float64)
+    if arviz_major() >= 1:
+        return np.atleast_1d(np.asarray(az.ess(draws[None]), dtype=np.float64))
+    return np.array([float(az.ess(draws[None, :, j])) for j in range(draws.shape[1])])
+
+
 def read_netcdf(path):
     """The InferenceData stored in the netCDF file ``path`` (``arviz.from_netcdf``)."""
     return import_arviz().from_netcdf(os.fspath(path))

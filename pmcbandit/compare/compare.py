@@ -30,7 +30,7 @@ from pmcbandit.compare.efficiency import EfficiencyRule, default_min_pairs
 from pmcbandit.compare.learner import ComparisonLearner
 from pmcbandit.compare.result import ComparisonResult
 from pmcbandit.identification.identify import check_bounds
-from pmcbandit.runtime.budget import Budget, TargetSE
+from pmcbandit.runtime.budget import Budget, TargetSE, WallSeconds
 from pmcbandit.runtime.door import drive_run, emit_warnings, loop_options
 
 __all__ = ["compare_samplers"]
@@ -88,7 +88,9 @@ def compare_samplers(
     budget : float or Budget
         A cap (wall seconds, :class:`~pmcbandit.Pulls`, :class:`~pmcbandit.CpuSeconds` or
         :class:`~pmcbandit.WallSeconds`); the run stops earlier when it decides. Default
-        :data:`DEFAULT_BUDGET`: 300 s of wall time.
+        :data:`DEFAULT_BUDGET`: 300 s of wall time. Arms that measure a one-off compile time
+        (``compile_seconds``: the NUTS backends) are compiled first, and a wall-time budget counts
+        those seconds (``result.compile_seconds``, ``result.amortisation()``).
     random_seed : int, Generator or None
         The rule's tie-breaks and every pull get their own streams; same seed, same result.
     bounds : (a, b), optional
@@ -114,7 +116,9 @@ def compare_samplers(
         (:func:`~pmcbandit.compare.efficiency.default_min_pairs`). Every arm gets 2 pairs first;
         after that pairs go where they shrink the deciding gap most per unit of cost.
     gate_alpha : float
-        Level of the validity gate's tests, in (0, 1).
+        Level of the validity gate's tests, in (0, 1). Arms that report their chains (the NUTS backends of
+        ``sampler_arms``) are also excluded on divergences or on the potential scale reduction across
+        their pulls (:func:`pmcbandit.compare.gate.convergence`).
     max_faults, max_in_flight, pull_timeout, executor, progressbar, callback, checkpoint, checkpoint_every
         As in :func:`pmcbandit.run` (``executor``: ``None``, ``"threads"``, ``"processes"``, a Dask
         ``Client`` or an executor object; ``docs/scale_out.md``). With ``max_in_flight > 1`` the rule
@@ -175,7 +179,11 @@ def compare_samplers(
                           costs=declared, epsilon=float(epsilon), min_pairs=int(min_pairs))
     log_scale = bool(arms[0].log_scale)
     components = _components(arms, bounds)
-    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha, tuple(a.name for a in arms), components)
+    compile_seconds = _compile(arms)
+    budget = _after_compile(budget, compile_seconds)
+    options = options._replace(budget=budget)
+    learner = ComparisonLearner(rule, log_scale, reference, gate_alpha, tuple(a.name for a in arms), components,
+                                _chains(arms))
     guarantee = "delta-correct" if rule.exact else "asymptotic"
     config = dict(kind="comparison", policy="efficiency_lucb",
                   policy_params=(("epsilon", rule.epsilon), ("min_pairs", rule.min_pairs), ("costs", declared),
@@ -191,12 +199,53 @@ def compare_samplers(
     status = _status(engine, learner)
     result = ComparisonResult(
         arm_names=tuple(a.name for a in arms), history=engine.history,
-        settings=dict(settings, stopped_by=stopped_by, guarantee=guarantee, gate_checks=learner.gate_checks),
+        settings=dict(settings, stopped_by=stopped_by, guarantee=guarantee, gate_checks=learner.gate_checks,
+                      compile_seconds=compile_seconds, cost_units=tuple(units.values())),
         rule=rule, state=learner.state, in_play=in_play, status=status,
         reasons=_reasons(engine, learner, status), z=learner.z,
     )
     emit_warnings(result)
     return result
+
+
+def _compile(arms) -> tuple[float | None, ...]:
+    """Warm up the arms that measure their one-off compile time (``compile_seconds``, e.g. the NUTS
+    backends) and read it; ``None`` for arms that do not report one. A warm-up that fails is left
+    to the arm's first pull, which records the failure (:func:`~pmcbandit.arms.base.warm_up_arms`).
+    """
+    out = []
+    for arm in arms:
+        if not hasattr(arm, "compile_seconds"):
+            out.append(None)
+            continue
+        if arm.compile_seconds is None:
+            try:
+                arm.warm_up()
+            except Exception:  # reported by the pull that needs what failed to compile
+                pass
+        seconds = arm.compile_seconds
+        out.append(None if seconds is None else float(seconds))
+    return tuple(out)
+
+
+def _after_compile(budget: Budget, compile_seconds) -> Budget:
+    """A wall-time budget less the compile seconds spent before the run (at least a millisecond is left,
+    so the run starts and stops at once by its budget when compilation took it all).
+    """
+    spent = sum(s for s in compile_seconds if s is not None)
+    if isinstance(budget, WallSeconds) and spent > 0:
+        return WallSeconds(max(budget.seconds - spent, 1e-3))
+    return budget
+
+
+def _chains(arms) -> tuple[int, int] | None:
+    """Positions of ``divergent_fraction`` and ``chain_variance`` among the run's diagnostics, when some
+    arm reports its chains (:func:`pmcbandit.compare.gate.convergence`).
+    """
+    order = list(dict.fromkeys(d for a in arms for d in a.diagnostics))
+    if "divergent_fraction" in order and "chain_variance" in order:
+        return order.index("divergent_fraction"), order.index("chain_variance")
+    return None
 
 
 def _components(arms, bounds) -> tuple[int, ...]:

@@ -24,6 +24,25 @@ Every arm of a comparison estimates the same quantity. An arm is *excluded* from
 quantity the arms agree on, unlike the mean of :math:`\log\hat Z`, which Jensen's inequality
 biases by an amount that differs between arms of different variance.
 
+Arms that report how their chains went (the NUTS backends of :mod:`pmcbandit.arms.samplers.backends`:
+each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded when (:func:`convergence`)
+
+4. more than :data:`DIVERGENCE_LIMIT` of their kept iterations diverged, over all their pulls
+   (``reason="divergences"``): a divergence marks a region the integrator cannot explore, so the
+   chain's estimates are biased (Betancourt 2017, Sec. 6.2); or
+5. the potential scale reduction across their pulls exceeds :data:`RHAT_LIMIT` (``reason="rhat"``):
+   each pull is one chain, so with :math:`W` the mean of the chains' variances of the quantity and
+   :math:`B/n` the variance of the chains' means, :math:`\hat R = \sqrt{1 + (B/n)/W}` (Gelman &
+   Rubin 1992, with the :math:`(n-1)/n` factor taken as 1, which raises :math:`\hat R` by about
+   :math:`1/(2n)`); the limit 1.01 is that of Vehtari et al. (2021, Sec. 4). Across i.i.d. chains
+   :math:`\hat R^2 - 1` is about :math:`1/\mathrm{ESS}` of one chain, so the rule also rejects
+   chains too short to have moved (an effective sample size below about 50). With few pulls the
+   variance of the chains' means is itself noisy, so the rule flags an arm only when the one-sided
+   lower confidence bound of :math:`\hat R` (level :data:`RHAT_ALPHA`, from
+   :math:`(m-1)s^2/\sigma^2 \sim \chi^2_{m-1}` over :math:`m` pulls) exceeds the limit.
+
+Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3.
+
 The gate runs when the ranking rule is about to stop and at the end of the run; each run makes few
 such checks, so false exclusions (rate at most :math:`\alpha` per check) stay rare, and an
 excluded arm is named with its reason and :math:`z` in the result.
@@ -38,10 +57,17 @@ import numpy as np
 from scipy import stats
 
 
-__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "arm_estimates", "gate"]
+__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "RHAT_ALPHA", "arm_estimates",
+           "gate", "convergence"]
 
 #: Pulls an arm needs before its estimate takes part in the gate (its variance must be estimable).
 MIN_PULLS = 6
+#: Share of an arm's kept iterations that may diverge (rule 4 of the module docstring).
+DIVERGENCE_LIMIT = 0.01
+#: Largest potential scale reduction across an arm's pulls (rule 5 of the module docstring).
+RHAT_LIMIT = 1.01
+#: Level of rule 5's one-sided test: an arm is flagged when the lower confidence bound of its R-hat exceeds the limit.
+RHAT_ALPHA = 0.01
 
 
 class ArmEstimates(NamedTuple):
@@ -121,3 +147,45 @@ def gate(estimates: ArmEstimates, candidates: np.ndarray, reference: float | Non
             reasons[i] = (f"disagrees: estimate {y[n]:.6g} disagrees with {votes[n]} of the {idx.size - 1} other arms "
                           f"(|z| > {limit:.2f} for each)")
     return GateResult(excluded, tuple(reasons), z)
+
+
+def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
+                candidates: np.ndarray) -> GateResult:
+    """Rules 4–5 of the module docstring on the ``candidates`` (bool mask) with :data:`MIN_PULLS` pulls
+    that report both diagnostics (NaN: not reported, not tested).
+
+    Parameters
+    ----------
+    values, arms : sequence
+        Each valid pull's estimate and arm.
+    divergent_fraction, chain_variance : sequence of float
+        Each valid pull's share of divergent kept iterations and variance of the quantity over its chain.
+    n_arms : int
+    candidates : array of bool
+    """
+    values, arms = np.asarray(values, dtype=np.float64), np.asarray(arms, dtype=np.int64)
+    frac, var = np.asarray(divergent_fraction, dtype=np.float64), np.asarray(chain_variance, dtype=np.float64)
+    excluded = np.zeros(n_arms, dtype=bool)
+    reasons = [""] * n_arms
+    rhat = np.full(n_arms, np.nan)
+    for k in np.flatnonzero(candidates):
+        mine = (arms == k) & np.isfinite(frac) & np.isfinite(var)
+        if mine.sum() < MIN_PULLS:
+            continue
+        share = float(frac[mine].mean())
+        within = float(var[mine].mean())
+        between = float(values[mine].var(ddof=1))
+        rhat[k] = math.sqrt(1.0 + between / within) if within > 0 else math.inf
+        # One-sided lower confidence bound of the chains' between-variance: (m-1) s^2 / sigma^2 ~ chi2(m-1).
+        m = int(mine.sum())
+        between_lower = (m - 1) * between / stats.chi2.ppf(1.0 - RHAT_ALPHA, m - 1)
+        rhat_lower = math.sqrt(1.0 + between_lower / within) if within > 0 else math.inf
+        if share > DIVERGENCE_LIMIT:
+            excluded[k] = True
+            reasons[k] = (f"divergences: {100 * share:.3g}% of the kept iterations diverged over {int(mine.sum())} "
+                          f"pulls (limit {100 * DIVERGENCE_LIMIT:g}%)")
+        elif rhat_lower > RHAT_LIMIT:
+            excluded[k] = True
+            reasons[k] = (f"rhat: potential scale reduction {rhat[k]:.4g} across {m} pulls, above {RHAT_LIMIT:g} "
+                          f"at level {RHAT_ALPHA:g} (lower bound {rhat_lower:.4g})")
+    return GateResult(excluded, tuple(reasons), rhat)

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from pmcbandit.compare import efficiency
-from pmcbandit.compare.gate import GateResult, arm_estimates, gate
+from pmcbandit.compare.gate import GateResult, arm_estimates, convergence, gate
 from pmcbandit.base import Selection
 
 __all__ = ["ComparisonLearner"]
@@ -38,6 +38,10 @@ class ComparisonLearner:
     components : tuple of int
         Positions, among the run's declared diagnostics, of the components of the arms' vector
         estimates (:attr:`~pmcbandit.arms.base.Arm.components`); ``()`` for scalar estimates.
+    chains : (int, int) or None
+        Positions, among the run's declared diagnostics, of ``divergent_fraction`` and
+        ``chain_variance`` (arms that report their chains, :func:`~pmcbandit.compare.gate.convergence`);
+        ``None`` when no arm declares them.
     """
 
     stops = True
@@ -48,8 +52,10 @@ class ComparisonLearner:
     pulls_per_decision = 2
 
     def __init__(self, rule: efficiency.EfficiencyRule, log_scale: bool, reference: float | None, gate_alpha: float,
-                 arm_names: tuple = (), components: tuple[int, ...] = ()):
+                 arm_names: tuple = (), components: tuple[int, ...] = (), chains: tuple[int, int] | None = None):
         self.rule = rule
+        self.chains = chains
+        self._chain_stats: list[tuple[float, float]] = []
         self.components = tuple(components)
         self.arm_names = tuple(arm_names) or tuple(f"arm {i}" for i in range(rule.n_arms))
         self.n_arms = rule.n_arms
@@ -91,6 +97,9 @@ class ComparisonLearner:
         """One variance observation per arm of the decision whose two pulls are both valid; no reward."""
         self._values += decision.values
         self._arms += decision.value_arms
+        if self.chains is not None:
+            self._chain_stats += [(float(d[self.chains[0]]), float(d[self.chains[1]]))
+                                  for d in decision.value_diagnostics]
         got = np.asarray(decision.value_arms, dtype=np.int64)
         state = self.state
         for arm in decision.arms:
@@ -109,6 +118,13 @@ class ComparisonLearner:
         if self._gated_at != len(self._values):
             self._gated_at = len(self._values)
             self.gate_checks += 1
+            # Chains that did not converge leave first, so they take no part in the agreement test.
+            if self.chains is not None and self._chain_stats:
+                frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
+                flags = convergence(self._values, self._arms, frac, var, self.n_arms, self.in_play())
+                for i in np.flatnonzero(flags.excluded):
+                    self.excluded[i] = True
+                    self.reasons[i] = flags.reasons[i]
             est = arm_estimates(self._values, self._arms, self.n_arms, self.log_scale)
             verdict = gate(est, self.in_play(), self.reference, self.gate_alpha)
             tested = np.isfinite(verdict.z)

@@ -9,6 +9,7 @@ import numpy as np
 
 from pmcbandit.base import declare_result
 from pmcbandit.compare import efficiency
+from pmcbandit.compare.amortise import Amortisation, amortisation
 from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.history import History
 
@@ -125,6 +126,33 @@ class ComparisonResult:
         return float(self.state.c_sum.sum())
 
     @property
+    def compile_seconds(self) -> np.ndarray:
+        """Each arm's one-off compile seconds, measured once before the run (NaN: the arm reports none)."""
+        values = self.settings.get("compile_seconds") or (None,) * len(self.arm_names)
+        return np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+    def amortisation(self) -> Amortisation | None:
+        """Which arm is fastest for one run of the model, compile included, and from how many runs on
+        the selection is (:mod:`pmcbandit.compare.amortise`); ``None`` without a selection or when a
+        ranked arm has no compile time or no efficiency yet.
+        """
+        if self.selected_indices.size == 0 or self.cost_unit_is_count:
+            return None
+        s = int(self.selected_indices[0])
+        c, c_lo, _ = _containing(*efficiency.cost_bounds(self.rule, self.state))
+        p, lo, hi = self._log_eff
+        lower = c_lo[s] if np.isfinite(c_lo[s]) and c_lo[s] > 0 else c[s]
+        return amortisation(p, lo, hi, c[s], lower, self.compile_seconds, s, self.in_play)
+
+    @property
+    def cost_unit_is_count(self) -> bool:
+        """Whether the pulls' costs are counts (declared, or a count unit), not seconds comparable with
+        compile seconds.
+        """
+        return self.rule.costs is not None or any(
+            u not in (None, "cpu_seconds") for u in self.settings.get("cost_units", ()) or ())
+
+    @property
     def excluded(self) -> dict[str, str]:
         """Arms not ranked, with the reason."""
         return {self.arm_names[i]: self.reasons[i] for i in np.flatnonzero(~self.in_play)}
@@ -185,7 +213,7 @@ class ComparisonResult:
 
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per arm: pairs, variance per pull and cost per pull (point and bounds), efficiency and its
-        bounds, selected, status.
+        bounds, compile seconds (NaN: none reported), selected, status.
         """
         v, v_lo, v_hi = _containing(*efficiency.variance_bounds(self.rule, self.state))
         c, c_lo, c_hi = _containing(*efficiency.cost_bounds(self.rule, self.state))
@@ -194,7 +222,7 @@ class ComparisonResult:
         return dict(arm=np.asarray(self.arm_names), pairs=self.pairs, variance=v, variance_lower=v_lo,
                     variance_upper=v_hi, cost=c, cost_lower=c_lo, cost_upper=c_hi, efficiency=self.efficiency,
                     efficiency_lower=self.efficiency_lower, efficiency_upper=self.efficiency_upper,
-                    selected=chosen, status=self.status, z=self.z)
+                    compile_seconds=self.compile_seconds, selected=chosen, status=self.status, z=self.z)
 
     # --- reporting -------------------------------------------------------------------
     def warnings(self) -> list[WarningText]:
@@ -245,20 +273,41 @@ class ComparisonResult:
             head += (f"; tied (not separated, proven at most {1 + self.rule.epsilon:g}x as efficient as the "
                      f"selection): {self.tied}")
         t = self.arm_table()
+        compiled = np.isfinite(t["compile_seconds"]).any()
         lines = [head, f"{'arm':>18} {'pairs':>6} {'variance':>10} {'cost':>10} {'efficiency':>10} "
-                       f"{'[lower':>10} {'upper]':>10}  status"]
+                       f"{'[lower':>10} {'upper]':>10}" + (f" {'compile s':>10}" if compiled else "") + "  status"]
         for i in np.argsort(-np.nan_to_num(t["efficiency"], nan=-1.0), kind="stable"):
             mark = " *" if t["selected"][i] else ""
             lines.append(f"{t['arm'][i]:>18} {t['pairs'][i]:>6d} {t['variance'][i]:>10.3g} {t['cost'][i]:>10.3g} "
                          f"{t['efficiency'][i]:>10.3g} {t['efficiency_lower'][i]:>10.3g} "
-                         f"{t['efficiency_upper'][i]:>10.3g}  {t['status'][i]}{mark}")
+                         f"{t['efficiency_upper'][i]:>10.3g}" + (f" {t['compile_seconds'][i]:>10.3g}" if compiled
+                                                                  else "") + f"  {t['status'][i]}{mark}")
         ratios = self.ratios()
         if ratios:
             lines.append("pairwise efficiency ratios (simultaneous intervals):")
             lines += [f"  {r.numerator} / {r.denominator}: {r.estimate:.3g} [{r.lower:.3g}, {r.upper:.3g}]"
                       for r in ratios]
+        if compiled:
+            lines += self._amortisation_lines()
         lines += [f"warning: {m}" for m in self.warnings()] + [f"note: {m}" for m in self.notes]
         return "\n".join(lines)
+
+    def _amortisation_lines(self) -> list[str]:
+        a = self.amortisation()
+        if a is None:
+            return ["compile time: not compared (no selection, declared or counted costs, or an arm without a "
+                    "compile time)"]
+        name = self.arm_names
+        runs = "the first run" if a.runs_point <= 1 else f"{a.runs_point:.0f} runs"
+        if not np.isfinite(a.runs_guaranteed):
+            sure = "not established by the intervals"
+        elif a.runs_guaranteed <= 1:
+            sure = "guaranteed from the first run by the 1 - delta intervals"
+        else:
+            sure = f"guaranteed from {a.runs_guaranteed:.0f} runs on by the 1 - delta intervals"
+        return [f"compile time included: for one run of the model the fastest is {name[a.once]} (point "
+                f"estimates); once compile is amortised the fastest is {name[a.many]}, from {runs} on "
+                f"({sure}); a run = an estimate as precise as one pull of {name[a.many]}"]
 
     def __repr__(self) -> str:
         return f"<ComparisonResult: {len(self.arm_names)} arms>\n{self.summary()}"

@@ -25,14 +25,16 @@ __all__ = ["SimulatedComparison", "simulate_comparison"]
 
 
 class SimulatedComparison(NamedTuple):
-    """Pulls made (two per pair), the recommendation (best first), whether the rule stopped, and the
-    total cost of the pulls (as ``draw_pair`` reported them).
+    """Pulls made (two per pair), the recommendation (best first), whether the rule stopped, the
+    total cost of the pulls (as ``draw_pair`` reported them), and the rule's final state (its
+    intervals: :func:`~pmcbandit.compare.efficiency.log_efficiency`).
     """
 
     pulls: int
     recommended: np.ndarray
     stopped: bool
     cost: float = 0.0
+    state: efficiency.EfficiencyState | None = None
 
 
 def simulate_comparison(rule: efficiency.EfficiencyRule, draw_pair: Callable, rng: np.random.Generator, *,
@@ -65,15 +67,15 @@ def simulate_comparison(rule: efficiency.EfficiencyRule, draw_pair: Callable, rn
     while pairs < max_pairs and cost < max_cost:
         if protocol == "fixed":
             if state.pairs.min() >= rule.min_pairs and done(state, every):
-                return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), True, cost)
+                return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), True, cost, state)
             arms = range(rule.n_arms)
         else:
             if done(state, every):
-                return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), True, cost)
+                return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), True, cost, state)
             arms = algorithm.select(rng, state, every).arms
         for arm in arms:
             x1, x2, c1, c2 = draw_pair(rng, arm)
             state = algorithm.update(state, arm, x1, x2, c1, c2)
             pairs += 1
             cost += c1 + c2
-    return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), False, cost)
+    return SimulatedComparison(2 * pairs, algorithm.recommend(state, every), False, cost, state)

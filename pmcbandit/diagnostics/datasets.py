@@ -128,7 +128,11 @@ def comparison_groups(result) -> tuple[dict, dict]:
     (layout: :func:`~pmcbandit.diagnostics.arviz_io.comparison_to_inference_data`).
     """
     t = result.arm_table()
-    attrs = _loop_result_attrs(result, "comparison", unresolved=result.unresolved, excluded=result.excluded)
+    a = result.amortisation()
+    amortised = None if a is None else dict(once=result.arm_names[a.once], many=result.arm_names[a.many],
+                                            runs_point=a.runs_point, runs_guaranteed=a.runs_guaranteed)
+    attrs = _loop_result_attrs(result, "comparison", unresolved=result.unresolved, excluded=result.excluded,
+                               amortisation=amortised)
     described = {
         "pairs": "valid pairs of pulls (variance observations 0.5 (X - X')^2)",
         "variance": "variance of one pull's estimate (mean of the pair observations)",
@@ -140,6 +144,7 @@ def comparison_groups(result) -> tuple[dict, dict]:
         "efficiency": "1 / (variance x cost)",
         "efficiency_lower": "lower bound, simultaneous over arms and time with probability 1 - delta",
         "efficiency_upper": "upper bound, simultaneous over arms and time with probability 1 - delta",
+        "compile_seconds": "one-off compile wall seconds, measured once before the run (NaN: none reported)",
         "selected": "among the k most efficient arms",
         "z": "standardised deviation of the arm's estimate in the validity gate (NaN: not tested)",
     }

@@ -281,8 +281,10 @@ def plot_efficiency(result, ax=None) -> Axes:
     """Forest plot of a comparison: each arm's efficiency with its simultaneous interval (log axis).
 
     Arms are sorted by point efficiency, the selected ones drawn filled; arms not ranked (validity
-    gate, Pareto k-hat, faults) are grey with their status. An infinite bound is drawn to the axis
-    edge with an arrow.
+    gate, divergences, R-hat, Pareto k-hat, faults) are grey with their status and the first word of
+    the reason. An infinite bound is drawn to the axis edge with an arrow. Arms that report a compile
+    time have it in their label, and the title says which arm is fastest for one run and once
+    compile is amortised (:meth:`~pmcbandit.compare.ComparisonResult.amortisation`).
 
     Parameters
     ----------
@@ -315,13 +317,28 @@ def plot_efficiency(result, ax=None) -> Axes:
             ax.annotate("", xy=(right, row), xytext=(right / 1.5, row), arrowprops=dict(arrowstyle="->", color=colour))
         if np.isfinite(eff[i]) and eff[i] > 0:
             ax.plot([min(eff[i], right)], [row], "o", color=colour, mfc=colour if t["selected"][i] else "white")
-    labels = [t["arm"][i] + ("" if t["status"][i] == "ranked" else f" ({t['status'][i]})") for i in order]
-    ax.set_yticks(np.arange(order.size), labels)
+    compiled = np.asarray(t.get("compile_seconds", np.full(len(order), np.nan)), dtype=np.float64)
+
+    def label(i):
+        text = t["arm"][i]
+        if np.isfinite(compiled[i]):
+            text += f" [compile {compiled[i]:.3g} s]"
+        if t["status"][i] != "ranked":
+            why = result.reasons[i].split(":")[0] if result.reasons[i] else t["status"][i]
+            text += f" ({t['status'][i]}: {why})"
+        return text
+
+    ax.set_yticks(np.arange(order.size), [label(i) for i in order])
     ax.set_xscale("log")
     ax.set_xlim(left, right)
     ax.set_xlabel("efficiency 1 / (variance × cost per pull)")
     s = result.settings
-    ax.set_title(f"Top {s.get('k')} at delta = {s.get('delta')} ({result.guarantee}), stopped by {result.stopped_by}")
+    title = f"Top {s.get('k')} at delta = {s.get('delta')} ({result.guarantee}), stopped by {result.stopped_by}"
+    a = result.amortisation() if np.isfinite(compiled).any() else None
+    if a is not None:
+        runs = "" if a.runs_point <= 1 else f" from {a.runs_point:.0f} runs"
+        title += (f"\none run (compile included): {t['arm'][a.once]}; many runs: {t['arm'][a.many]}{runs}")
+    ax.set_title(title)
     return ax
 
 

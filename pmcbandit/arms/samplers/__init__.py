@@ -3,7 +3,9 @@
 :func:`sampler_arms` builds, for a PyMC model and a posterior expectation
 :math:`E_\\pi[f(\\theta)]`, one arm per sampler setting: NUTS, Metropolis and slice runs of
 ``tune`` + ``draws`` iterations (:class:`~pmcbandit.arms.samplers.mcmc.MCMCArm`) and SMC runs of
-``draws`` particles (:class:`~pmcbandit.arms.samplers.smc.SMCSamplerArm`). Each pull returns one
+``draws`` particles (:class:`~pmcbandit.arms.samplers.smc.SMCSamplerArm`), and chains of the NUTS
+backends — PyMC's (C or numba), nutpie, numpyro, blackjax —
+(:class:`~pmcbandit.arms.samplers.backends.NUTSBackendArm`). Each pull returns one
 estimate of the expectation from its own seed, warm-up included, so replicates are i.i.d. and
 a bandit or :func:`pmcbandit.compare_samplers` can learn each sampler's variance per unit of
 cost (Neufeld et al. 2014, Sec. 2 and 5).
@@ -17,18 +19,24 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.samplers._quantity import Quantity, check_sampler_model
+from pmcbandit.arms.samplers.backends import (NUTS_BACKENDS, NUTSBackendArm, backend_missing, installed_backends,
+                                              require_backend)
 from pmcbandit.arms.samplers.mcmc import MCMC_SAMPLERS, MCMCArm
 from pmcbandit.arms.samplers.smc import SMCSamplerArm
+from pmcbandit.exceptions import log_notes
 
-__all__ = ["sampler_arms", "pilot_scales", "MCMCArm", "SMCSamplerArm", "SAMPLERS", "SAMPLER_COSTS",
-           "check_sampler_model", "PILOT_TUNE", "PILOT_DRAWS", "PILOT_SEED"]
+__all__ = ["sampler_arms", "pilot_scales", "MCMCArm", "SMCSamplerArm", "NUTSBackendArm", "SAMPLERS", "SAMPLER_COSTS",
+           "NUTS_BACKENDS", "installed_backends", "check_sampler_model", "PILOT_TUNE", "PILOT_DRAWS", "PILOT_SEED"]
 
-SAMPLERS = (*MCMC_SAMPLERS, "smc")
+SAMPLERS = (*MCMC_SAMPLERS, "smc", *NUTS_BACKENDS)
 #: The pilot run that fixes the coordinates' scales of the every-coordinate quantity.
 PILOT_TUNE, PILOT_DRAWS, PILOT_SEED = 500, 500, 20_260_101
 SAMPLER_COSTS = ("cpu_seconds", "gradient_evals", "logp_evals")
 #: The cost unit each sampler can report besides CPU seconds.
-_UNIT = {"nuts": "gradient_evals", "metropolis": "logp_evals", "slice": "logp_evals", "smc": "logp_evals"}
+_UNIT = {"nuts": "gradient_evals", "metropolis": "logp_evals", "slice": "logp_evals", "smc": "logp_evals",
+         **{b: "cpu_seconds" for b in NUTS_BACKENDS}}
+#: ``samplers="backends"``: every NUTS backend that is installed.
+_EVERY_BACKEND = "backends"
 
 
 #: Keywords the arms set themselves: one model, quantity and cost for the pool, a seed per pull.
@@ -43,8 +51,13 @@ def _is_pair(spec) -> bool:
 
 def _parse(samplers, cost: str) -> list[tuple[str, dict]]:
     message = ("The 'samplers' parameter of sampler_arms must be a non-empty sequence of sampler names "
-               f"among {SAMPLERS} or (name, kwargs) pairs. Got {samplers!r} instead.")
-    if isinstance(samplers, str) or _is_pair(samplers):
+               f"among {SAMPLERS} or (name, kwargs) pairs, or 'backends'. Got {samplers!r} instead.")
+    if isinstance(samplers, str) and samplers == _EVERY_BACKEND:
+        skipped = [f"NUTS backend {b!r} skipped: {', '.join(backend_missing(b))} not installed "
+                   "(pip install \"pmcbandit[samplers]\")" for b in NUTS_BACKENDS if backend_missing(b)]
+        log_notes(skipped)
+        samplers = list(installed_backends())
+    elif isinstance(samplers, str) or _is_pair(samplers):
         samplers = [samplers]
     if not isinstance(samplers, Sequence) or isinstance(samplers, str):
         raise TypeError(message)
@@ -65,6 +78,8 @@ def _parse(samplers, cost: str) -> list[tuple[str, dict]]:
         if reserved:
             raise ValueError(f"The 'samplers' parameter of sampler_arms must not set {reserved} in a setting (the "
                              f"arm sets them; cost is sampler_arms' own parameter). Got {spec!r} instead.")
+        if name in NUTS_BACKENDS:
+            require_backend(name)  # asked for by name: a missing package is an error, before any compilation
         specs.append((name, kwargs))
     units = {name: _UNIT[name] for name, _ in specs}
     if cost != "cpu_seconds" and set(units.values()) != {cost}:
@@ -99,12 +114,17 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
         of one unit of :math:`(\\sum_j 1/\\mathrm{ESS}_j)^{-1}` — the harmonic mean of the
         coordinates' effective sample sizes per unit of cost, up to the factor :math:`d` — learned
         from :math:`d` degrees of freedom per pair of runs instead of one.
-    samplers : sequence of str or (str, dict)
-        Names among ``"nuts"``, ``"metropolis"``, ``"slice"``, ``"smc"``, or ``(name, kwargs)`` pairs
+    samplers : sequence of str or (str, dict), or "backends"
+        Names among ``"nuts"``, ``"metropolis"``, ``"slice"``, ``"smc"``, the NUTS backends
+        ``"pymc"``, ``"pymc-numba"``, ``"nutpie"``, ``"nutpie-lowrank"``, ``"numpyro"``, ``"blackjax"``
+        (:mod:`~pmcbandit.arms.samplers.backends`), or ``(name, kwargs)`` pairs
         with per-arm settings: ``tune``, ``draws`` (defaults 500 / 500) and step-method keywords for
-        the MCMC samplers; ``draws`` (default 500), ``kernel`` and kernel keywords for SMC; ``name``
+        the MCMC samplers and backends; ``draws`` (default 500), ``kernel`` and kernel keywords for SMC; ``name``
         to override the arm's name. Names explain the setting: ``"nuts-t500-d500"``,
-        ``"nuts-t500-d500-target_accept0.95"``, ``"smc-d1000"``.
+        ``"nuts-t500-d500-target_accept0.95"``, ``"smc-d1000"``, ``"nutpie-t500-d500"``.
+        ``"backends"``: every NUTS backend whose packages are installed; the others are skipped with a
+        note (logged at INFO on the ``pmcbandit`` logger). A backend named explicitly whose packages are
+        missing raises ``ImportError``.
     cost : {"cpu_seconds", "gradient_evals", "logp_evals"}
         CPU seconds of a pull (default, comparable across samplers), or a count that is exact and
         reproducible: ``"gradient_evals"`` (log-density-and-gradient evaluations; NUTS only) or
@@ -126,6 +146,9 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
         a cost unit a sampler does not report, two settings with the same name.
     TypeError
         A ``model`` that is not a ``pm.Model``, a ``samplers`` entry that is neither a name nor a pair.
+    ImportError
+        A NUTS backend named in ``samplers`` whose packages are not installed (the message names the
+        ``pmcbandit[samplers]`` extra).
     """
     from pmcbandit._validation import check_choice
 
@@ -141,6 +164,8 @@ def sampler_arms(model=None, quantity=None, samplers=("nuts", "metropolis", "sli
     for name, kwargs in specs:
         if name == "smc":
             arms.append(SMCSamplerArm(model, shared_quantity, cost=cost, **kwargs))
+        elif name in NUTS_BACKENDS:
+            arms.append(NUTSBackendArm(model, shared_quantity, name, **kwargs))
         else:
             arms.append(MCMCArm(model, shared_quantity, name, cost=cost, **kwargs))
     names = [a.name for a in arms]

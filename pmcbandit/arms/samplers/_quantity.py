@@ -137,6 +137,15 @@ class Quantity:
         self._fn = None
         self._index = None
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_lock"] = None  # a lock does not pickle; each copy gets its own
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def every_coordinate(self) -> bool:
         """Whether the quantity is every coordinate, each divided by its scale (module docstring)."""

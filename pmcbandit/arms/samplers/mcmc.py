@@ -88,6 +88,9 @@ class MCMCArm(Arm):
         slice only): log-density evaluations, warm-up included. Declared in :attr:`cost_unit`.
     name : str, optional
         Defaults to ``"<sampler>-t<tune>-d<draws>"`` followed by any step keyword as ``-<key><value>``.
+    compile_kwargs : dict, optional
+        Passed to PyTensor when the log density (and its gradient) is compiled, e.g.
+        ``{"mode": "NUMBA"}`` for PyTensor's numba backend instead of its C backend (the default).
     **step_kwargs
         Passed to the step method (``target_accept``, ``max_treedepth``, ``scaling``, ``w``, ...).
 
@@ -107,7 +110,8 @@ class MCMCArm(Arm):
     family = "mcmc"
 
     def __init__(self, model, quantity, sampler: str = "nuts", *, tune: int = 500, draws: int = 500,
-                 cost: str = "cpu_seconds", name: str | None = None, **step_kwargs):
+                 cost: str = "cpu_seconds", name: str | None = None, compile_kwargs: dict | None = None,
+                 **step_kwargs):
         import pymc as pm
         from pymc.initial_point import make_initial_point_fn
 
@@ -141,9 +145,11 @@ class MCMCArm(Arm):
         self._vars = list(model.value_vars)
         self._initial_point = model.initial_point()
         self._start_fn = make_initial_point_fn(model=model, jitter_rvs=set(model.free_RVs), return_transformed=True)
-        self._logp = model.compile_logp()
+        compile_kwargs = dict(compile_kwargs or {})
+        self._logp = model.compile_logp(**compile_kwargs)
         if sampler == "nuts":
-            fn = model.logp_dlogp_function(self._vars, ravel_inputs=True, initial_point=self._initial_point)
+            fn = model.logp_dlogp_function(self._vars, ravel_inputs=True, initial_point=self._initial_point,
+                                           **compile_kwargs)
             fn.trust_input = True
             # The leapfrog integrator calls the compiled function directly (not fn.__call__).
             self._counter = fn._pytensor_function = _Counted(fn._pytensor_function)
