@@ -624,7 +624,7 @@ class AISArm(Arm):
         evals = np.empty(c, dtype=np.int64)
         accepts = np.zeros(c, dtype=np.int64)
         if self.transition == "slice":
-            self._kernel()(self.density.jit_fn, x0, betas, self.slice_width, self.max_stepout, seeds,
+            self._kernel()(self.density.terms_fn, x0, betas, self.slice_width, self.max_stepout, seeds,
                            log_w, evals)
         elif self.transition == "hmc":
             eps, index, inv_mass = proposal
