@@ -47,7 +47,7 @@ with warnings.catch_warnings():
     pb.estimate_evidence(m, budget=pb.Pulls(30), random_seed=3, progressbar=False)
 import gc
 misses = sorted({d.py_func.__module__ + "." + d.py_func.__qualname__ for d in gc.get_objects()
-                 if isinstance(d, CPUDispatcher) and d.py_func.__module__.startswith("pmcbandit")
+                 if isinstance(d, CPUDispatcher) and (d.py_func.__module__ or "").startswith("pmcbandit")
                  and d.stats.cache_misses})
 print(json.dumps(misses))
 """
