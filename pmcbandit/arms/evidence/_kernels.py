@@ -24,10 +24,11 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["chain_seeds", "eval_rows", "eval_terms_rows", "eval_terms", "terms_cfunc", "TERMS_SIG", "next_u64",
-           "uniform", "std_normal"]
+__all__ = ["chain_seeds", "eval_rows", "eval_terms_rows", "eval_terms", "terms_cfunc", "grad_terms_cfunc", "TERMS_SIG",
+           "next_u64", "uniform", "std_normal"]
 
-#: ``terms(x, out)``: writes ``(logprior, loglik)`` of the point ``x`` (``dim`` doubles) to ``out[0], out[1]``.
+#: ``terms(x, out)``: writes ``(logprior, loglik)`` of the point ``x`` (``dim`` doubles) to ``out[0], out[1]`` (and,
+#: for :func:`grad_terms_cfunc`, their gradients after them).
 TERMS_SIG = types.void(types.CPointer(types.float64), types.CPointer(types.float64))
 
 _TWO_M53 = 2.0**-53
@@ -84,6 +85,25 @@ def eval_rows(jit_fn, x):
         out[i, 0] = lp.item()
         out[i, 1] = ll.item()
     return out
+
+
+def grad_terms_cfunc(grad_jit_fn, dim: int):
+    """``grad_jit_fn(x) -> (logprior, loglik, grad logprior, grad loglik)`` of a ``dim``-vector as a C function of
+    :data:`TERMS_SIG`: ``out`` receives the two values, then the ``dim`` entries of each gradient (``2 + 2 dim``
+    doubles). What the cached HMC kernels call (:mod:`pmcbandit.arms.evidence.hmc_kernel`).
+    """
+    dim = int(dim)
+
+    @numba.cfunc(TERMS_SIG)
+    def grad_terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba
+        lp, ll, g_lp, g_ll = grad_jit_fn(numba.carray(x_ptr, (dim,)))
+        out_ptr[0] = lp.item()
+        out_ptr[1] = ll.item()
+        for i in range(dim):
+            out_ptr[2 + i] = g_lp[i]
+            out_ptr[2 + dim + i] = g_ll[i]
+
+    return grad_terms
 
 
 def terms_cfunc(jit_fn, dim: int):

@@ -562,6 +562,21 @@ class ModelDensity:
         """The numba dispatcher of :meth:`value_and_grad_terms` (see the class attributes)."""
         return numba_jit_fn(self._grad_function())
 
+    @property
+    def grad_terms_fn(self):
+        """``grad_jit_fn`` as a C function of :data:`~pmcbandit.arms.evidence._kernels.TERMS_SIG` (values, then both
+        gradients; :func:`~pmcbandit.arms.evidence._kernels.grad_terms_cfunc`), what the cached HMC kernels call;
+        built on first use and again whenever the gradient's dispatcher changes.
+        """
+        from pmcbandit.arms.evidence._kernels import grad_terms_cfunc
+
+        fn = self.grad_jit_fn
+        built = self.__dict__.get("_grad_terms")
+        if built is None or built[0] is not fn:
+            built = (fn, grad_terms_cfunc(fn, self.dim))
+            self.__dict__["_grad_terms"] = built
+        return built[1]
+
     def _grad_function(self):
         """``x -> [logprior, loglik, grad logprior, grad loglik]``, NUMBA mode, compiled once."""
         if self._grad_fn is None:
