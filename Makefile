@@ -12,7 +12,8 @@ PYTHON ?= $(shell tools/find-python || command -v python3)
 VENV ?= .venv
 CONSTRAINTS ?=
 BIN := $(VENV)/bin
-# The stamp names the interpreter, so a .venv made by another Python is made anew.
+# The stamp names the interpreter, so a .venv made by another Python is made anew. Installing ends with
+# `pmcbandit warm-up`, which fills numba's on-disk cache once, so that the first run (make demo) does not compile.
 STAMP := $(VENV)/.installed-$(notdir $(PYTHON))
 DOCS_STAMP := $(VENV)/.installed-docs
 SAMPLERS_STAMP := $(VENV)/.installed-samplers
@@ -36,6 +37,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]' $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
+	$(BIN)/pmcbandit warm-up
 	@touch $(STAMP)
 
 install: $(STAMP)

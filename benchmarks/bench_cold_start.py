@@ -4,10 +4,13 @@ Each run is a fresh single-threaded process with ``NUMBA_CACHE_DIR`` pointing at
 kernel it calls is compiled inside the call (PyTensor's compile cache is left as it is: warm after the first run
 of the model). Reported per run: the wall time of the call against its budget, the set-up seconds the run's note
 reports, the pulls and the interval status. ``--src`` runs another checkout of the package beside this one, the
-runs interleaved, for a side-by-side comparison of two versions in one run.
+runs interleaved, for a side-by-side comparison of two versions in one run. ``--warm-up`` adds, per run, this
+checkout's first call after ``pmcbandit warm-up`` (run in a process of its own on the same empty cache, as
+``make install`` does): what a user's first run costs after installing with ``make``.
 
     .venv/bin/python -m benchmarks.bench_cold_start --runs 3
     .venv/bin/python -m benchmarks.bench_cold_start --runs 3 --src /tmp/previous   # a worktree of another commit
+    .venv/bin/python -m benchmarks.bench_cold_start --runs 1 --src /tmp/previous --warm-up
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ MODEL = "conjugate"
 BUDGET = 5.0
 
 
-def _worker(src: str) -> None:
+def _worker(src: str, warm_up: bool = False) -> None:
     import time
     import warnings
 
     sys.path.insert(0, src)  # the checkout under test, before this one
     import pmcbandit as pb
+
+    if warm_up:  # what `pmcbandit warm-up` (make install) does, in a process of its own before this one
+        return print(json.dumps(dict(warm_up=__import__("pmcbandit.evidence.warm_up", fromlist=["warm_up"]).warm_up())))
     from models.evidence_suite import SUITE
 
     model = SUITE[MODEL]().model
@@ -44,9 +50,14 @@ def _worker(src: str) -> None:
                           status=res.interval_status, package=pb.__file__)))
 
 
-def _one(src: Path) -> dict:
+def _one(src: Path, warm_up: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as cache:
-        return run_fresh("benchmarks.bench_cold_start", ["--worker", str(src)], {}, env=dict(NUMBA_CACHE_DIR=cache))
+        before = {}
+        if warm_up:
+            before = run_fresh("benchmarks.bench_cold_start", ["--worker", str(src), "--warm-up"], {},
+                               env=dict(NUMBA_CACHE_DIR=cache))
+        return dict(run_fresh("benchmarks.bench_cold_start", ["--worker", str(src)], {},
+                              env=dict(NUMBA_CACHE_DIR=cache)), **before)
 
 
 def _commit(src: Path) -> str:
@@ -60,10 +71,12 @@ def main(argv=None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--src", type=Path, default=None, help="another checkout, run beside this one")
+    parser.add_argument("--warm-up", action="store_true",
+                        help="also the first run after `pmcbandit warm-up` on the empty cache (this checkout only)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        _worker(args.worker)
+        _worker(args.worker, args.warm_up)
         return ""
     sources = [ROOT] + ([args.src.resolve()] if args.src else [])
     rows = []
@@ -73,6 +86,8 @@ def main(argv=None) -> str:
             if "package" in row and not row["package"].startswith(str(src)):
                 raise RuntimeError(f"the run of {src} imported pmcbandit from {row['package']}")
             rows.append(row)
+        if args.warm_up:
+            rows.append(dict(_one(ROOT, warm_up=True), src=ROOT, run=i))
     command = "python -m benchmarks.bench_cold_start " + " ".join(sys.argv[1:] if argv is None else argv)
     lines = ["## The first run in a fresh environment (`bench_cold_start`)", "",
              f"- machine: {machine()}; one run at a time, each a fresh single-threaded process",
@@ -83,6 +98,8 @@ def main(argv=None) -> str:
              "|---|---:|---:|---:|---:|---|"]
     for r in rows:
         label = _commit(r["src"]) + (" (this checkout)" if r["src"] == ROOT else "")
+        if "warm_up" in r:
+            label += f", after `pmcbandit warm-up` ({r['warm_up']:.1f} s)"
         if "wall" in r:
             lines.append(f"| {label} | {r['run']} | {r['wall']:.1f} | {r['setup']:.1f} | {r['pulls']} | {r['status']} |")
         else:

@@ -151,7 +151,9 @@ def _estimate_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``pmcbandit`` parser: subcommands ``evidence``, ``compare-models``, ``price``, and ``--version``."""
+    """The ``pmcbandit`` parser: subcommands ``evidence``, ``compare-models``, ``price``, ``warm-up``, and
+    ``--version``.
+    """
     from pmcbandit import __version__
 
     formatter = _Formatter
@@ -194,6 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--paths-per-pull", type=_int_at_least(1), default=1000, help="paths per pull")
     _common(pr, budget=10.0)
     _estimate_options(pr)
+
+    sub.add_parser("warm-up", formatter_class=formatter,
+                   help="compile the numba kernels of evidence runs once, so that the first run does not "
+                        "(make install and make demo run it)")
     return parser
 
 
@@ -202,6 +208,11 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     sub = parser._subparsers._group_actions[0].choices[args.command]
+    if args.command == "warm-up":
+        from pmcbandit.evidence.warm_up import warm_up
+
+        print(f"compiled the evidence runs' numba kernels in {warm_up():.1f} s")
+        return 0
     out = _check_out(sub, args.out or Path(f"pmcbandit-{args.command}"))
     if args.command == "compare-models":
         _check_compare_args(sub, args)

@@ -7,14 +7,29 @@ numba's global RNG (shared per thread) is never used. The log densities are
 called through the model's NUMBA dispatcher ``jit_fn(x) -> (logprior, loglik)``
 (see :mod:`pmcbandit.arms.evidence.model_density`), passed as an argument so one
 kernel serves every model (numba specialises it per dispatcher).
+
+A kernel that takes the dispatcher is compiled anew for every model in every process
+(each dispatcher is a type of its own, and one holding the model's data as constants
+cannot be cached on disk). The kernels the default pool runs take the model's density
+as a C function of one fixed signature instead, :data:`TERMS_SIG` (a numba
+first-class function, built per model by :func:`terms_cfunc`, a small compilation):
+they are compiled once for all models and cached on disk (``cache=True``), and call the
+density through a pointer, with the same arithmetic.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
 
-__all__ = ["chain_seeds", "eval_rows", "next_u64", "uniform", "std_normal"]
+__all__ = ["chain_seeds", "eval_rows", "eval_terms_rows", "eval_terms", "terms_cfunc", "grad_terms_cfunc", "TERMS_SIG",
+           "next_u64", "uniform", "std_normal"]
+
+#: ``terms(x, out)``: writes ``(logprior, loglik)`` of the point ``x`` (``dim`` doubles) to ``out[0], out[1]`` (and,
+#: for :func:`grad_terms_cfunc`, their gradients after them).
+TERMS_SIG = types.void(types.CPointer(types.float64), types.CPointer(types.float64))
 
 _TWO_M53 = 2.0**-53
 
@@ -69,4 +84,69 @@ def eval_rows(jit_fn, x):
         lp, ll = jit_fn(x[i])
         out[i, 0] = lp.item()
         out[i, 1] = ll.item()
+    return out
+
+
+def grad_terms_cfunc(grad_jit_fn, dim: int):
+    """``grad_jit_fn(x) -> (logprior, loglik, grad logprior, grad loglik)`` of a ``dim``-vector as a C function of
+    :data:`TERMS_SIG`: ``out`` receives the two values, then the ``dim`` entries of each gradient (``2 + 2 dim``
+    doubles). What the cached HMC kernels call (:mod:`pmcbandit.arms.evidence.hmc_kernel`).
+    """
+    dim = int(dim)
+
+    @numba.cfunc(TERMS_SIG)
+    def grad_terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba
+        lp, ll, g_lp, g_ll = grad_jit_fn(numba.carray(x_ptr, (dim,)))
+        out_ptr[0] = lp.item()
+        out_ptr[1] = ll.item()
+        for i in range(dim):
+            out_ptr[2 + i] = g_lp[i]
+            out_ptr[2 + dim + i] = g_ll[i]
+
+    return grad_terms
+
+
+def terms_cfunc(jit_fn, dim: int):
+    """``jit_fn(x) -> (logprior, loglik)`` (0-d arrays) of a ``dim``-vector as a C function of :data:`TERMS_SIG`.
+
+    The returned ``numba.cfunc`` object is passed to the cached kernels (:func:`eval_terms_rows`, the slice AIS
+    kernel), which call it through :func:`eval_terms`.
+    """
+    dim = int(dim)
+
+    @numba.cfunc(TERMS_SIG)
+    def terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba
+        lp, ll = jit_fn(numba.carray(x_ptr, (dim,)))
+        out_ptr[0] = lp.item()
+        out_ptr[1] = ll.item()
+
+    return terms
+
+
+@intrinsic
+def _data_pointer(typingctx, arr):
+    """The data pointer of a C-contiguous float64 array (a typing error for any other)."""
+    if not (isinstance(arr, types.Array) and arr.layout == "C" and arr.dtype == types.float64):
+        return None
+    sig = types.CPointer(types.float64)(arr)
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(arr)(context, builder, args[0]).data
+
+    return sig, codegen
+
+
+@numba.njit(inline="always")
+def eval_terms(terms, x, out):
+    """``out[:2] = (logprior(x), loglik(x))`` through a :data:`TERMS_SIG` function; ``x`` and ``out`` C-contiguous."""
+    terms(_data_pointer(x), _data_pointer(out))
+
+
+@numba.njit(cache=True)
+def eval_terms_rows(terms, x):
+    """:func:`eval_rows` through a :data:`TERMS_SIG` function (:func:`terms_cfunc`): compiled once for all models."""
+    n = x.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        eval_terms(terms, x[i], out[i])
     return out

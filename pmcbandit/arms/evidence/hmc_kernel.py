@@ -27,7 +27,9 @@ Metropolis-adjusted Langevin algorithm; Neal 2011, Sec. 5.5.3).
 
 The tempered gradient :math:`\\nabla\\log p + \\beta_j\\nabla\\ell` comes from the model's
 ``grad_jit_fn(x) -> (logprior, loglik, grad_logprior, grad_loglik)``
-(:attr:`~pmcbandit.arms.evidence.model_density.ModelDensity.grad_jit_fn`). The current point's
+(:attr:`~pmcbandit.arms.evidence.model_density.ModelDensity.grad_jit_fn`), which the kernels call as the C
+function :attr:`~pmcbandit.arms.evidence.model_density.ModelDensity.grad_terms_fn` (one signature for every model,
+so the kernels are compiled once and cached on disk; :mod:`pmcbandit.arms.evidence._kernels`). The current point's
 values and gradients are carried along, so a move costs ``n_leapfrog`` evaluations. A proposal
 whose tempered density or gradient is not finite is rejected (outside the support); at
 :math:`\\beta = 0` the likelihood and its gradient are not used. A chain whose weight becomes
@@ -44,7 +46,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.arms.evidence._kernels import std_normal, uniform
+from pmcbandit.arms.evidence._kernels import eval_terms, std_normal, uniform
 
 __all__ = ["ais_hmc_serial", "ais_hmc_parallel", "hmc_moves", "JITTER"]
 
@@ -66,25 +68,27 @@ def _grad(g_lp, g_ll, i, beta):
     return g_lp[i] + beta * g_ll[i]
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _eval(grad_fn, x, beta, g_lp, g_ll):
     """Values at ``x`` and the gradients of both terms (into ``g_lp``, ``g_ll``).
 
     ``ok`` is False when the tempered density or gradient is not finite.
     """
-    lp, ll, a_lp, a_ll = grad_fn(x)
-    lpv = lp.item()
-    llv = ll.item()
+    d = x.shape[0]
+    buf = np.empty(2 + 2 * d)
+    eval_terms(grad_fn, x, buf)
+    lpv = buf[0]
+    llv = buf[1]
     ok = np.isfinite(_tempered(lpv, llv, beta))
-    for i in range(x.shape[0]):
-        g_lp[i] = a_lp[i]
-        g_ll[i] = a_ll[i]
+    for i in range(d):
+        g_lp[i] = buf[2 + i]
+        g_ll[i] = buf[2 + d + i]
         if not np.isfinite(_grad(g_lp, g_ll, i, beta)):
             ok = False
     return lpv, llv, ok
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _hmc_move(grad_fn, x, cur, g_lp, g_ll, z, beta, eps, inv_mass, n_leapfrog, persistence, s, work):
     """One HMC move at ``beta`` from ``x`` (values ``cur = [lp, ll]``, gradients ``g_lp``, ``g_ll``,
     whitened momentum ``z``).
@@ -181,11 +185,11 @@ def _ais_hmc(grad_fn, x0, betas, eps, mass_index, inv_mass, n_leapfrog, persiste
         accepts[c] = acc
 
 
-ais_hmc_serial = numba.njit(parallel=False)(_ais_hmc)
-ais_hmc_parallel = numba.njit(parallel=True)(_ais_hmc)
+ais_hmc_serial = numba.njit(parallel=False, cache=True)(_ais_hmc)
+ais_hmc_parallel = numba.njit(parallel=True, cache=True)(_ais_hmc)
 
 
-@numba.njit
+@numba.njit(cache=True)
 def hmc_moves(grad_fn, x, z, beta, eps, inv_mass, n_leapfrog, persistence, n_iter, seeds, accept_prob):
     """``n_iter`` HMC moves at ``beta`` for every row of ``x`` and whitened momentum ``z`` (updated in place).
 

@@ -253,8 +253,22 @@ class ModelDensity:
     def __reduce__(self):
         return rebuild_density, (self._token, self.model, self._check_draws, custom_dispatch(self.model))
 
+    @property
+    def terms_fn(self):
+        """``jit_fn`` as a C function of :data:`~pmcbandit.arms.evidence._kernels.TERMS_SIG`, what the cached kernels
+        call (:func:`~pmcbandit.arms.evidence._kernels.terms_cfunc`); built on first use and again whenever
+        ``jit_fn`` is replaced.
+        """
+        from pmcbandit.arms.evidence._kernels import terms_cfunc
+
+        built = self.__dict__.get("_terms")
+        if built is None or built[0] is not self.jit_fn:
+            built = (self.jit_fn, terms_cfunc(self.jit_fn, self.dim))
+            self.__dict__["_terms"] = built
+        return built[1]
+
     def _check(self, n: int) -> None:
-        from pmcbandit.arms.evidence._kernels import eval_rows
+        from pmcbandit.arms.evidence._kernels import eval_terms_rows
 
         x = self.sample_prior(np.random.default_rng(20140621), n)
         with warnings.catch_warnings():
@@ -265,7 +279,7 @@ class ModelDensity:
         passes = []
         for _ in range(3):
             start = time.perf_counter()
-            eval_rows(self.jit_fn, x)
+            eval_terms_rows(self.terms_fn, x)
             passes.append(time.perf_counter() - start)
         self.eval_seconds = min(passes) / max(n, 1)
         bad = ~np.isfinite(lp)
@@ -325,10 +339,10 @@ class ModelDensity:
 
     def logp_terms_batch(self, x) -> tuple[np.ndarray, np.ndarray]:
         """``(logprior, loglik)`` at each row of ``x`` (shape ``(n, dim)``), in a numba loop."""
-        from pmcbandit.arms.evidence._kernels import eval_rows
+        from pmcbandit.arms.evidence._kernels import eval_terms_rows
 
         x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1, self.dim)
-        out = eval_rows(self.jit_fn, x)
+        out = eval_terms_rows(self.terms_fn, x)
         return out[:, 0].copy(), out[:, 1].copy()
 
     def compile_logp_batch(self, mode: str | None = None):
@@ -547,6 +561,21 @@ class ModelDensity:
     def grad_jit_fn(self):
         """The numba dispatcher of :meth:`value_and_grad_terms` (see the class attributes)."""
         return numba_jit_fn(self._grad_function())
+
+    @property
+    def grad_terms_fn(self):
+        """``grad_jit_fn`` as a C function of :data:`~pmcbandit.arms.evidence._kernels.TERMS_SIG` (values, then both
+        gradients; :func:`~pmcbandit.arms.evidence._kernels.grad_terms_cfunc`), what the cached HMC kernels call;
+        built on first use and again whenever the gradient's dispatcher changes.
+        """
+        from pmcbandit.arms.evidence._kernels import grad_terms_cfunc
+
+        fn = self.grad_jit_fn
+        built = self.__dict__.get("_grad_terms")
+        if built is None or built[0] is not fn:
+            built = (fn, grad_terms_cfunc(fn, self.dim))
+            self.__dict__["_grad_terms"] = built
+        return built[1]
 
     def _grad_function(self):
         """``x -> [logprior, loglik, grad logprior, grad loglik]``, NUMBA mode, compiled once."""

@@ -17,6 +17,10 @@ not change the weight.
 
 A chain whose weight becomes zero (``loglik = -inf`` with a positive
 increment) stops early; its log weight is ``-inf``, still an unbiased estimate.
+
+The model's density is the C function ``terms`` of
+:data:`~pmcbandit.arms.evidence._kernels.TERMS_SIG` (the density's ``terms_fn``), so the
+kernels are compiled once for every model and cached on disk.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.arms.evidence._kernels import uniform
+from pmcbandit.arms.evidence._kernels import eval_terms, uniform
 
 __all__ = ["ais_slice_serial", "ais_slice_parallel"]
 
@@ -40,8 +44,8 @@ def _tempered(lp, ll, beta):
     return lp + beta * ll
 
 
-@numba.njit
-def _slice_sweep(jit_fn, x, cur, beta, width, max_stepout, s):
+@numba.njit(cache=True)
+def _slice_sweep(terms, x, cur, beta, width, max_stepout, s):
     """One coordinate-wise slice-sampling sweep at inverse temperature ``beta``.
 
     ``cur`` holds (logprior, loglik) of ``x`` and is updated in place with ``x``.
@@ -49,6 +53,7 @@ def _slice_sweep(jit_fn, x, cur, beta, width, max_stepout, s):
     """
     evals = 0
     d = x.shape[0]
+    buf = np.empty(2)
     for i in range(d):
         x0 = x[i]
         w = width[i]
@@ -59,17 +64,17 @@ def _slice_sweep(jit_fn, x, cur, beta, width, max_stepout, s):
         k = max_stepout - 1 - j
         while j > 0:
             x[i] = left
-            lp, ll = jit_fn(x)
+            eval_terms(terms, x, buf)
             evals += 1
-            if not _tempered(lp.item(), ll.item(), beta) > log_y:
+            if not _tempered(buf[0], buf[1], beta) > log_y:
                 break
             left -= w
             j -= 1
         while k > 0:
             x[i] = right
-            lp, ll = jit_fn(x)
+            eval_terms(terms, x, buf)
             evals += 1
-            if not _tempered(lp.item(), ll.item(), beta) > log_y:
+            if not _tempered(buf[0], buf[1], beta) > log_y:
                 break
             right += w
             k -= 1
@@ -77,10 +82,10 @@ def _slice_sweep(jit_fn, x, cur, beta, width, max_stepout, s):
         for _ in range(_MAX_SHRINK):
             x1 = left + uniform(s) * (right - left)
             x[i] = x1
-            lp, ll = jit_fn(x)
+            eval_terms(terms, x, buf)
             evals += 1
-            lpv = lp.item()
-            llv = ll.item()
+            lpv = buf[0]
+            llv = buf[1]
             if _tempered(lpv, llv, beta) > log_y:
                 cur[0] = lpv
                 cur[1] = llv
@@ -95,16 +100,14 @@ def _slice_sweep(jit_fn, x, cur, beta, width, max_stepout, s):
     return evals
 
 
-def _ais_slice(jit_fn, x0, betas, width, max_stepout, seeds, log_w, evals):
+def _ais_slice(terms, x0, betas, width, max_stepout, seeds, log_w, evals):
     n_chains = x0.shape[0]
     n = betas.shape[0] - 1
     for c in numba.prange(n_chains):
         x = x0[c].copy()
         s = seeds[c].copy()
         cur = np.empty(2)
-        lp, ll = jit_fn(x)
-        cur[0] = lp.item()
-        cur[1] = ll.item()
+        eval_terms(terms, x, cur)
         count = 1
         lw = 0.0
         for j in range(1, n + 1):
@@ -113,10 +116,10 @@ def _ais_slice(jit_fn, x0, betas, width, max_stepout, seeds, log_w, evals):
                 lw += db * cur[1]
             if lw == -np.inf or j == n:
                 break
-            count += _slice_sweep(jit_fn, x, cur, betas[j], width, max_stepout, s)
+            count += _slice_sweep(terms, x, cur, betas[j], width, max_stepout, s)
         log_w[c] = lw
         evals[c] = count
 
 
-ais_slice_serial = numba.njit(parallel=False)(_ais_slice)
-ais_slice_parallel = numba.njit(parallel=True)(_ais_slice)
+ais_slice_serial = numba.njit(parallel=False, cache=True)(_ais_slice)
+ais_slice_parallel = numba.njit(parallel=True, cache=True)(_ais_slice)

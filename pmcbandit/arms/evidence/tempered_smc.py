@@ -77,13 +77,13 @@ def pilot_ladder(pilot: HMCPilot, n_temperatures: int | None = None) -> tuple[np
     return new, eps, np.ascontiguousarray(inv_mass)
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _copy_rows(dst, src, idx):
     for j in range(idx.shape[0]):
         dst[j, :] = src[idx[j], :]
 
 
-@numba.njit
+@numba.njit(cache=True)
 def smc_pass(grad_fn, x, z, betas, eps, inv_mass, n_leapfrog, persistence, n_moves, threshold, seeds, u, stats):
     """One SMC run (module docstring) from the prior draws ``x`` and whitened momenta ``z``; returns
     :math:`\\log\\hat Z`.
@@ -312,7 +312,7 @@ class TemperedSMCArm(Arm):
     def _run(self, x, z, seeds, u, ladder):
         betas, eps, inv_mass = ladder
         stats = np.zeros(5)
-        log_z = smc_pass(self.density.grad_jit_fn, x, z, betas, eps, inv_mass, self.hmc_leapfrog,
+        log_z = smc_pass(self.density.grad_terms_fn, x, z, betas, eps, inv_mass, self.hmc_leapfrog,
                          self.hmc_persistence, self.n_moves, self.ess_threshold, seeds, u, stats)
         return float(log_z), stats
 

@@ -54,7 +54,8 @@ def test_a_move_leaves_the_tempered_posterior_invariant(normal):
     z = rng.normal(size=(n, DIM))
     acc = np.empty((n, 3))
     # A deliberately large step (acceptance well below 1), so only the Metropolis correction keeps N(mean, sd^2).
-    hmc_moves(density.grad_jit_fn, x, z, beta, 1.5 * sd, np.full(DIM, 0.5 * sd**2), 3, 0.5, 3, chain_seeds(rng, n), acc)
+    hmc_moves(density.grad_terms_fn, x, z, beta, 1.5 * sd, np.full(DIM, 0.5 * sd**2), 3, 0.5, 3, chain_seeds(rng, n),
+              acc)
     assert 0.05 < acc.mean() < 0.9
     stat = ((x - mean) / sd).ravel()  # standard normal coordinates, nearly independent across chains
     assert_within_se(stat.mean(), 0.0, 1.0 / np.sqrt(stat.size))
