@@ -90,7 +90,8 @@ def compare_samplers(
         :class:`~pmcbandit.WallSeconds`); the run stops earlier when it decides. Default
         :data:`DEFAULT_BUDGET`: 300 s of wall time. Arms that measure a one-off compile time
         (``compile_seconds``: the NUTS backends) are compiled first, and a wall-time budget counts
-        those seconds (``result.compile_seconds``, ``result.amortisation()``).
+        those seconds (``result.compile_seconds``, ``result.amortisation()``; ``settings["budget"]`` is the
+        budget as given, ``settings["run_budget"]`` what the run had after compiling).
     random_seed : int, Generator or None
         The rule's tie-breaks and every pull get their own streams; same seed, same result.
     bounds : (a, b), optional
@@ -200,7 +201,7 @@ def compare_samplers(
     result = ComparisonResult(
         arm_names=tuple(a.name for a in arms), history=engine.history,
         settings=dict(settings, stopped_by=stopped_by, guarantee=guarantee, gate_checks=learner.gate_checks,
-                      compile_seconds=compile_seconds, cost_units=tuple(units.values())),
+                      compile_seconds=compile_seconds, run_budget=repr(budget), cost_units=tuple(units.values())),
         rule=rule, state=learner.state, in_play=in_play, status=status,
         reasons=_reasons(engine, learner, status), z=learner.z,
     )

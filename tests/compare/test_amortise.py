@@ -130,4 +130,5 @@ def test_a_wall_budget_counts_the_compile_seconds():
     arms = [CompiledArm(s, c, f"arm{i}") for i, (s, c) in enumerate(zip(SPREADS, (1.0, 2.0, 3.0)))]
     with pytest.warns(pb.exceptions.NoGuaranteeWarning):
         res = pb.compare_samplers(arms, budget=10.0, random_seed=0, progressbar=False)
-    assert res.settings["budget"] == repr(pb.WallSeconds(4.0))
+    assert res.settings["budget"] == "10 s"
+    assert res.settings["run_budget"] == repr(pb.WallSeconds(4.0))
