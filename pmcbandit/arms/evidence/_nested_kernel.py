@@ -17,6 +17,10 @@ the moving point, given the survivors, so every step leaves the constrained prio
 replacements of an iteration are independent chains, each on its own xoshiro256**
 stream, run in ``prange`` when compiled parallel.
 
+The model's density is the C function ``terms`` of
+:data:`~pmcbandit.arms.evidence._kernels.TERMS_SIG` (the density's ``terms_fn``), so the
+kernels are compiled once for every model and cached on disk.
+
 The estimator (:mod:`pmcbandit.arms.evidence.nested`, Notes) is accumulated in log space:
 removing the lowest of ``n`` live points, at likelihood :math:`L`, adds :math:`\\hat X L / n` to
 :math:`\\hat Z` and multiplies :math:`\\hat X` by :math:`1 - 1/n`; at the stop,
@@ -28,7 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from pmcbandit.arms.evidence._kernels import std_normal, uniform
+from pmcbandit.arms.evidence._kernels import eval_terms, std_normal, uniform
 
 __all__ = ["nested_run_serial", "nested_run_parallel", "STATS"]
 
@@ -37,12 +41,12 @@ STATS = ("log_z", "kills", "evals", "log_x", "stopped")
 _MAX_SHRINK = 2000
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _above(ll, lab, ll_star, lab_star):
     return ll > ll_star or (ll == ll_star and lab > lab_star)
 
 
-@numba.njit
+@numba.njit(cache=True)
 def _logaddexp(a, b):
     if a == -np.inf:
         return b
@@ -52,23 +56,24 @@ def _logaddexp(a, b):
     return m + np.log(np.exp(a - m) + np.exp(b - m))
 
 
-@numba.njit
-def _at(jit_fn, y, t, d, z):
-    """``(logprior, loglik)`` at ``z = y + t d`` (``z`` written in place)."""
+@numba.njit(cache=True)
+def _at(terms, y, t, d, z, buf):
+    """``(logprior, loglik)`` at ``z = y + t d`` (``z`` written in place, ``buf`` a 2-vector of scratch)."""
     for i in range(y.shape[0]):
         z[i] = y[i] + t * d[i]
-    lp, ll = jit_fn(z)
-    return lp.item(), ll.item()
+    eval_terms(terms, z, buf)
+    return buf[0], buf[1]
 
 
-@numba.njit
-def _move(jit_fn, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout, s, d, z):
+@numba.njit(cache=True)
+def _move(terms, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout, s, d, z):
     """``n_moves`` slice steps of ``y`` (in place, with ``cur = [lp, ll]`` and ``lab[0]``) on the prior
     restricted to ``(ll, lab) > (ll_star, lab_star)``, along directions from the ensemble ``ens``.
     Returns the number of density evaluations.
     """
     m, dim = ens.shape
     evals = 0
+    buf = np.empty(2)
     for _ in range(n_moves):
         if m >= 2 and uniform(s) < 0.5:
             a = int(uniform(s) * m)
@@ -86,14 +91,14 @@ def _move(jit_fn, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout,
         j = int(np.floor(max_stepout * uniform(s)))
         r = max_stepout - 1 - j
         while j > 0:
-            lpv, llv = _at(jit_fn, y, left, d, z)
+            lpv, llv = _at(terms, y, left, d, z, buf)
             evals += 1
             if not (lpv > log_y and _above(llv, lab[0], ll_star, lab_star)):
                 break
             left -= 1.0
             j -= 1
         while r > 0:
-            lpv, llv = _at(jit_fn, y, right, d, z)
+            lpv, llv = _at(terms, y, right, d, z, buf)
             evals += 1
             if not (lpv > log_y and _above(llv, lab[0], ll_star, lab_star)):
                 break
@@ -101,7 +106,7 @@ def _move(jit_fn, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout,
             r -= 1
         for _ in range(_MAX_SHRINK):
             t = left + uniform(s) * (right - left)
-            lpv, llv = _at(jit_fn, y, t, d, z)
+            lpv, llv = _at(terms, y, t, d, z, buf)
             evals += 1
             if lpv > log_y and _above(llv, lab[0], ll_star, lab_star):
                 for i in range(dim):
@@ -118,7 +123,7 @@ def _move(jit_fn, y, cur, lab, ens, sd, ll_star, lab_star, n_moves, max_stepout,
     return evals
 
 
-def _nested_run(jit_fn, x, lp, ll, lab, n_replace, n_moves, max_stepout, depth, max_kills, master, seeds, stats):
+def _nested_run(terms, x, lp, ll, lab, n_replace, n_moves, max_stepout, depth, max_kills, master, seeds, stats):
     n, dim = x.shape
     log_x = 0.0
     log_z = -np.inf
@@ -190,7 +195,7 @@ def _nested_run(jit_fn, x, lp, ll, lab, n_replace, n_moves, max_stepout, depth, 
             d = np.empty(dim)
             z = np.empty(dim)
             s = seeds[slot]
-            counts[k] = _move(jit_fn, y, cur, lab_k, ens, sd, ll_star, lab_star, n_moves, max_stepout, s, d, z)
+            counts[k] = _move(terms, y, cur, lab_k, ens, sd, ll_star, lab_star, n_moves, max_stepout, s, d, z)
             for c in range(dim):
                 x[slot, c] = y[c]
             lp[slot] = cur[0]
@@ -220,5 +225,5 @@ def _nested_run(jit_fn, x, lp, ll, lab, n_replace, n_moves, max_stepout, depth, 
     stats[4] = stopped
 
 
-nested_run_serial = numba.njit(parallel=False)(_nested_run)
-nested_run_parallel = numba.njit(parallel=True)(_nested_run)
+nested_run_serial = numba.njit(parallel=False, cache=True)(_nested_run)
+nested_run_parallel = numba.njit(parallel=True, cache=True)(_nested_run)

@@ -229,7 +229,7 @@ class NestedArm(Arm):
         master = chain_seeds(rng, 1)[0]
         seeds = chain_seeds(rng, self.n_live)
         stats = np.empty(5)
-        self._kernel()(density.jit_fn, x, lp, ll, lab, self.n_replace, self.n_moves, self.max_stepout,
+        self._kernel()(density.terms_fn, x, lp, ll, lab, self.n_replace, self.n_moves, self.max_stepout,
                        self.depth, max_kills, master, seeds, stats)
         stats[2] += self.n_live
         return stats

@@ -7,6 +7,8 @@ import numpy as np
 
 from pmcbandit.arms.evidence import AISArm
 from pmcbandit.arms.evidence._kernels import eval_terms_rows
+from pmcbandit.arms.evidence._nested_kernel import nested_run_parallel, nested_run_serial
+from pmcbandit.arms.evidence.nested import NestedArm
 from pmcbandit.arms.evidence.slice_kernel import ais_slice_serial
 
 
@@ -22,6 +24,20 @@ def test_one_slice_kernel_and_row_loop_serve_models_of_any_dimension(evidence_mo
         density.logp_terms_batch(density.sample_prior(np.random.default_rng(1), 3))
     assert len(ais_slice_serial.signatures) == 1
     assert len(eval_terms_rows.signatures) == 1
+
+
+def test_one_nested_kernel_serves_models_of_any_dimension(evidence_models):
+    """Nested runs on two models (dimensions 1 and 3), serial and on threads: each nested kernel holds one
+    specialisation after both ran.
+    """
+    for name in ("normal_normal", "linear_regression"):
+        density, _ = evidence_models(name)
+        for parallel in (False, True):
+            arm = NestedArm(density, n_live=6, n_moves=3, max_kills=30, parallel=parallel, expected_seconds=1.0)
+            values = arm.pull(np.random.default_rng(0)).values
+            assert values.shape == (1,) and np.isfinite(values).all()
+    assert len(nested_run_serial.signatures) == 1
+    assert len(nested_run_parallel.signatures) == 1
 
 
 def test_terms_fn_follows_a_replaced_jit_fn(evidence_models):
