@@ -21,7 +21,7 @@ def test_on_pima_a_laplace_t_arm_is_the_most_efficient():
     from models.pima import load_data, logistic_regression
 
     X, y = load_data(50)
-    arms = pb.evidence_arms(logistic_regression(X, y), ais_steps=(50,), batch_size=200)
+    arms = pb.evidence_arms(logistic_regression(X, y), ais_steps=(50,), batch_size=200, nested=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pb.PmcBanditWarning)
         res = pb.compare_samplers(arms, random_seed=1, budget=60.0, progressbar=False)
