@@ -304,13 +304,17 @@ class _SEWatch:
     all observations (O(n)), so this keeps its amortised cost O(1) per pull. An SE counts only while the run's
     interval is one to read (:attr:`RunResult.interval_reliable`); otherwise it is ``inf``: a target met by an SE
     of too few observations, or of one estimator family with no cross-family check, would stop the run with an
-    interval the result itself does not vouch for. ``next_n`` is
-    saved in checkpoints so a resumed run evaluates (and stops) where the uninterrupted one does.
+    interval the result itself does not vouch for. When the interval lacks only the cross-family check
+    (``"no_cross_check"``) and its SE meets the target, the guards finish the check
+    (:meth:`~pmcbandit.runtime.guards.Guards.finish_check`, rule 4) and the next evaluation comes once the check
+    arm has its pulls. ``next_n`` is saved in checkpoints (the guards' ``finish_from`` too) so a resumed run
+    evaluates (and stops) where the uninterrupted one does.
     """
 
     def __init__(self, combine: str, budget: TargetSE):
         self.combine = combine
         self.relative = budget.relative
+        self.target = budget.se
         self.next_n = budget.min_pulls  # the budget ignores the SE before min_pulls
         self.value = math.nan
 
@@ -323,16 +327,22 @@ class _SEWatch:
                 settings={"families": [a.family for a in engine.arms]}, policy_state=None,
                 reliability=engine.reliability(),
             )
-            if not res.interval_reliable:
-                self.value = math.inf
-            elif engine.log_scale:
-                self.value = res.log_se
-            elif self.relative:
-                est = abs(res.estimate)
-                self.value = res.se / est if est > 0 else math.inf
-            else:
-                self.value = res.se
-            self.next_n = n + max(1, n // 50)
+            status = res.interval_status
+            value = self._value(res) if status in ("ok", "random_effects", "no_cross_check") else math.inf
+            self.value = value if res.interval_reliable else math.inf
+            guards = engine.guards
+            step = max(1, n // 50)
+            if status == "no_cross_check" and value <= self.target and guards is not None:
+                guards.finish_check(engine.selected)
+                step = guards.check_pulls_needed() or step
+            self.next_n = n + step
         return self.value
 
-
+    def _value(self, res: RunResult) -> float:
+        """The SE the budget compares, read from ``res`` as if its interval were reliable."""
+        if res.log_scale:
+            return res.log_se
+        if self.relative:
+            est = abs(res.estimate)
+            return res.se / est if est > 0 else math.inf
+        return res.se

@@ -162,8 +162,13 @@ class TargetSE(Budget):
     first met the target. The SE counts only while the result's interval is one to read
     (``interval_reliable``: enough observations and, for a pool of several estimator
     families, the cross-family check run), so a run does not stop on an SE the result
-    itself would not vouch for. The schedule is deterministic and checkpointed, so resumed
-    runs stop where uninterrupted ones do.
+    itself would not vouch for. When the SE, computed as if the interval were reliable, meets
+    the target and the interval lacks only the cross-family check (status ``"no_cross_check"``),
+    the run finishes the check: every decision goes to the check arm until it has the
+    observations the consistency test needs, then the SE is evaluated again, and the run stops
+    if the interval is reliable and the SE still meets the target (:mod:`pmcbandit.runtime.guards`,
+    rule 4, *Finishing the check*). The schedule and the finish are deterministic and
+    checkpointed, so resumed runs stop where uninterrupted ones do.
     """
 
     se: float

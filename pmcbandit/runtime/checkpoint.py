@@ -62,8 +62,9 @@ __all__ = ["CHECKPOINT_VERSION", "FINISHED", "check_checkpoint", "save_checkpoin
 
 #: Layout version (2: the history's ``reason`` and ``seconds`` columns, reliability flags and weight tails;
 #: 3: status ``lost`` (5) for pulls lost with their worker, and ``cpu`` counting remote workers' CPU;
-#: 4: the log of the arms whose variance estimate was untrusted, :meth:`~pmcbandit.runtime.engine.Engine.untrusted`).
-CHECKPOINT_VERSION = 4
+#: 4: the log of the arms whose variance estimate was untrusted, :meth:`~pmcbandit.runtime.engine.Engine.untrusted`;
+#: 5: the decision from which the guards finish the cross-family check, :meth:`~pmcbandit.runtime.guards.Guards.finish_check`).
+CHECKPOINT_VERSION = 5
 
 
 #: ``stopped_by`` values of a run that ended by itself (a callback's stop is an interruption).
@@ -88,6 +89,7 @@ class _Stored(NamedTuple):
     tails: WeightTails | None
     untrusted_log: np.ndarray | None
     failed_khat: np.ndarray | None = None
+    finish_from: int = -1
 
 
 def _bad(path, door: str, requirement: str) -> ValueError:
@@ -141,7 +143,7 @@ def _read(path, door: str) -> _Stored:
                            np.asarray(data["se_watch"]) if "se_watch" in data else None,
                            bool(data["info_replayable"]) if "info_replayable" in data else True, unreliable, tails,
                            untrusted, np.asarray(data["failed_khat"], dtype=np.float64) if "failed_khat" in data
-                           else None)
+                           else None, int(data["finish_from"]) if "finish_from" in data else -1)
     except ValueError as err:
         if str(err).startswith("The 'checkpoint' parameter"):
             raise
@@ -175,6 +177,8 @@ def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:
     if engine.tails is not None:
         data.update(engine.tails.to_npz_dict("tails_"))
         data["untrusted_log"] = np.asarray(engine.untrusted_log, dtype=np.int64).reshape(-1, 2)
+    if engine.guards is not None:
+        data["finish_from"] = np.asarray(engine.guards.finish_from)
     if watch is not None:
         data["se_watch"] = np.asarray([watch.next_n, watch.value], dtype=np.float64)
     tmp = f"{os.fspath(path)}.tmp.npz"
@@ -240,6 +244,8 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
         engine.tails = stored.tails
         if stored.untrusted_log is not None:
             engine.replay_untrusted(stored.untrusted_log, stored.selected)
+    if engine.guards is not None:  # before the replay: the guards finish the check from this decision on
+        engine.guards.finish_from = stored.finish_from
     cols = [history.column(c).tolist() for c in COLUMNS]
     rows = [PullRecord(*(c[r] for c in cols)) for r in range(len(history))]
     recorded = {}

@@ -220,7 +220,7 @@ class Engine:
             return Plan(None, POLICY, ~blocked) if not blocked.all() else None
         untrusted = self.untrusted() if self.guards.untrusted_rule else None
         return self.guards.plan(blocked, seconds_left, learner.mean_loss(),
-                                None if untrusted is None else untrusted & ~blocked)
+                                None if untrusted is None else untrusted & ~blocked, decision=self.selected)
 
     def untrusted(self) -> np.ndarray | None:
         """Arms whose importance weights do not support their variance estimate at this decision

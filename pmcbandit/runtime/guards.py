@@ -61,6 +61,17 @@ For every budget, when the arms still in play declare at least two
    ``a <= b``, the inverse-variance combination's variance is at most
    :math:`1/((1-s) + s\,a/b) \le 1/(1-s)` times the best arm's alone (1.11 for ``s = 0.1``).
 
+   *Finishing the check.* A :class:`~pmcbandit.runtime.budget.TargetSE` run stops only on an interval its
+   result vouches for; once its SE, computed as if the interval were reliable, meets the target while the
+   interval lacks only the cross-family check (interval status ``"no_cross_check"``, :mod:`pmcbandit.result`,
+   step 4), the run's SE watch calls :meth:`Guards.finish_check`. From that decision on, every decision goes to
+   the check arm while it has fewer than :data:`CHECK_PULLS` valid pulls, whatever its share: at the share
+   alone the leader would take nine pulls in ten that the stop no longer needs, while the check arm collects
+   the observations the consistency test waits for. The watch then evaluates again when the check arm has
+   them, and the run stops if the interval is reliable and its SE still meets the target. The decision the
+   finish started at is the only new state (``finish_from``); a checkpoint stores it, so a resumed run
+   makes the same decisions. These decisions are recorded with the reason ``cross_check``.
+
 For every budget, when some arms' values are importance weights
 (:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
 
@@ -184,6 +195,8 @@ class Guards:
         self.spent = np.zeros(k)
         self.tried = np.zeros(k, dtype=bool)
         self.check_arm = -1  # the arm of the last rule-4 decision (-1: none yet)
+        self.valid = np.zeros(k, dtype=np.int64)  # valid pulls per arm (what a consistency test counts)
+        self.finish_from = -1  # the decision from which rule 4 finishes the check (-1: not finishing)
 
     # --- bookkeeping ----------------------------------------------------------------
     def dispatched(self, arm: int, reason: int = POLICY) -> None:
@@ -194,6 +207,8 @@ class Guards:
 
     def observe(self, arm: int, seconds: float, cost: float) -> None:
         """A pull of ``arm`` came back after ``seconds`` (wall) with ``cost`` (NaN if it failed)."""
+        if cost == cost:
+            self.valid[arm] += 1
         if seconds == seconds:
             self.seconds_sum[arm] += seconds
             self.seconds_n[arm] += 1
@@ -201,6 +216,21 @@ class Guards:
             self.spent[arm] += 1.0
         elif cost == cost:
             self.spent[arm] += cost
+
+    def finish_check(self, decision: int) -> None:
+        """Finish the cross-family check from ``decision`` on (module docstring, rule 4); the first call counts."""
+        if self.checks and self.finish_from < 0:
+            self.finish_from = int(decision)
+
+    def check_pulls_needed(self) -> int:
+        """Valid pulls the current check arm still needs to reach :data:`CHECK_PULLS` (that many when no
+        rule-4 decision was made yet); 0 when not finishing the check.
+        """
+        if self.finish_from < 0:
+            return 0
+        if self.check_arm < 0:
+            return CHECK_PULLS
+        return max(0, CHECK_PULLS - int(self.valid[self.check_arm]))
 
     def predicted(self, prior_pulls: int = 0) -> np.ndarray:
         """Predicted wall seconds of one decision per arm (NaN: unknown): the measured pulls' mean, with the declared
@@ -215,12 +245,12 @@ class Guards:
 
     # --- the rules --------------------------------------------------------------------
     def plan(self, blocked: np.ndarray, seconds_left: float | None, mean_loss: np.ndarray,
-             untrusted: np.ndarray | None = None) -> Plan | None:
+             untrusted: np.ndarray | None = None, decision: int = 0) -> Plan | None:
         """The next decision, or ``None`` when no arm may be chosen (the run ends).
 
         ``blocked`` marks arms out of play (quarantined, unreliable); ``mean_loss`` is each arm's
         mean loss in the policy's state (NaN before its first reward); ``untrusted`` marks the arms of
-        rule 5 (``None``: none).
+        rule 5 (``None``: none); ``decision`` is the index of the decision planned (rule 4's finish).
         """
         open_ = ~blocked
         if self.pinned:
@@ -244,7 +274,8 @@ class Guards:
             if untried.any():
                 return Plan(_quickest(untried, predicted), INITIAL, eligible)
         if self.checks:
-            arm = self._check_arm(open_, eligible, predicted, mean_loss)
+            finishing = 0 <= self.finish_from <= decision
+            arm = self._check_arm(open_, eligible, predicted, mean_loss, finishing)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
         if untrusted is not None and self.untrusted_rule:
@@ -262,8 +293,10 @@ class Guards:
             return eligible
         return eligible & ~untrusted
 
-    def _check_arm(self, open_, eligible, predicted, mean_loss) -> int | None:
-        """Rule 4's arm when its share of the spending is below the floor, else None."""
+    def _check_arm(self, open_, eligible, predicted, mean_loss, finishing: bool = False) -> int | None:
+        """Rule 4's arm when its share of the spending is below the floor, or when ``finishing`` the check and it
+        has fewer than :data:`CHECK_PULLS` valid pulls; else None.
+        """
         in_family = open_ & (self.family >= 0)
         if len(np.unique(self.family[in_family])) < 2:
             return None
@@ -296,6 +329,8 @@ class Guards:
             arm = int(np.argmin(np.where(seen, mean_loss, np.inf)))
         else:
             arm = _quickest(candidates, order)
+        if finishing and self.valid[arm] < CHECK_PULLS:
+            return arm
         if self.spent[arm] >= self.cross_check_share * total:
             return None
         return arm

@@ -13,7 +13,7 @@ import pytest
 
 import pmcbandit as pb
 from pmcbandit.arms.base import CallableArm
-from pmcbandit.runtime.guards import CROSS_CHECK, INITIAL, POLICY, UNTRUSTED_SHARE, Guards
+from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK, INITIAL, POLICY, UNTRUSTED_SHARE, Guards
 from pmcbandit.exceptions import PmcBanditWarning
 
 
@@ -397,3 +397,94 @@ def test_a_target_se_run_stops_only_on_an_interval_it_vouches_for():
     assert r.interval_status == "ok"
     assert r.se <= 0.02
     assert (r.history.column("reason") == CROSS_CHECK).any()
+
+
+# --- finishing the check (rule 4 under a TargetSE budget) ------------------------------------
+def test_finishing_the_check_forces_the_check_arm_past_its_share_until_it_has_its_pulls():
+    """From the decision ``finish_check`` names, the check arm gets every decision until it has CHECK_PULLS valid
+    pulls, though its share is met; before that decision, and after, the share alone decides."""
+    g = _guards([_Arm("lead", family="importance"), _Arm("chk", family="annealing")], per_decision=1,
+                count_pulls=True)
+    for _ in range(90):
+        g.observe(0, 0.0, 1.0)
+    for _ in range(10):
+        g.dispatched(1, CROSS_CHECK)
+        g.observe(1, 0.0, 1.0)
+    assert g.plan(_none_blocked(2), None, _no_loss(2), decision=50).reason == POLICY  # the share is met
+    g.finish_check(decision=50)
+    g.finish_check(decision=70)  # the first call counts
+    assert g.finish_from == 50
+    assert g.plan(_none_blocked(2), None, _no_loss(2), decision=49).reason == POLICY
+    assert g.check_pulls_needed() == CHECK_PULLS - 10
+    for _ in range(CHECK_PULLS - 10):
+        plan = g.plan(_none_blocked(2), None, _no_loss(2), decision=50)
+        assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
+        g.dispatched(1, CROSS_CHECK)
+        g.observe(1, 0.0, 1.0)
+    assert g.check_pulls_needed() == 0
+    assert g.plan(_none_blocked(2), None, _no_loss(2), decision=80).reason == POLICY
+
+
+def test_finishing_the_check_needs_a_second_family():
+    g = _guards([_Arm("a", family="importance"), _Arm("b", family="importance")], count_pulls=True)
+    g.finish_check(decision=3)
+    assert g.finish_from == -1 and g.check_pulls_needed() == 0
+
+
+def _finishing_run(monkeypatch, finish=True, **kw):
+    """Two families whose leader meets the target within a few dozen pulls; returns the result and the decision
+    from which the guards finished the check (None: never)."""
+    started = []
+    original = Guards.finish_check
+
+    def finish_check(self, decision):
+        started.append(decision)
+        if finish:
+            original(self, decision)
+
+    monkeypatch.setattr(Guards, "finish_check", finish_check)
+    arms = [_Arm("lead", sd=0.05, family="importance"), _Arm("chk", sd=1.0, family="annealing")]
+    r = pb.run(arms, policy="thompson", budget=pb.TargetSE(0.005, min_pulls=4), random_seed=3, progressbar=False,
+               **kw)
+    return r, (started[0] if started else None)
+
+
+def test_a_target_se_run_finishes_the_check_instead_of_spending_on_the_leader(monkeypatch):
+    """Once the leader's SE meets the target, the decisions go to the check arm: the run stops on a reliable interval
+    with no further pull of the leader, where the share alone keeps pulling the leader nine times in ten."""
+    r, start = _finishing_run(monkeypatch)
+    assert r.stopped_by == "target_se" and r.interval_status == "ok" and r.se <= 0.005
+    after = r.history.column("decision") >= start
+    arm = r.history.column("arm")
+    assert after.any() and not (arm[after] == 0).any()
+    assert (r.history.column("reason")[after] == CROSS_CHECK).all()
+    assert np.sum(arm == 1) == CHECK_PULLS
+    share_only, start_off = _finishing_run(monkeypatch, finish=False)
+    assert start_off == start  # the same run up to the target
+    assert share_only.stopped_by == "target_se" and share_only.interval_status == "ok"
+    leader_after = np.sum((share_only.history.column("decision") >= start) & (share_only.history.column("arm") == 0))
+    assert leader_after > 100
+    assert len(r.history) + 100 < len(share_only.history)
+
+
+def test_finishing_the_check_is_reproducible_and_resumes_mid_finish(monkeypatch, tmp_path):
+    """Same seed, same history; a run resumed from a checkpoint taken before or during the finish makes the same
+    decisions as the uninterrupted one (the checkpoint stores the decision the finish started at)."""
+    full, start = _finishing_run(monkeypatch)
+    again, _ = _finishing_run(monkeypatch)
+    for col in ("arm", "reason", "obs", "decision"):
+        np.testing.assert_array_equal(again.history.column(col), full.history.column(col))
+    first_finishing = int(np.flatnonzero(full.history.column("decision") >= start)[0])
+    n = len(full.history)
+    for stop in (first_finishing - 6, first_finishing + 6, n - 4):
+        path = tmp_path / f"finish{stop}.npz"
+        with warnings.catch_warnings():  # an interrupted run may stop before its check: it says so
+            warnings.simplefilter("ignore", PmcBanditWarning)
+            part, _ = _finishing_run(monkeypatch, checkpoint=path, callback=lambda p, h, s=stop: p.pulls >= s)
+        assert len(part.history) < n
+        with np.load(path) as saved:
+            assert int(saved["finish_from"]) == (start if stop > first_finishing else -1)
+        resumed, _ = _finishing_run(monkeypatch, checkpoint=path)
+        for col in ("arm", "reason", "obs", "decision"):
+            np.testing.assert_array_equal(resumed.history.column(col), full.history.column(col))
+        assert resumed.stopped_by == "target_se"

@@ -241,14 +241,14 @@ def test_threads_refuse_arms_that_are_not_thread_safe(tiny_model):
         pb.run([arm], budget=pb.Pulls(4), executor="threads", max_in_flight=2, progressbar=False, random_seed=0)
 
 
-def test_checkpoint_layout_version_4_and_newer_ones_refused(tmp_path):
+def test_checkpoint_layout_version_5_and_newer_ones_refused(tmp_path):
     from pmcbandit.runtime.checkpoint import CHECKPOINT_VERSION
 
     path = tmp_path / "run.npz"
     _run(normal_pool(), pb.Pulls(10), checkpoint=path)
     with np.load(path) as data:
         saved = dict(data)
-    assert int(saved["version"]) == CHECKPOINT_VERSION == 4
+    assert int(saved["version"]) == CHECKPOINT_VERSION == 5
     saved["version"] = np.asarray(CHECKPOINT_VERSION + 1)
     np.savez(path, **saved)
     with pytest.raises(ValueError, match="newer than this pmcbandit reads"):
