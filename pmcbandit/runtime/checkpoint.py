@@ -63,7 +63,8 @@ __all__ = ["CHECKPOINT_VERSION", "FINISHED", "check_checkpoint", "save_checkpoin
 #: Layout version (2: the history's ``reason`` and ``seconds`` columns, reliability flags and weight tails;
 #: 3: status ``lost`` (5) for pulls lost with their worker, and ``cpu`` counting remote workers' CPU;
 #: 4: the log of the arms whose variance estimate was untrusted, :meth:`~pmcbandit.runtime.engine.Engine.untrusted`;
-#: 5: the decision from which the guards finish the cross-family check, :meth:`~pmcbandit.runtime.guards.Guards.finish_check`).
+#: 5: the decision from which the guards finish the cross-family check
+#: (:meth:`~pmcbandit.runtime.guards.Guards.finish_check`)).
 CHECKPOINT_VERSION = 5
 
 
