@@ -307,8 +307,9 @@ class _SEWatch:
     interval the result itself does not vouch for. When the interval lacks only the cross-family check
     (``"no_cross_check"``) and its SE meets the target, the guards finish the check
     (:meth:`~pmcbandit.runtime.guards.Guards.finish_check`, rule 4) and the next evaluation comes once the check
-    arm has its pulls. ``next_n`` is saved in checkpoints (the guards' ``finish_from`` too) so a resumed run
-    evaluates (and stops) where the uninterrupted one does.
+    arm has its pulls (then, or with the check arm out of play, the schedule goes on). ``next_n`` is saved in
+    checkpoints (the guards' ``finish_from`` too) so a resumed run evaluates (and stops) where the uninterrupted
+    one does.
     """
 
     def __init__(self, combine: str, budget: TargetSE):
@@ -334,7 +335,7 @@ class _SEWatch:
             step = max(1, n // 50)
             if status == "no_cross_check" and value <= self.target and guards is not None:
                 guards.finish_check(engine.selected)
-                step = guards.check_pulls_needed() or step
+                step = guards.check_pulls_needed(engine.blocked()) or step
             self.next_n = n + step
         return self.value
 

@@ -65,12 +65,15 @@ For every budget, when the arms still in play declare at least two
    result vouches for; once its SE, computed as if the interval were reliable, meets the target while the
    interval lacks only the cross-family check (interval status ``"no_cross_check"``, :mod:`pmcbandit.result`,
    step 4), the run's SE watch calls :meth:`Guards.finish_check`. From that decision on, every decision goes to
-   the check arm while it has fewer than :data:`CHECK_PULLS` valid pulls, whatever its share: at the share
-   alone the leader would take nine pulls in ten that the stop no longer needs, while the check arm collects
-   the observations the consistency test waits for. The watch then evaluates again when the check arm has
-   them, and the run stops if the interval is reliable and its SE still meets the target. The decision the
-   finish started at is the only new state (``finish_from``); a checkpoint stores it, so a resumed run
-   makes the same decisions. These decisions are recorded with the reason ``cross_check``.
+   a check arm while it has fewer than :data:`CHECK_PULLS` valid pulls, whatever its share. That check arm is
+   chosen as above, but against the family of the arm with the most valid pulls (the family the answer rests
+   on, already in the consistency test) rather than the family with the most spending, which may be one of
+   costly arms that carry no weight. At the share alone the answering arm would take nine pulls in ten that the
+   stop no longer needs while the check arm collects the observations the consistency test waits for. The
+   watch evaluates again when the check arm has them, and the run stops if the interval is reliable and its
+   SE still meets the target; if it is not, the share rule goes on as before. The decision the finish started
+   at is the only new state (``finish_from``); a checkpoint stores it, so a resumed run makes the same
+   decisions. These decisions are recorded with the reason ``cross_check``.
 
 For every budget, when some arms' values are importance weights
 (:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
@@ -222,15 +225,16 @@ class Guards:
         if self.checks and self.finish_from < 0:
             self.finish_from = int(decision)
 
-    def check_pulls_needed(self) -> int:
-        """Valid pulls the current check arm still needs to reach :data:`CHECK_PULLS` (that many when no
-        rule-4 decision was made yet); 0 when not finishing the check.
+    def check_pulls_needed(self, blocked: np.ndarray) -> int:
+        """Valid pulls an arm in play outside the family the answer rests on still needs to reach
+        :data:`CHECK_PULLS` (the fewest over such arms); 0 when not finishing the check or without such an arm.
         """
         if self.finish_from < 0:
             return 0
-        if self.check_arm < 0:
-            return CHECK_PULLS
-        return max(0, CHECK_PULLS - int(self.valid[self.check_arm]))
+        others = ~blocked & (self.family >= 0) & (self.family != self._answering_family())
+        if not others.any():
+            return 0
+        return max(0, CHECK_PULLS - int(self.valid[others].max()))
 
     def predicted(self, prior_pulls: int = 0) -> np.ndarray:
         """Predicted wall seconds of one decision per arm (NaN: unknown): the measured pulls' mean, with the declared
@@ -305,7 +309,26 @@ class Guards:
         total = spent.sum()
         if total <= 0:
             return None
-        leader = int(np.argmax(spent))
+        if finishing:
+            arm = self._pick(self._answering_family(), eligible, predicted, mean_loss)
+            if arm is not None and self.valid[arm] < CHECK_PULLS:
+                return arm
+        arm = self._pick(int(np.argmax(spent)), eligible, predicted, mean_loss)
+        if arm is None or self.spent[arm] >= self.cross_check_share * total:
+            return None
+        return arm
+
+    def _answering_family(self) -> int:
+        """The family of the arm with the most valid pulls: the one the answer rests on, whose arms the consistency
+        test already compares, where the family with the most spending may be one of costly arms that carry no
+        weight.
+        """
+        counted = self.family >= 0
+        return int(self.family[int(np.argmax(np.where(counted, self.valid, -1)))])
+
+    def _pick(self, leader: int, eligible, predicted, mean_loss) -> int | None:
+        """The check arm against the ``leader`` family (module docstring, rule 4), or None without a candidate."""
+        counted = self.family >= 0
         candidates = eligible & counted & (self.family != leader)
         if not candidates.any():
             return None
@@ -324,16 +347,10 @@ class Guards:
             order = np.zeros(self.n_arms)  # pool order (module docstring, *Determinism*)
         seen = candidates & np.isfinite(mean_loss)
         if kept >= 0:
-            arm = kept  # still a candidate (under a time budget: its pulls still fit in the share once)
-        elif seen.any():
-            arm = int(np.argmin(np.where(seen, mean_loss, np.inf)))
-        else:
-            arm = _quickest(candidates, order)
-        if finishing and self.valid[arm] < CHECK_PULLS:
-            return arm
-        if self.spent[arm] >= self.cross_check_share * total:
-            return None
-        return arm
+            return kept  # still a candidate (under a time budget: its pulls still fit in the share once)
+        if seen.any():
+            return int(np.argmin(np.where(seen, mean_loss, np.inf)))
+        return _quickest(candidates, order)
 
 
 def _only(mask: np.ndarray, arm: int) -> np.ndarray:

@@ -415,20 +415,21 @@ def test_finishing_the_check_forces_the_check_arm_past_its_share_until_it_has_it
     g.finish_check(decision=70)  # the first call counts
     assert g.finish_from == 50
     assert g.plan(_none_blocked(2), None, _no_loss(2), decision=49).reason == POLICY
-    assert g.check_pulls_needed() == CHECK_PULLS - 10
+    assert g.check_pulls_needed(_none_blocked(2)) == CHECK_PULLS - 10
+    assert g.check_pulls_needed(np.array([False, True])) == 0  # a check arm out of play needs nothing
     for _ in range(CHECK_PULLS - 10):
         plan = g.plan(_none_blocked(2), None, _no_loss(2), decision=50)
         assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
         g.dispatched(1, CROSS_CHECK)
         g.observe(1, 0.0, 1.0)
-    assert g.check_pulls_needed() == 0
+    assert g.check_pulls_needed(_none_blocked(2)) == 0
     assert g.plan(_none_blocked(2), None, _no_loss(2), decision=80).reason == POLICY
 
 
 def test_finishing_the_check_needs_a_second_family():
     g = _guards([_Arm("a", family="importance"), _Arm("b", family="importance")], count_pulls=True)
     g.finish_check(decision=3)
-    assert g.finish_from == -1 and g.check_pulls_needed() == 0
+    assert g.finish_from == -1 and g.check_pulls_needed(_none_blocked(2)) == 0
 
 
 def _finishing_run(monkeypatch, finish=True, **kw):
@@ -488,3 +489,23 @@ def test_finishing_the_check_is_reproducible_and_resumes_mid_finish(monkeypatch,
         for col in ("arm", "reason", "obs", "decision"):
             np.testing.assert_array_equal(resumed.history.column(col), full.history.column(col))
         assert resumed.stopped_by == "target_se"
+
+
+def test_finishing_the_check_goes_to_a_family_other_than_the_one_the_answer_rests_on():
+    """The cheap arm with most of the pulls carries the answer while two pulls of a costly arm of another family hold
+    most of the spending: rule 4's share points at the cheap arm (already above it), the finish at the costly one."""
+    arms = [_Arm("is", family="importance"), _Arm("ais", family="annealing")]
+    for a in arms:
+        a.cost_unit = "declared"  # spending counted in costs
+    g = _guards(arms, per_decision=1, count_pulls=False)
+    for _ in range(40):
+        g.dispatched(0)
+        g.observe(0, 0.0, 0.01)
+    for _ in range(2):
+        g.dispatched(1)
+        g.observe(1, 0.0, 1.0)
+    assert g.plan(_none_blocked(2), None, _no_loss(2), decision=42).reason == POLICY
+    g.finish_check(decision=42)
+    assert g.check_pulls_needed(_none_blocked(2)) == CHECK_PULLS - 2
+    plan = g.plan(_none_blocked(2), None, _no_loss(2), decision=42)
+    assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
