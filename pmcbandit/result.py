@@ -47,14 +47,18 @@ What is reported (``interval_status``)
    was flagged unreliable, neither their combination nor their random-effects interval is one to
    read.
 4. An estimator pool (some arm declares :attr:`~pmcbandit.arms.base.Arm.family`) whose interval would be ``"ok"`` is
-   ``"no_cross_check"`` instead when the arms compared in step 2 do not span two declared families: the answer
+   ``"no_cross_check"`` instead when the arms compared in step 2 whose own relative SE is at most
+   :data:`~pmcbandit.result_messages.CHECK_RESOLUTION` do not span two declared families: the answer
    rests on one family (the others failed :math:`\\hat k`, were not pulled enough, or the pool has no other), and an
    error every arm of that family shares (an annealing path through a first-order phase transition that finds one
    of two components, Skilling 2006, Sec. 7; importance proposals that all miss a mode) cannot show in their
    agreement. The interval is printed, labelled so, and :attr:`RunResult.interval_reliable` is false. Arms of no
    declared family (``family=None``, a user's callables given to :func:`pmcbandit.run`) make no claim either way:
    a run whose arms declare none is judged by steps 1-3 alone. ``"random_effects"`` and ``"too_few_observations"``
-   come first: they already say the interval is not a plain one.
+   come first: they already say the interval is not a plain one. A check confirms the answer only to its own
+   resolution: an error smaller than a few of the check arm's SEs (which, with the check's share of the budget, are
+   most often wider than the combination's) can pass it, so ``"ok"`` rules out errors the check could see, not all
+   errors beyond the reported interval.
 """
 
 from __future__ import annotations

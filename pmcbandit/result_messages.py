@@ -37,6 +37,12 @@ SPREAD_WEIGHT_SHARE = 0.1
 #: Weights (or pulls) past which the spread warning gives no budget at the run's settings.
 SPREAD_HOPELESS = 1e6
 
+#: The coarsest relative standard error (of ``log Z`` for log-scale runs, of ``estimate / |estimate|`` otherwise) at
+#: which an arm of another family still counts as a cross-family check (:mod:`pmcbandit.result`, step 4): at 0.1 an
+#: error of 0.4 (a factor 1.5 in ``Z``) shows at ``z = 4``; a check coarser than that (a few nested-sampling runs
+#: of sd near 1 in ``log Z`` each) agrees with almost any answer and confirms nothing.
+CHECK_RESOLUTION = 0.1
+
 
 def _steps_factor(s2: float, n: int) -> float:
     r"""How many times its annealing steps an AIS arm whose log weights have variance ``s2`` needs for ``n`` weights
@@ -102,7 +108,8 @@ class RunMessages:
           (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`) — ``UnreliableArmWarning``, with
           the budget that would give them enough at this run's settings;
         * the arms disagree (random-effects interval) — :class:`~pmcbandit.exceptions.NoGuaranteeWarning`;
-        * no independent check: the arms compared span fewer than two of the estimator families the pool
+        * no independent check: the arms compared (at a relative SE of at most :data:`CHECK_RESOLUTION`) span
+          fewer than two of the estimator families the pool
           declares (interval status ``"no_cross_check"``; unless said before the run) — ``NoGuaranteeWarning``,
           with the budget that would let the check run, estimated from this run's costs, or, for a pool of one
           family, the advice to add another;
@@ -148,8 +155,9 @@ class RunMessages:
         elif self._one_family and not any(getattr(m, "topic", "") == "independent_check" for m in self.issued):
             pool = self._pool_families()
             if len(pool) >= 2:
-                text = (f"no independent check: the arms compared for consistency "
-                        f"({self._families_compared() or 'none'}) do not span two estimator families of the pool "
+                text = (f"no independent check: the arms compared for consistency at a relative SE of at most "
+                        f"{CHECK_RESOLUTION:g} ({self._families_compared() or 'none'}) do not span two estimator "
+                        f"families of the pool "
                         f"({pool}), so an error every arm of one family shares would go unseen: "
                         f"{self._check_advice()}")
             else:
@@ -243,7 +251,7 @@ class RunMessages:
         if best is None:
             return "give the run a larger budget, so an arm of the other family is pulled"
         k, per_pull = best
-        need = CHECK_PULLS
+        need = self.check_pulls_needed(k)
         name = self.arm_names[k]
         if rel.unreliable[k] and families[k] == "importance":
             return (
@@ -282,6 +290,20 @@ class RunMessages:
             f"observations in the cross-check share {share:g}: {self._setup_text(setup, given)}, and the pulls need "
             f"about {seconds_needed:.3g} s — {costs}"
         )
+
+    def check_pulls_needed(self, k: int) -> int:
+        """Valid pulls arm ``k`` needs to count as a cross-family check (:mod:`pmcbandit.result`, step 4):
+        :data:`~pmcbandit.runtime.guards.CHECK_PULLS`, and enough for its relative SE to reach
+        :data:`CHECK_RESOLUTION` (the SE falling as one over the root of its pulls).
+        """
+        c = self.combined
+        pulls = int(np.sum(self.history.column("arm") == k))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = math.sqrt(c.var[k] / c.n[k]) if c.n[k] > 0 else math.nan
+            rel = se / c.mean[k] if self.log_scale else se / abs(c.estimate)
+        if pulls > 0 and math.isfinite(rel) and rel > CHECK_RESOLUTION:
+            return max(CHECK_PULLS, math.ceil(pulls * (rel / CHECK_RESOLUTION) ** 2))
+        return CHECK_PULLS
 
     def _spread_check_advice(self, k: int) -> str:
         r"""The action for a check arm left out of the consistency test as too spread for its weights: more
@@ -343,8 +365,16 @@ class RunMessages:
         return list(families) if families is not None else [None] * len(self.arm_names)
 
     def _families_compared(self) -> list[str]:
+        """The families of the arms compared for consistency whose own relative SE is at most
+        :data:`CHECK_RESOLUTION` (a coarser arm agrees with almost any answer).
+        """
         families = self._families()
-        return sorted({families[k] for k in self.consistency.compared if families[k] is not None})
+        c = self.combined
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(c.var / c.n)
+            rel = se / c.mean if self.log_scale else se / abs(c.estimate)
+        return sorted({families[k] for k in self.consistency.compared
+                       if families[k] is not None and rel[k] <= CHECK_RESOLUTION})
 
     def _pool_families(self) -> list[str]:
         """The estimator families the pool's arms declare (``None`` left out)."""

@@ -172,7 +172,7 @@ def test_two_families_compared_is_a_check_that_passed():
 
 
 def test_the_independent_check_advice_names_the_budget_from_this_run():
-    arms = [_FamilyArm("good", 1.0, 0.1, "importance"), _FamilyArm("other", 1.0, 3.0, "annealing")]
+    arms = [_FamilyArm("good", 1.0, 0.1, "importance"), _FamilyArm("other", 1.0, 0.3, "annealing")]
     result, _ = _caught(lambda: pb.run(arms, policy="thompson", budget=pb.Pulls(60), random_seed=5,
                                        progressbar=False, cross_check_share=0.0))
     (text,) = [m for m in result.warnings() if m.topic == "independent_check"]
@@ -260,3 +260,15 @@ def test_the_independent_check_advice_when_the_other_family_failed_its_khat():
     (text,) = [m for m in result.warnings() if m.topic == "independent_check"]
     assert "add an importance arm whose proposal fits" in text and "heavy failed the Pareto k-hat" in text
     assert ACTION.search(text)
+
+
+def test_the_advice_asks_for_the_pulls_a_coarse_check_arm_needs_to_resolve_the_answer():
+    """A check arm of sd 3 around a mean of 1, four draws a pull, needs about (3 / 0.1)^2 / 4 = 225 pulls for a
+    relative SE of CHECK_RESOLUTION, not the consistency test's 30: the advice says so, estimated from this run."""
+    arms = [_FamilyArm("good", 1.0, 0.1, "importance"), _FamilyArm("other", 1.0, 3.0, "annealing")]
+    result, _ = _caught(lambda: pb.run(arms, policy="thompson", budget=pb.Pulls(400), random_seed=5,
+                                       progressbar=False))
+    assert result.interval_status == "no_cross_check"
+    (text,) = [m for m in result.warnings() if m.topic == "independent_check"]
+    need = int(text.split("so other reaches ")[1].split(" observations")[0])
+    assert 150 < need < 450 and f"at least {need * 10} pulls" in text

@@ -91,6 +91,8 @@ class _Stored(NamedTuple):
     untrusted_log: np.ndarray | None
     failed_khat: np.ndarray | None = None
     finish_from: int = -1
+    finish_pulls: np.ndarray | None = None
+    finish_family: int = -1
 
 
 def _bad(path, door: str, requirement: str) -> ValueError:
@@ -144,7 +146,9 @@ def _read(path, door: str) -> _Stored:
                            np.asarray(data["se_watch"]) if "se_watch" in data else None,
                            bool(data["info_replayable"]) if "info_replayable" in data else True, unreliable, tails,
                            untrusted, np.asarray(data["failed_khat"], dtype=np.float64) if "failed_khat" in data
-                           else None, int(data["finish_from"]) if "finish_from" in data else -1)
+                           else None, int(data["finish_from"]) if "finish_from" in data else -1,
+                           np.asarray(data["finish_pulls"], dtype=np.int64) if "finish_pulls" in data else None,
+                           int(data["finish_family"]) if "finish_family" in data else -1)
     except ValueError as err:
         if str(err).startswith("The 'checkpoint' parameter"):
             raise
@@ -180,6 +184,8 @@ def save_checkpoint(path, engine: Engine, settings: dict, watch=None) -> None:
         data["untrusted_log"] = np.asarray(engine.untrusted_log, dtype=np.int64).reshape(-1, 2)
     if engine.guards is not None:
         data["finish_from"] = np.asarray(engine.guards.finish_from)
+        data["finish_pulls"] = np.asarray(engine.guards.finish_pulls)
+        data["finish_family"] = np.asarray(engine.guards.finish_family)
     if watch is not None:
         data["se_watch"] = np.asarray([watch.next_n, watch.value], dtype=np.float64)
     tmp = f"{os.fspath(path)}.tmp.npz"
@@ -247,6 +253,9 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
             engine.replay_untrusted(stored.untrusted_log, stored.selected)
     if engine.guards is not None:  # before the replay: the guards finish the check from this decision on
         engine.guards.finish_from = stored.finish_from
+        engine.guards.finish_family = stored.finish_family
+        if stored.finish_pulls is not None:
+            engine.guards.finish_pulls = stored.finish_pulls.copy()
     cols = [history.column(c).tolist() for c in COLUMNS]
     rows = [PullRecord(*(c[r] for c in cols)) for r in range(len(history))]
     recorded = {}

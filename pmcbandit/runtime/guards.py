@@ -65,15 +65,18 @@ For every budget, when the arms still in play declare at least two
    result vouches for; once its SE, computed as if the interval were reliable, meets the target while the
    interval lacks only the cross-family check (interval status ``"no_cross_check"``, :mod:`pmcbandit.result`,
    step 4), the run's SE watch calls :meth:`Guards.finish_check`. From that decision on, every decision goes to
-   a check arm while it has fewer than :data:`CHECK_PULLS` valid pulls, whatever its share. That check arm is
+   a check arm while it has fewer valid pulls than it needs to count as a check (:data:`CHECK_PULLS`, or more for
+   an arm whose relative SE would still exceed the result's resolution, as the watch estimates from the run so
+   far and raises at each evaluation), whatever its share. That check arm is
    chosen as above, but against the family of the arm with the most valid pulls (the family the answer rests
    on, already in the consistency test) rather than the family with the most spending, which may be one of
    costly arms that carry no weight. At the share alone the answering arm would take nine pulls in ten that the
    stop no longer needs while the check arm collects the observations the consistency test waits for. The
    watch evaluates again when the check arm has them, and the run stops if the interval is reliable and its
    SE still meets the target; if it is not, the share rule goes on as before. The decision the finish started
-   at is the only new state (``finish_from``); a checkpoint stores it, so a resumed run makes the same
-   decisions. These decisions are recorded with the reason ``cross_check``.
+   at, the family the answer rested on then (kept while the check arm's pulls overtake it) and the pulls each
+   arm needs are the only new state (``finish_from``, ``finish_family``, ``finish_pulls``); a checkpoint stores
+   them, so a resumed run makes the same decisions. These decisions are recorded with the reason ``cross_check``.
 
 For every budget, when some arms' values are importance weights
 (:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
@@ -200,6 +203,8 @@ class Guards:
         self.check_arm = -1  # the arm of the last rule-4 decision (-1: none yet)
         self.valid = np.zeros(k, dtype=np.int64)  # valid pulls per arm (what a consistency test counts)
         self.finish_from = -1  # the decision from which rule 4 finishes the check (-1: not finishing)
+        self.finish_pulls = np.full(k, CHECK_PULLS, dtype=np.int64)  # valid pulls each arm needs to count as a check
+        self.finish_family = -1  # the family the answer rested on when the finish started
 
     # --- bookkeeping ----------------------------------------------------------------
     def dispatched(self, arm: int, reason: int = POLICY) -> None:
@@ -220,10 +225,18 @@ class Guards:
         elif cost == cost:
             self.spent[arm] += cost
 
-    def finish_check(self, decision: int) -> None:
-        """Finish the cross-family check from ``decision`` on (module docstring, rule 4); the first call counts."""
-        if self.checks and self.finish_from < 0:
+    def finish_check(self, decision: int, pulls=None) -> None:
+        """Finish the cross-family check from ``decision`` on (module docstring, rule 4); the first call's decision
+        counts. ``pulls`` (per arm, optional) raises the valid pulls an arm needs to count as a check above
+        :data:`CHECK_PULLS` (a check arm too coarse for the answer needs more, :mod:`pmcbandit.result`).
+        """
+        if not self.checks:
+            return
+        if self.finish_from < 0:
             self.finish_from = int(decision)
+            self.finish_family = self._answering_family()
+        if pulls is not None:
+            self.finish_pulls = np.maximum(self.finish_pulls, np.asarray(pulls, dtype=np.int64))
 
     def check_pulls_needed(self, blocked: np.ndarray) -> int:
         """Valid pulls an arm in play outside the family the answer rests on still needs to reach
@@ -231,10 +244,10 @@ class Guards:
         """
         if self.finish_from < 0:
             return 0
-        others = ~blocked & (self.family >= 0) & (self.family != self._answering_family())
+        others = ~blocked & (self.family >= 0) & (self.family != self.finish_family)
         if not others.any():
             return 0
-        return max(0, CHECK_PULLS - int(self.valid[others].max()))
+        return int(np.min(np.maximum(0, self.finish_pulls[others] - self.valid[others])))
 
     def predicted(self, prior_pulls: int = 0) -> np.ndarray:
         """Predicted wall seconds of one decision per arm (NaN: unknown): the measured pulls' mean, with the declared
@@ -310,8 +323,8 @@ class Guards:
         if total <= 0:
             return None
         if finishing:
-            arm = self._pick(self._answering_family(), eligible, predicted, mean_loss)
-            if arm is not None and self.valid[arm] < CHECK_PULLS:
+            arm = self._pick(self.finish_family, eligible, predicted, mean_loss)
+            if arm is not None and self.valid[arm] < self.finish_pulls[arm]:
                 return arm
         arm = self._pick(int(np.argmax(spent)), eligible, predicted, mean_loss)
         if arm is None or self.spent[arm] >= self.cross_check_share * total:

@@ -28,7 +28,11 @@ def test_on_pima_a_laplace_t_arm_is_the_most_efficient():
     assert res.stopped_by == "confidence"
     assert res.selected[0].startswith("laplace-t")
     best = res.selected[0]
-    assert all(r.lower > 1 for r in res.ratios() if r.numerator == best and r.denominator.startswith("ais"))
+    # Each AIS arm is separated from the selection (ratio above 1) or tied with it (proven at most 1 + epsilon times
+    # as efficient: the stopping rule's guarantee), and the point estimates favour the selection by far.
+    ais = [r for r in res.ratios() if r.numerator == best and r.denominator.startswith("ais")]
+    assert ais and all(r.lower > 1 or r.denominator in res.tied for r in ais)
+    assert all(r.estimate > 10 for r in ais)
 
 
 @pytest.mark.slow
