@@ -8,11 +8,7 @@ import pytest
 from tests.tolerance import assert_within_se
 
 from pmcbandit.arms.evidence import AISArm, PriorISArm, annealing_schedule
-
-
-def _values(arm, seed, pulls):
-    rng = np.random.default_rng(seed)
-    return np.concatenate([arm.pull(rng).values for _ in range(pulls)])
+from tests.arms.evidence.helpers import assert_seeded_and_thread_free, pulled_values
 
 
 @pytest.mark.parametrize("kind", ["power4", "linear"])
@@ -44,7 +40,7 @@ def test_power4_schedule_is_the_papers():
 def test_ais_is_unbiased(evidence_models, check_unbiased, name, kwargs):
     density, log_z = evidence_models(name)
     arm = AISArm(density, n_steps=20, n_chains=250, **kwargs)
-    check_unbiased(_values(arm, 11, 4), log_z)
+    check_unbiased(pulled_values(arm, 11, 4), log_z)
 
 
 def test_one_step_ais_is_prior_importance_sampling(evidence_models):
@@ -69,10 +65,7 @@ def test_same_seed_same_values_and_parallel_matches_serial(evidence_models):
     density, _ = evidence_models("linear_regression")
     serial = AISArm(density, n_steps=10, n_chains=6)
     parallel = AISArm(density, n_steps=10, n_chains=6, parallel=True)
-    a = _values(serial, 3, 2)
-    np.testing.assert_array_equal(a, _values(serial, 3, 2))
-    np.testing.assert_array_equal(a, _values(parallel, 3, 2))
-    assert not np.array_equal(a, _values(serial, 4, 2))
+    assert_seeded_and_thread_free(serial, parallel, 3, 2)
 
 
 def test_pull_reports_declared_diagnostics_and_eval_cost(evidence_models):
@@ -166,7 +159,7 @@ def test_ais_is_unbiased_on_pima_t5(transition):
     _, ll = density.logp_terms_batch(density.sample_prior(np.random.default_rng(9), 2_000_000))
     log_z = logsumexp(ll) - np.log(ll.size)
     arm = AISArm(density, n_steps=50, n_chains=200, transition=transition)
-    ratio = np.exp(_values(arm, 12, 5) - log_z)
+    ratio = np.exp(pulled_values(arm, 12, 5) - log_z)
     se = ratio.std(ddof=1) / np.sqrt(ratio.size)
     ref_se = np.exp(ll - log_z).std() / np.sqrt(ll.size)
     assert_within_se(ratio.mean(), 1.0, np.hypot(se, ref_se))

@@ -9,11 +9,7 @@ from tests import analytic_models
 from tests.tolerance import error_rate_lower
 
 from pmcbandit.arms.evidence import ModelDensity, NestedArm
-
-
-def _values(arm, seed, pulls):
-    rng = np.random.default_rng(seed)
-    return np.concatenate([arm.pull(rng).values for _ in range(pulls)])
+from tests.arms.evidence.helpers import assert_seeded_and_thread_free, pulled_values
 
 
 @pytest.mark.parametrize("name", ["beta_binomial", "normal_normal", "linear_regression", "half_normal_scale",
@@ -21,7 +17,7 @@ def _values(arm, seed, pulls):
 def test_nested_is_unbiased(evidence_models, check_unbiased, name):
     density, log_z = evidence_models(name)
     arm = NestedArm(density, n_live=16)
-    check_unbiased(_values(arm, 23, 200), log_z)
+    check_unbiased(pulled_values(arm, 23, 200), log_z)
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +32,14 @@ def test_nested_is_unbiased_on_the_suites_conjugate_model(check_unbiased):
 
     suite = conjugate()
     arm = NestedArm(suite.model, n_live=16)
-    check_unbiased(_values(arm, 29, 300), suite.log_z)
+    check_unbiased(pulled_values(arm, 29, 300), suite.log_z)
 
 
 @pytest.mark.slow
 def test_nested_is_unbiased_on_a_4d_gaussian(gaussian_4d, check_unbiased):
     density, log_z = gaussian_4d
     arm = NestedArm(density, n_live=16)
-    check_unbiased(_values(arm, 31, 400), log_z)
+    check_unbiased(pulled_values(arm, 31, 400), log_z)
 
 
 @pytest.mark.slow
@@ -70,10 +66,7 @@ def test_same_seed_same_pulls_and_threads_change_nothing(evidence_models):
     density, _ = evidence_models("linear_regression")
     serial = NestedArm(density, n_live=12, n_replace=3)
     parallel = NestedArm(density, n_live=12, n_replace=3, parallel=True)
-    a = _values(serial, 5, 3)
-    np.testing.assert_array_equal(a, _values(serial, 5, 3))
-    np.testing.assert_array_equal(a, _values(parallel, 5, 3))
-    assert not np.array_equal(a, _values(serial, 6, 3))
+    assert_seeded_and_thread_free(serial, parallel, 5, 3)
 
 
 def test_pull_reports_its_run(evidence_models):
@@ -91,7 +84,7 @@ def test_a_capped_run_stays_unbiased(evidence_models, check_unbiased):
     """A fixed bound on the removals is a stopping time: the remainder term keeps the estimate unbiased."""
     density, log_z = evidence_models("normal_normal")
     arm = NestedArm(density, n_live=8, max_kills=24)
-    check_unbiased(_values(arm, 41, 400), log_z)
+    check_unbiased(pulled_values(arm, 41, 400), log_z)
 
 
 @pytest.mark.parametrize(
