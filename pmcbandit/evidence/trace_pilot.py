@@ -151,7 +151,7 @@ def _tuned_step(density, draws, beta, inv_mass, rng, n_leapfrog, target_accept, 
     log_eps = float(np.log(0.5))
     adapt, recent = DualAveraging(log_eps, log_eps, log_eps), []
     for t in range(1, TRACE_PILOT_MOVES + 1):
-        hmc_moves(density.grad_jit_fn, x, z, beta, float(np.exp(adapt.log_eps)), inv_mass, n_leapfrog, persistence, 1,
+        hmc_moves(density.grad_terms_fn, x, z, beta, float(np.exp(adapt.log_eps)), inv_mass, n_leapfrog, persistence, 1,
                   seeds, acc)
         a = float(acc.mean())
         adapt = dual_averaging_update(adapt, a, target_accept)
