@@ -43,6 +43,9 @@ SPREAD_HOPELESS = 1e6
 #: of sd near 1 in ``log Z`` each) agrees with almost any answer and confirms nothing.
 CHECK_RESOLUTION = 0.1
 
+#: The most pulls :meth:`RunMessages.check_pulls_needed` reports (more than any run makes).
+MAX_CHECK_PULLS = 10**15
+
 
 def _steps_factor(s2: float, n: int) -> float:
     r"""How many times its annealing steps an AIS arm whose log weights have variance ``s2`` needs for ``n`` weights
@@ -251,7 +254,7 @@ class RunMessages:
         if best is None:
             return "give the run a larger budget, so an arm of the other family is pulled"
         k, per_pull = best
-        need = self.check_pulls_needed(k)
+        need = int(self.check_pulls_needed()[k])
         name = self.arm_names[k]
         if rel.unreliable[k] and families[k] == "importance":
             return (
@@ -291,19 +294,26 @@ class RunMessages:
             f"about {seconds_needed:.3g} s — {costs}"
         )
 
-    def check_pulls_needed(self, k: int) -> int:
-        """Valid pulls arm ``k`` needs to count as a cross-family check (:mod:`pmcbandit.result`, step 4):
+    def _relative_se(self) -> np.ndarray:
+        """Each arm's SE relative to its estimate (of ``log Z`` for log-scale runs; NaN for arms without one)."""
+        c = self.combined
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.sqrt(c.var / c.n)
+            return se / c.mean if self.log_scale else se / abs(c.estimate)
+
+    def check_pulls_needed(self) -> np.ndarray:
+        """Valid pulls each arm needs to count as a cross-family check (:mod:`pmcbandit.result`, step 4):
         :data:`~pmcbandit.runtime.guards.CHECK_PULLS`, and enough for its relative SE to reach
         :data:`CHECK_RESOLUTION` (the SE falling as one over the root of its pulls).
         """
-        c = self.combined
-        pulls = int(np.sum(self.history.column("arm") == k))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            se = math.sqrt(c.var[k] / c.n[k]) if c.n[k] > 0 else math.nan
-            rel = se / c.mean[k] if self.log_scale else se / abs(c.estimate)
-        if pulls > 0 and math.isfinite(rel) and rel > CHECK_RESOLUTION:
-            return max(CHECK_PULLS, math.ceil(pulls * (rel / CHECK_RESOLUTION) ** 2))
-        return CHECK_PULLS
+        pulls = np.bincount(np.asarray(self.history.column("arm"), dtype=np.int64), minlength=len(self.arm_names))
+        rel = self._relative_se()
+        need = np.full(len(self.arm_names), CHECK_PULLS, dtype=np.int64)
+        coarse = (pulls > 0) & np.isfinite(rel) & (rel > CHECK_RESOLUTION)
+        with np.errstate(over="ignore"):  # an arm of SE 1e10 needs more pulls than any run makes: capped
+            wanted = np.minimum(np.ceil(pulls[coarse] * (rel[coarse] / CHECK_RESOLUTION) ** 2), MAX_CHECK_PULLS)
+        need[coarse] = np.maximum(CHECK_PULLS, wanted)
+        return need
 
     def _spread_check_advice(self, k: int) -> str:
         r"""The action for a check arm left out of the consistency test as too spread for its weights: more
@@ -369,10 +379,7 @@ class RunMessages:
         :data:`CHECK_RESOLUTION` (a coarser arm agrees with almost any answer).
         """
         families = self._families()
-        c = self.combined
-        with np.errstate(divide="ignore", invalid="ignore"):
-            se = np.sqrt(c.var / c.n)
-            rel = se / c.mean if self.log_scale else se / abs(c.estimate)
+        rel = self._relative_se()
         return sorted({families[k] for k in self.consistency.compared
                        if families[k] is not None and rel[k] <= CHECK_RESOLUTION})
 

@@ -334,7 +334,7 @@ class _SEWatch:
             guards = engine.guards
             step = max(1, n // 50)
             if status == "no_cross_check" and value <= self.target and guards is not None:
-                guards.finish_check(engine.selected, [res.check_pulls_needed(k) for k in range(len(engine.arms))])
+                guards.finish_check(engine.selected, res.check_pulls_needed())
                 step = guards.check_pulls_needed(engine.blocked()) or step
             self.next_n = n + step
         return self.value
