@@ -334,7 +334,8 @@ class _SEWatch:
             guards = engine.guards
             step = max(1, n // 50)
             if status == "no_cross_check" and value <= self.target and guards is not None:
-                guards.finish_check(engine.selected, res.check_pulls_needed())
+                weights = np.nan_to_num(np.asarray(res.combined.weights, dtype=float), nan=-1.0)
+                guards.finish_check(engine.selected, res.check_pulls_needed(), int(np.argmax(weights)))
                 step = guards.check_pulls_needed(engine.blocked()) or step
             self.next_n = n + step
         return self.value

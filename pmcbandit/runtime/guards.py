@@ -35,7 +35,10 @@ Durations are predicted from each arm's mean measured wall seconds per pull
    when none fits, so a wall budget ends within about one pull's prediction error of ``H``;
 3. **initial** — until every arm allowed by the cap has had a decision, the next decision goes to
    the untried arm with the smallest predicted duration (unknown durations last, in pool
-   order): cheapest first, every arm seen before the policy chooses freely.
+   order): cheapest first, every arm seen before the policy chooses freely. Finishing the check
+   (rule 4) comes first: once a ``TargetSE`` run's SE meets its target, the stop waits for the
+   check's observations, not for the untried arms, which are the costliest (cheapest first), so
+   trying them would only delay an answer the run already has.
 
 For every budget, when the arms still in play declare at least two
 :attr:`~pmcbandit.arms.base.Arm.family` values:
@@ -68,9 +71,11 @@ For every budget, when the arms still in play declare at least two
    a check arm while it has fewer valid pulls than it needs to count as a check (:data:`CHECK_PULLS`, or more for
    an arm whose relative SE would still exceed the result's resolution, as the watch estimates from the run so
    far and raises at each evaluation), whatever its share. That check arm is
-   chosen as above, but against the family of the arm with the most valid pulls (the family the answer rests
-   on, already in the consistency test) rather than the family with the most spending, which may be one of
-   costly arms that carry no weight. At the share alone the answering arm would take nine pulls in ten that the
+   chosen as above, but against the family the answer rests on (the family of the arm with the largest weight in
+   the combination, as the watch reads it; of the arm with the most valid pulls when the caller names none)
+   rather than the family with the most spending, which may be one of costly arms that carry no weight. Pull
+   counts alone do not name that family early: when the watch first meets its target, every arm may still have
+   only its first pulls. At the share alone the answering arm would take nine pulls in ten that the
    stop no longer needs while the check arm collects the observations the consistency test waits for. The
    watch evaluates again when the check arm has them, and the run stops if the interval is reliable and its
    SE still meets the target; if it is not, the share rule goes on as before. The decision the finish started
@@ -225,16 +230,19 @@ class Guards:
         elif cost == cost:
             self.spent[arm] += cost
 
-    def finish_check(self, decision: int, pulls=None) -> None:
+    def finish_check(self, decision: int, pulls=None, answering: int | None = None) -> None:
         """Finish the cross-family check from ``decision`` on (module docstring, rule 4); the first call's decision
         counts. ``pulls`` (per arm, optional) raises the valid pulls an arm needs to count as a check above
         :data:`CHECK_PULLS` (a check arm too coarse for the answer needs more, :mod:`pmcbandit.result`).
+        ``answering`` is the arm the answer rests on (the largest weight in the combination); without it, or for an
+        arm of no family, the arm with the most valid pulls stands in.
         """
         if not self.checks:
             return
         if self.finish_from < 0:
             self.finish_from = int(decision)
-            self.finish_family = self._answering_family()
+            known = answering is not None and self.family[int(answering)] >= 0
+            self.finish_family = int(self.family[int(answering)]) if known else self._answering_family()
         if pulls is not None:
             self.finish_pulls = np.maximum(self.finish_pulls, np.asarray(pulls, dtype=np.int64))
 
@@ -286,13 +294,16 @@ class Guards:
                 eligible &= ~(np.isfinite(predicted) & (predicted > seconds_left))
         if not eligible.any():
             return None
+        if self.checks and 0 <= self.finish_from <= decision:
+            arm = self._check_arm(open_, eligible, predicted, mean_loss, finishing=True, share=False)
+            if arm is not None:
+                return Plan(arm, CROSS_CHECK, eligible)
         if self.horizon is not None:
             untried = eligible & ~self.tried
             if untried.any():
                 return Plan(_quickest(untried, predicted), INITIAL, eligible)
         if self.checks:
-            finishing = 0 <= self.finish_from <= decision
-            arm = self._check_arm(open_, eligible, predicted, mean_loss, finishing)
+            arm = self._check_arm(open_, eligible, predicted, mean_loss)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
         if untrusted is not None and self.untrusted_rule:
@@ -310,9 +321,10 @@ class Guards:
             return eligible
         return eligible & ~untrusted
 
-    def _check_arm(self, open_, eligible, predicted, mean_loss, finishing: bool = False) -> int | None:
-        """Rule 4's arm when its share of the spending is below the floor, or when ``finishing`` the check and it
-        has fewer than :data:`CHECK_PULLS` valid pulls; else None.
+    def _check_arm(self, open_, eligible, predicted, mean_loss, finishing: bool = False,
+                   share: bool = True) -> int | None:
+        """Rule 4's arm when ``finishing`` the check and it has fewer valid pulls than it needs, or (with ``share``)
+        when its share of the spending is below the floor; else None.
         """
         in_family = open_ & (self.family >= 0)
         if len(np.unique(self.family[in_family])) < 2:
@@ -326,6 +338,8 @@ class Guards:
             arm = self._pick(self.finish_family, eligible, predicted, mean_loss)
             if arm is not None and self.valid[arm] < self.finish_pulls[arm]:
                 return arm
+        if not share:
+            return None
         arm = self._pick(int(np.argmax(spent)), eligible, predicted, mean_loss)
         if arm is None or self.spent[arm] >= self.cross_check_share * total:
             return None

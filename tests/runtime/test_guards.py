@@ -438,10 +438,10 @@ def _finishing_run(monkeypatch, finish=True, **kw):
     started = []
     original = Guards.finish_check
 
-    def finish_check(self, decision, pulls=None):
+    def finish_check(self, decision, pulls=None, answering=None):
         started.append(decision)
         if finish:
-            original(self, decision, pulls)
+            original(self, decision, pulls, answering)
 
     monkeypatch.setattr(Guards, "finish_check", finish_check)
     arms = [_Arm("lead", sd=0.05, family="importance"), _Arm("chk", sd=1.0, family="annealing")]
@@ -509,6 +509,22 @@ def test_finishing_the_check_goes_to_a_family_other_than_the_one_the_answer_rest
     assert g.check_pulls_needed(_none_blocked(2)) == CHECK_PULLS - 2
     plan = g.plan(_none_blocked(2), None, _no_loss(2), decision=42)
     assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
+
+
+def test_the_finish_checks_against_the_family_of_the_arm_the_answer_rests_on_when_pull_counts_tie():
+    """At the first evaluation every arm may have only its first pulls: the arm with the most valid pulls is then the
+    first in pool order, here of the family that does not carry the answer. The arm named as the answer's (the largest
+    combination weight) decides the family, so the finish goes to the other family's arm, not back to the answer's."""
+    arms = [_Arm("ais", family="annealing"), _Arm("is", family="importance")]
+    for named, check in ((1, 0), (None, 1)):  # without a name the tie falls on the first arm: the mutation
+        g = _guards(arms, per_decision=1, count_pulls=True)
+        for k in (0, 1):
+            for _ in range(2):
+                g.dispatched(k, INITIAL)
+                g.observe(k, 0.0, 1.0)
+        g.finish_check(decision=4, answering=named)
+        plan = g.plan(_none_blocked(2), None, _no_loss(2), decision=4)
+        assert (plan.arm, plan.reason) == (check, CROSS_CHECK)
 
 
 @pytest.mark.parametrize("check_sd, status", [(0.2, "ok"), (5.0, "no_cross_check")])
