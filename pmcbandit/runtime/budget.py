@@ -164,7 +164,8 @@ class TargetSE(Budget):
     families, the cross-family check run), so a run does not stop on an SE the result
     itself would not vouch for. When the SE, computed as if the interval were reliable, meets
     the target and the interval lacks only the cross-family check (status ``"no_cross_check"``),
-    the run finishes the check: every decision goes to the check arm until it has the
+    the run finishes the check: every decision goes to the check arm (of a family other than the
+    one the answer rests on), before any arm not yet tried, until it has the
     observations the consistency test needs, then the SE is evaluated again, and the run stops
     if the interval is reliable and the SE still meets the target (:mod:`pmcbandit.runtime.guards`,
     rule 4, *Finishing the check*). The schedule and the finish are deterministic and
