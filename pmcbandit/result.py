@@ -58,7 +58,13 @@ What is reported (``interval_status``)
    come first: they already say the interval is not a plain one. A check confirms the answer only to its own
    resolution: an error smaller than a few of the check arm's SEs (which, with the check's share of the budget, are
    most often wider than the combination's) can pass it, so ``"ok"`` rules out errors the check could see, not all
-   errors beyond the reported interval.
+   errors beyond the reported interval. Nor does an arm count as a check when the posterior its weighted points
+   stand for differs from the one the answer's arm (the largest weight in the combination) integrates over: their
+   posterior means of the log likelihood differ by more than
+   :data:`~pmcbandit.stats.posterior_check.MISMATCH_NATS` and by more than
+   :data:`~pmcbandit.stats.posterior_check.MISMATCH_Z` standard errors (:attr:`RunResult.posterior_loglik`). Two
+   estimators that each find a different part of the posterior can agree on :math:`Z` by chance (a spike and a slab
+   of equal shares, each seen by one family, both read :math:`Z/2`); their posteriors still differ by nats.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
 from pmcbandit.stats.pareto_tail import variance_scale
+from pmcbandit.stats.posterior_check import loglik_means
 from pmcbandit.stats.psis import ArmReliability
 from pmcbandit.result_messages import KHAT_MIN_WEIGHTS, MIN_CONSISTENCY_DOF, SPREAD_WEIGHT_SHARE, RunMessages
 
@@ -263,6 +270,22 @@ class RunResult(RunMessages):
         if self._one_family:
             return "no_cross_check"
         return "ok"
+
+    @cached_property
+    def posterior_loglik(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per arm, the posterior mean of the log likelihood its weighted points estimate, its standard error and the
+        posterior standard deviation of the log likelihood (:func:`~pmcbandit.stats.posterior_check.loglik_means`:
+        each pull's weight total on the working scale with the pull's ``post_loglik`` and ``post_loglik_sd``); NaN
+        for arms that report none and for linear runs.
+        """
+        n = len(self.arm_names)
+        if not self.log_scale or "post_loglik" not in self.history.diagnostics:
+            return np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+        obs, arms, _, sizes = self.working_values()
+        h = self.history
+        sd = (h.column("post_loglik_sd")[self._valid] if "post_loglik_sd" in h.diagnostics
+              else np.zeros(int(np.size(obs))))
+        return loglik_means(obs * sizes, arms, h.column("post_loglik")[self._valid], sd, n)
 
     @property
     def interval_reliable(self) -> bool:

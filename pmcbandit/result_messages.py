@@ -19,6 +19,7 @@ import numpy as np
 from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE
 from pmcbandit.stats.combine import MIN_WEIGHTED_DOF as MIN_INTERVAL_DOF
+from pmcbandit.stats.posterior_check import differ
 
 __all__ = ["RunMessages", "MIN_CONSISTENCY_DOF", "KHAT_MIN_WEIGHTS", "SPREAD_WEIGHT_SHARE"]
 
@@ -157,7 +158,20 @@ class RunMessages:
             )
         elif self._one_family and not any(getattr(m, "topic", "") == "independent_check" for m in self.issued):
             pool = self._pool_families()
-            if len(pool) >= 2:
+            other = self._other_posterior()
+            if other:
+                est = self.posterior_loglik[0]
+                a = self._answer_arm()
+                seen = ", ".join(f"{self.arm_names[k]} {est[k]:.4g}" for k in other)
+                text = (f"no independent check: arms see another posterior than the "
+                        f"answer's arm {self.arm_names[a]} (posterior mean of the log likelihood {est[a]:.4g}; "
+                        f"{seen}), so their agreement on the evidence, if any, checks nothing: each estimator finds "
+                        "a different part of the posterior (a phase transition or modes of very different widths, "
+                        "docs/guide/phase_transitions.md); at most one of them can be right, and the answer is "
+                        "not to be trusted: give the run a larger budget, so that the nested-sampling arm of the "
+                        "default pool, which does not temper, reaches the precision of a check, or add a proposal "
+                        "that covers both parts")
+            elif len(pool) >= 2:
                 text = (f"no independent check: the arms compared for consistency at a relative SE of at most "
                         f"{CHECK_RESOLUTION:g} ({self._families_compared() or 'none'}) do not span two estimator "
                         f"families of the pool "
@@ -378,10 +392,30 @@ class RunMessages:
         """The families of the arms compared for consistency whose own relative SE is at most
         :data:`CHECK_RESOLUTION` (a coarser arm agrees with almost any answer).
         """
+        other = set(self._other_posterior())
+        families = self._families()
+        return sorted({families[k] for k in self._check_candidates() if k not in other})
+
+    def _check_candidates(self) -> list[int]:
+        """The arms compared for consistency that declare a family and whose relative SE is at most
+        :data:`CHECK_RESOLUTION`.
+        """
         families = self._families()
         rel = self._relative_se()
-        return sorted({families[k] for k in self.consistency.compared
-                       if families[k] is not None and rel[k] <= CHECK_RESOLUTION})
+        return [int(k) for k in self.consistency.compared if families[k] is not None and rel[k] <= CHECK_RESOLUTION]
+
+    def _answer_arm(self) -> int:
+        """The arm with the largest weight in the combination (the one the answer rests on)."""
+        return int(np.argmax(np.nan_to_num(np.asarray(self.combined.weights, dtype=float), nan=-1.0)))
+
+    def _other_posterior(self) -> list[int]:
+        """Check candidates whose weighted points stand for another posterior than the answer's arm's (their
+        posterior means of the log likelihood differ, :func:`~pmcbandit.stats.posterior_check.differ`): no check of
+        the answer.
+        """
+        post = np.column_stack(self.posterior_loglik)
+        a = self._answer_arm()
+        return [k for k in self._check_candidates() if k != a and differ(post[a], post[k])]
 
     def _pool_families(self) -> list[str]:
         """The estimator families the pool's arms declare (``None`` left out)."""

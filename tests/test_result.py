@@ -140,6 +140,36 @@ def test_an_answer_no_second_family_checked_is_not_ok(families, status):
     assert res.to_inference_data().attrs["interval_status"] == status
 
 
+class _PosteriorArm(_WeightArm):
+    """A :class:`_WeightArm` whose points stand for a posterior with log likelihood of mean ``ell`` and sd 1."""
+
+    diagnostics = ("post_loglik", "post_loglik_sd")
+
+    def __init__(self, name, ell, family):
+        super().__init__(name, "lognormal", z=3.0, family=family)
+        self.ell = ell
+
+    def draw(self, rng):
+        log_w, _, cost = super().draw(rng)
+        return log_w, {"post_loglik": self.ell + 0.01 * rng.standard_normal(), "post_loglik_sd": 1.0}, cost
+
+
+@pytest.mark.parametrize("other_ell, status", [(0.0, "ok"), (30.0, "no_cross_check")])
+def test_arms_that_agree_on_z_but_see_another_posterior_check_nothing(other_ell, status):
+    """Two families agree on Z; when the second's points stand for another posterior (its mean log likelihood 30
+    nats away, 30 spreads), their agreement is a coincidence (two halves of a spike and slab each found by one) and
+    checks nothing: the interval is "no_cross_check" and the warning names the other posterior."""
+    arms = [_PosteriorArm("a", 0.0, "importance"), _PosteriorArm("b", other_ell, "annealing")]
+    res, messages = _run(arms, random_seed=4, budget=pb.Pulls(200), policy="uniform")
+    assert not res.consistency.flagged and res.interval_status == status
+    est, se, spread = res.posterior_loglik
+    assert est == pytest.approx([0.0, other_ell], abs=0.01) and spread == pytest.approx([1.0, 1.0], abs=0.01)
+    other = [m for m in messages if "see another posterior" in m]
+    assert len(other) == (status != "ok")
+    if other:
+        assert "b 30" in other[0]
+
+
 def test_an_unpulled_second_family_leaves_the_answer_unchecked():
     """An arm of the second family that never reached the consistency test's observations does not check."""
     arms = [_WeightArm("a", "lognormal", z=3.0, family="importance"),

@@ -19,6 +19,7 @@ import numpy as np
 
 from pmcbandit._validation import check_choice, check_open_unit, check_positive
 from pmcbandit.arms.base import Arm
+from pmcbandit.stats.posterior_check import weighted_loglik
 from pmcbandit.arms.evidence._kernels import chain_seeds
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
@@ -501,7 +502,8 @@ class AISArm(Arm):
     """
 
     log_scale = True
-    diagnostics = ("logp_evals", "evals_per_update", "accept_rate", "log_w_var")
+    diagnostics = ("logp_evals", "evals_per_update", "accept_rate", "log_w_var", "post_loglik",
+                   "post_loglik_sd")
     family = "annealing"
     importance_weights = True
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
@@ -620,6 +622,7 @@ class AISArm(Arm):
         return ais_imh_parallel if self.parallel else ais_imh_serial
 
     def _run(self, x0, betas, seeds, proposal):
+        """``(log_w, evals, accepts)`` of chains started at ``x0``, whose rows are left at the chains' final states."""
         c = x0.shape[0]
         log_w = np.empty(c)
         evals = np.empty(c, dtype=np.int64)
@@ -695,4 +698,6 @@ class AISArm(Arm):
             "accept_rate": accept,
             "log_w_var": float(np.var(log_w)) if log_w.size > 1 and np.isfinite(log_w).all() else float("nan"),
         }
+        # The chains' final states (the kernel leaves them in x0), weighted: the posterior this pull saw.
+        info.update(weighted_loglik(log_w, self.density.logp_terms_batch(x0)[1]))
         return log_w, info, (float(total) if self.cost == "logp_evals" else None)

@@ -183,6 +183,7 @@ def _ais_hmc(grad_fn, x0, betas, eps, mass_index, inv_mass, n_leapfrog, persiste
         log_w[c] = lw
         evals[c] = count
         accepts[c] = acc
+        x0[c, :] = x  # the chain's final state, where its last weight factor was evaluated
 
 
 ais_hmc_serial = numba.njit(parallel=False, cache=True)(_ais_hmc)

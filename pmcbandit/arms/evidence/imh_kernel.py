@@ -135,6 +135,7 @@ def _ais_imh(jit_fn, x0, betas, a, b, mu, prec, df, seeds, log_w, evals, accepts
         log_w[c] = lw
         evals[c] = count
         accepts[c] = acc
+        x0[c, :] = x  # the chain's final state, where its last weight factor was evaluated
 
 
 ais_imh_serial = numba.njit(parallel=False)(_ais_imh)

@@ -34,6 +34,7 @@ from scipy.special import gammaln, logsumexp
 
 from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
+from pmcbandit.stats.posterior_check import weighted_loglik
 from pmcbandit.arms.evidence._draws import DrawReservoir, keep_draws
 from pmcbandit.arms.evidence.model_density import ModelDensity, check_model
 from pmcbandit.arms.evidence.modes import Mode, ModeSearch, NoInteriorModeError, find_modes
@@ -211,7 +212,8 @@ class LaplaceISArm(Arm):
     family = "importance"
     importance_weights = True
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
-    diagnostics = ("ess_fraction", "max_weight_fraction", "defensive_weight_fraction", "outside_float_range")
+    diagnostics = ("ess_fraction", "max_weight_fraction", "defensive_weight_fraction", "outside_float_range",
+                   "post_loglik", "post_loglik_sd")
 
     def __init__(
         self,
@@ -319,7 +321,7 @@ class LaplaceISArm(Arm):
         """``(x, log_w)``: ``size`` i.i.d. proposal points (shape ``(size, d)``) and their log importance weights
         (``-inf`` where the point is outside the float range, :meth:`ModelDensity.outside_float_range`).
         """
-        log_w, _, x, _ = self._log_weights(rng, size)
+        log_w, _, x, _, _ = self._log_weights(rng, size)
         return x, log_w
 
     def __getstate__(self):
@@ -398,14 +400,14 @@ class LaplaceISArm(Arm):
         with np.errstate(invalid="ignore"):  # -inf - (-inf) where the point is lost: set just below
             log_w = log_p - log_q
         log_w[lost] = -np.inf
-        return log_w, labels == len(self._components), x, lost
+        return log_w, labels == len(self._components), x, lost, log_lik
 
     def log_weights(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """``size`` i.i.d. log importance weights :math:`\\log\\tilde p(x_i) - \\log q(x_i)`, :math:`x_i \\sim q`."""
         return self._log_weights(rng, size)[0]
 
     def draw(self, rng: np.random.Generator):
-        log_w, from_prior, x, lost = self._log_weights(rng, self.batch_size)
+        log_w, from_prior, x, lost, log_lik = self._log_weights(rng, self.batch_size)
         keep_draws(self, rng, x, log_w)  # posterior draws as a by-product (_draws; a child stream)
         top = float(np.max(log_w))
         if np.isfinite(top):
@@ -418,7 +420,8 @@ class LaplaceISArm(Arm):
         else:
             ess_fraction, max_fraction, defensive_fraction = 0.0, float("nan"), float("nan")
         info = {"ess_fraction": ess_fraction, "max_weight_fraction": max_fraction,
-                "defensive_weight_fraction": defensive_fraction, "outside_float_range": float(lost.sum())}
+                "defensive_weight_fraction": defensive_fraction, "outside_float_range": float(lost.sum()),
+                **weighted_loglik(log_w, log_lik)}
         return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from pmcbandit._validation import check_choice, check_positive
 from pmcbandit.arms.base import Arm
+from pmcbandit.stats.posterior_check import weighted_loglik
 from pmcbandit.arms.evidence._draws import DrawReservoir, keep_draws
 from pmcbandit.arms.evidence.model_density import ModelDensity
 
@@ -49,7 +50,7 @@ class PriorISArm(Arm):
     """
 
     log_scale = True
-    diagnostics = ("logp_evals", "log_w_var", "outside_float_range")
+    diagnostics = ("logp_evals", "log_w_var", "outside_float_range", "post_loglik", "post_loglik_sd")
     family = "importance"
     importance_weights = True
     thread_safe = False  # the density's prior sampler reseeds shared random states per call
@@ -83,5 +84,6 @@ class PriorISArm(Arm):
             "logp_evals": float(self.batch_size),
             "log_w_var": float(np.var(finite)) if finite.size > 1 else float("nan"),
             "outside_float_range": float(lost.sum()),
+            **weighted_loglik(log_w, log_w),  # a prior draw's weight is its likelihood
         }
         return log_w, info, (float(self.batch_size) if self.cost == "logp_evals" else None)

@@ -119,6 +119,7 @@ def _ais_slice(terms, x0, betas, width, max_stepout, seeds, log_w, evals):
             count += _slice_sweep(terms, x, cur, betas[j], width, max_stepout, s)
         log_w[c] = lw
         evals[c] = count
+        x0[c, :] = x  # the chain's final state, where its last weight factor was evaluated
 
 
 ais_slice_serial = numba.njit(parallel=False, cache=True)(_ais_slice)
