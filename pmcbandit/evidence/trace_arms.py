@@ -18,7 +18,9 @@ instead of to modes:
 The draws only *fit* the proposals, which are fixed before any pull; every pull draws fresh, independent points from
 them, so each weight is unbiased for Z and the replicates are i.i.d. whatever the trace (a trace that missed a mode
 makes a poor proposal, which its Pareto :math:`\\hat k` shows, and the defensive prior share keeps the weights'
-variance finite where the likelihood is bounded). The fit is a fixed function of the draws (seed :data:`FIT_SEED`).
+variance finite where the likelihood is bounded). The fit is a fixed function of the draws (seed :data:`FIT_SEED`),
+made by :func:`trace_fits`, so the pool can keep it for later runs given the same trace
+(:func:`~pmcbandit.arms.evidence._cache.trace_fit_for`).
 
 May import: the arms and the statistics layer; never a door.
 """
@@ -27,9 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import NamedTuple
+
 from pmcbandit.arms.base import Arm
 
-__all__ = ["FIT_SEED", "MAX_CLUSTERS", "trace_arms", "cluster_fit"]
+__all__ = ["FIT_SEED", "MAX_CLUSTERS", "TraceFits", "trace_arms", "trace_fits", "cluster_fit"]
 
 #: Seed of the k-means starts of the mixture fit (a fixed function of the trace).
 FIT_SEED = 20_170_813
@@ -40,26 +44,53 @@ MIX_PROPOSAL = (5.0, 1.2, 0.1)
 _KMEANS_ITERATIONS = 50
 
 
-def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, notes: list[str]) -> list[Arm]:
-    """The trace arms (module docstring) on ``density`` fitted to the unconstrained draws ``x`` ``(n, dim)``; the
-    arms that cannot be fitted are left out with a note in ``notes``.
+class TraceFits(NamedTuple):
+    """What :func:`trace_fits` fitted to a trace's draws: the moment fit of the ``trace-t`` arms (``None``, with
+    ``error`` saying why, when the draws make no t), the clusters of the ``trace-mix`` arm (``None`` when one cluster
+    is best or they were not asked for) and the number of draws.
     """
-    from pmcbandit.arms.evidence import LaplaceISArm
+
+    moments: object
+    error: str
+    clusters: object
+    n: int
+
+
+def trace_fits(x: np.ndarray, clusters: bool = True) -> TraceFits:
+    """The proposals' fits to the unconstrained draws ``x`` ``(n, dim)`` (module docstring): a fixed function of
+    ``x``; the clusters only where asked for and the moment fit exists.
+    """
     from pmcbandit.arms.evidence.laplace_is import moment_fit
-    from pmcbandit.evidence.importance import arm_name
 
     n = x.shape[0]
     try:
         fit = moment_fit(x.mean(axis=0), np.cov(x, rowvar=False), n, "the trace")
     except ValueError as err:
-        notes.append(f"trace-t arms left out: {err} ({n} draws of dimension {density.dim})")
+        return TraceFits(None, str(err), None, n)
+    return TraceFits(fit, "", cluster_fit(x) if clusters else None, n)
+
+
+def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, notes: list[str],
+               fits: TraceFits | None = None) -> list[Arm]:
+    """The trace arms (module docstring) on ``density`` fitted to the unconstrained draws ``x`` ``(n, dim)``
+    (``fits``: :func:`trace_fits` of ``x``, made here when ``None``); the arms that cannot be fitted are left out with
+    a note in ``notes``.
+    """
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.evidence.importance import arm_name
+
+    if fits is None:
+        fits = trace_fits(x, clusters=bool(proposals))
+    n = fits.n
+    if fits.moments is None:
+        notes.append(f"trace-t arms left out: {fits.error} ({n} draws of dimension {density.dim})")
         return []
     arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                         name=arm_name("trace-t", df), modes=fit, cost=cost)
+                         name=arm_name("trace-t", df), modes=fits.moments, cost=cost)
             for df, inflation, defensive in proposals]
     if not arms:
         return arms
-    clusters = cluster_fit(x)
+    clusters = fits.clusters
     if clusters is None:
         notes.append(f"trace-mix arm left out: the {n} draws make one cluster (BIC of up to {MAX_CLUSTERS} clusters)")
         return arms
