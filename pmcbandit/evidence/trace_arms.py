@@ -8,7 +8,8 @@ instead of to modes:
   (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`; the proposal of Gronau et al. 2017, "A tutorial on bridge
   sampling", J. Math. Psych. 81, made Student-t), with the default pool's heavy-tailed and light-tailed settings
   (:data:`~pmcbandit.evidence.importance.DEFAULT_LAPLACE_PROPOSALS`);
-* ``trace-mix``: a t mixture over clusters of the draws (k-means on the whitened draws, the number of clusters
+* ``trace-mix``: a t mixture over clusters of the draws (k-means on the whitened draws, its centres from at most
+  :data:`KMEANS_DRAWS` of them and every draw assigned to its nearest centre, the number of clusters
   :math:`k \\le` :data:`MAX_CLUSTERS` chosen by the BIC of the Gaussian mixture it makes, Schwarz 1978), each
   component at its cluster's mean and covariance and weighted by its cluster's share (the mode weights of
   :class:`~pmcbandit.arms.evidence.LaplaceISArm`, with the floor
@@ -33,7 +34,7 @@ from typing import NamedTuple
 
 from pmcbandit.arms.base import Arm
 
-__all__ = ["FIT_SEED", "MAX_CLUSTERS", "TraceFits", "trace_arms", "trace_fits", "cluster_fit"]
+__all__ = ["FIT_SEED", "KMEANS_DRAWS", "MAX_CLUSTERS", "TraceFits", "trace_arms", "trace_fits", "cluster_fit"]
 
 #: Seed of the k-means starts of the mixture fit (a fixed function of the trace).
 FIT_SEED = 20_170_813
@@ -42,6 +43,9 @@ MAX_CLUSTERS = 4
 #: (df, inflation, defensive) of the mixture arm's components: the heavy-tailed setting.
 MIX_PROPOSAL = (5.0, 1.2, 0.1)
 _KMEANS_ITERATIONS = 50
+#: Most draws the k-means centres are found from (a subsample of the trace, seed :data:`FIT_SEED`): the clusters'
+#: shares, means and covariances and the BIC that chooses their number use every draw.
+KMEANS_DRAWS = 1000
 
 
 class TraceFits(NamedTuple):
@@ -102,10 +106,16 @@ def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, no
     return arms + [mix]
 
 
+def _nearest(white: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The index of the nearest centre (row of ``c``) to each row of ``white``, one matrix product."""
+    return np.argmin(np.einsum("kj,kj->k", c, c)[None, :] - 2.0 * white @ c.T, axis=1)
+
+
 def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Cluster labels of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007); squared
+    """The ``k`` centres of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007); squared
     distances as :math:`|x|^2 - 2 x\\cdot c + |c|^2` (the :math:`|x|^2` term, the same for every centre, left out
-    of the assignment), one matrix product per step, stopped when at most one draw in 1000 changed cluster.
+    of the assignment), one matrix product per step, stopped when at most one draw in 1000 changed cluster (the
+    centres of that assignment).
     """
     n = white.shape[0]
     sq = np.einsum("ij,ij->i", white, white)
@@ -118,13 +128,13 @@ def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     c = np.array(centres)
     labels = np.zeros(n, dtype=np.intp)
     for step in range(_KMEANS_ITERATIONS):
-        new = np.argmin(np.einsum("kj,kj->k", c, c)[None, :] - 2.0 * white @ c.T, axis=1)
+        new = _nearest(white, c)
         moved = int(np.count_nonzero(new != labels))
         labels = new
         if step > 0 and moved <= n // 1000:
             break
         c = np.array([white[labels == j].mean(axis=0) if np.any(labels == j) else c[j] for j in range(k)])
-    return labels
+    return c
 
 
 def _whiten(x: np.ndarray, mean: np.ndarray, chol: np.ndarray) -> np.ndarray:
@@ -177,8 +187,10 @@ def cluster_fit(x: np.ndarray):
     params = d + d * (d + 1) / 2
     best, best_bic = None, -2.0 * one[1] + params * np.log(n)
     rng = np.random.default_rng(FIT_SEED)
+    # The centres from a subsample (a fixed function of the draws); every draw then goes to its nearest centre.
+    sub = white if n <= KMEANS_DRAWS else white[np.sort(rng.choice(n, size=KMEANS_DRAWS, replace=False))]
     for k in range(2, MAX_CLUSTERS + 1):
-        fit = _gaussian_fit(x, _kmeans(white, k, rng), k)
+        fit = _gaussian_fit(x, _nearest(white, _kmeans(sub, k, rng)), k)
         if fit is None:
             continue
         bic = -2.0 * fit[1] + (k * params + k - 1) * np.log(n)
