@@ -217,7 +217,11 @@ def evidence_arms(
         matrices, step sizes and temperatures are fitted to the draws and the prior
         (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
         with ``transition="hmc"``). The draws only fit
-        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. A trace of another
+        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. What the set-up
+        fits to a trace (the trace arms' fits and set-up check, the pilots, the AIS probes' timings) is kept for later
+        runs on the same density and trace in the process (:func:`~pmcbandit.arms.evidence._cache.trace_fit_for`,
+        keyed by a digest of the draws; a pilot cut short by the time left is not kept), so they skip that set-up and
+        get the same proposals; the AIS slice probe's timing serves any trace of the model. A trace of another
         model raises ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01,
         divergences) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
     """
