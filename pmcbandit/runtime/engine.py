@@ -74,6 +74,7 @@ _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bound
 # A pull lost with its worker (after the executor's retries) says nothing about its arm.
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
+_REWARD = PullRecord._fields.index("reward")
 
 
 class Row(NamedTuple):
@@ -155,6 +156,12 @@ class Engine:
         self.untrusted_replay = 0  # decisions whose untrusted masks come from the log (a resumed run)
         self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
         self._stale = np.zeros(self.n_arms, dtype=bool)  # arms given weights since their untrusted flag was computed
+        # While no arm was ever quarantined or flagged, every arm is in play: the policy's plan is this one
+        # (read-only, shared by the decisions) instead of masks recomputed at every decision.
+        self.any_out = False
+        every = np.ones(self.n_arms, dtype=bool)
+        every.flags.writeable = False
+        self._open_plan = Plan(None, POLICY, every)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -200,7 +207,15 @@ class Engine:
 
     def blocked(self) -> np.ndarray:
         """Arms out of play: quarantined or unreliable."""
+        if not self.any_out:
+            return np.zeros(self.n_arms, dtype=bool)
         return self.quarantined | self.unreliable
+
+    def note_out_of_play(self) -> None:
+        """Recompute :attr:`any_out` after ``quarantined`` or ``unreliable_since`` were set from outside (a
+        checkpoint's restore).
+        """
+        self.any_out = bool(self.quarantined.any() or (self.unreliable_since >= 0).any())
 
     def plan(self, seconds_left: float | None = None) -> Plan | None:
         """The next decision (:class:`~pmcbandit.runtime.guards.Plan`), or ``None`` when no arm may be chosen
@@ -215,6 +230,8 @@ class Engine:
             return None if self.quarantined.any() else Plan(None, POLICY, ~self.quarantined)
         if learner.pinned is not None:  # an oracle plays its arm until it is quarantined, reliable or not
             return None if self.quarantined[learner.pinned] else Plan(None, POLICY, ~self.quarantined)
+        if self.guards is None and not self.any_out:
+            return self._open_plan
         blocked = self.blocked()
         if self.guards is None:
             return Plan(None, POLICY, ~blocked) if not blocked.all() else None
@@ -273,10 +290,11 @@ class Engine:
         d = self.selected
         self.selected += 1
         tickets = []
+        next_pull = self.next_pull
         for arm, pulls in zip(selection.arms, selection.pulls):
-            first = self.next_pull[arm]
+            first = next_pull[arm]
             tickets += [Ticket(d, arm, j) for j in range(first, first + pulls)]
-            self.next_pull[arm] = first + pulls
+            next_pull[arm] = first + pulls
             if self.guards is not None:
                 self.guards.dispatched(arm, plan.reason)
         self.pulls_dispatched += len(tickets)
@@ -358,6 +376,7 @@ class Engine:
     def _flag(self, arm: int) -> None:
         """Mark ``arm`` unreliable from the current decision on, keeping the k-hat it failed with."""
         self.unreliable_since[arm] = self.selected
+        self.any_out = True
         self.failed_khat[arm] = (self.tails.khat(arm), self.tails.threshold(arm), self.tails.counts[arm])
 
     def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
@@ -389,9 +408,10 @@ class Engine:
         rows = decision.rows
         closes = len(rows) + 1 == len(decision.tickets)
         if closes:
-            decision.diagnostics = dict(zip(self.history.diagnostics, diag))
+            decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
-            rec = rec._replace(reward=self.learner.close(self.streams.policy, decision))
+            reward = self.learner.close(self.streams.policy, decision)
+            rec = PullRecord(*rec[:_REWARD], reward, *rec[_REWARD + 1 :])
         r = self.history.append_row(rec, diag)
         self.rows = r + 1
         rows.append(r)
@@ -409,6 +429,7 @@ class Engine:
         self.faults[arm] += 1
         if self.faults[arm] >= self.max_faults and not self.quarantined[arm]:
             self.quarantined[arm] = True
+            self.any_out = True
 
     def pending_tickets(self) -> list[Ticket]:
         """Tickets dispatched whose pull has not come back (re-submitted on resume)."""
