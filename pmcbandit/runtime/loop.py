@@ -66,25 +66,33 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     last_pull = learner.pulls_per_decision - 1
     capacity = executor.capacity if max_in_flight is None else max_in_flight
     pending = executor.in_flight()  # pulls a resumed run re-submitted; counted here from now on
+    # An executor that hands its pulls back in the order they were submitted (``in_order``) needs no sort
+    # of a single decision's pulls.
+    in_order = bool(getattr(executor, "in_order", False))
+    # The calls made at every pull, looked up once.
+    submit, wait, receive = executor.submit, executor.wait, engine.receive
+    progress_of, exhausted, may_dispatch = engine.progress, budget.exhausted, budget.may_dispatch
+    se_of = watch.se if watch else None
+    nan = math.nan
     saved_at = time.perf_counter()
     stopped_by = "budget"
     bar = _progress_bar(progressbar, len(engine.arms))
     try:
         while True:
-            progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
-            if budget.exhausted(progress):
+            progress = progress_of(se_of(engine) if se_of else nan, cpu=need_cpu)
+            if exhausted(progress):
                 stopped_by = budget.stop_reason(progress)
                 break
             if engine.stopped:
                 stopped_by = "confidence"
                 break
-            while pending < capacity and budget.may_dispatch(engine.pulls_dispatched + last_pull):
-                plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)) if timed else None)
+            while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
+                plan = engine.plan(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
                 if plan is None:
                     break
                 tickets = engine.dispatch(plan)
                 for ticket in tickets:
-                    executor.submit(ticket)
+                    submit(ticket)
                 pending += len(tickets)
             if pending == 0:  # nothing left to wait for
                 if engine.stopped:
@@ -92,19 +100,21 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
                 elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
                     stopped_by = "no_arm"
                 break
-            outcomes = executor.wait()
+            outcomes = wait()
             pending -= len(outcomes)
             while capacity == 1 and pending:
                 # One decision at a time: its pulls (two for a paired reward) are absorbed together
                 # before the budget and the callback look, as when they run inline, so that a run
                 # stops at the same pull on every executor (docs/scale_out.md, level 2).
-                more = executor.wait()
+                more = wait()
                 pending -= len(more)
                 outcomes += more
-            if capacity == 1 and len(outcomes) > 1:  # in the order they were dispatched, as inline
+            if capacity == 1 and len(outcomes) > 1 and not (
+                in_order and outcomes[0].ticket.decision == outcomes[-1].ticket.decision
+            ):  # in the order they were dispatched, as inline (pulls of one decision handed back in order already are)
                 outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
             for outcome in outcomes:
-                engine.receive(outcome)
+                receive(outcome)
             if bar is not None:
                 _advance(bar, budget.fraction(progress), getattr(learner, "progress_text", None))
             if callback is not None and callback(engine.progress(progress.se), engine.history):

@@ -121,11 +121,14 @@ class InProcessExecutor:
 
 
 class SerialExecutor(InProcessExecutor):
-    """Pull inline, one at a time (the default; no timeout)."""
+    """Pull inline, one at a time (the default; no timeout); :meth:`wait` hands the pulls back in the order
+    they were submitted (``in_order``).
+    """
 
     capacity = 1
     kind = "serial"
     workers = 1
+    in_order = True
 
     def __init__(self):
         self._done: deque[Outcome] = deque()
