@@ -90,7 +90,8 @@ class History:
         self._index = {c: i for i, c in enumerate((*COLUMNS, *self.diagnostics))}
         self._rows: list[tuple] = []  # one tuple per pull, in the order of COLUMNS
         self._diag_rows: list[tuple] = []  # one tuple per pull, in the order of diagnostics (if any)
-        self._table = np.empty((0, len(self._index)))  # the rows converted so far (see column)
+        self._dtypes = tuple(np.int64 if c in INT_COLUMNS else np.float64 for c in self._index)
+        self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]  # the columns of the rows converted so far
         self.faults: list[tuple[int, int, str, str]] = []
 
     def __len__(self) -> int:
@@ -132,8 +133,8 @@ class History:
         i = _REWARD
         old = self._rows[row]
         self._rows[row] = PullRecord(*old[:i], float(reward), *old[i + 1 :])
-        if row < self._table.shape[0]:
-            self._table[row, i] = float(reward)
+        if row < self._arrays[i].size:
+            self._arrays[i][row] = float(reward)
 
     def add_fault(self, row: int, arm: int, status: str, message: str) -> None:
         self.faults.append((row, arm, status, message))
@@ -143,26 +144,24 @@ class History:
 
         Rows are never changed once appended (but by :meth:`set_reward`, which updates the
         conversion too), so the table of the rows converted so far is kept and only new rows are
-        converted on the next call: a TargetSE run reads the columns over and over. Every value is
-        held exactly in the float64 table: the integer columns count pulls and decisions (below
-        2**53).
+        converted on the next call (every column at once: one transposition of the new rows): a
+        TargetSE run reads the columns over and over.
         """
         i = self._index.get(name)
         if i is None:
             raise KeyError(
                 f"The 'name' parameter of History.column must be one of {tuple(self._index)}. Got {name!r} instead."
             )
-        table = self._table
-        done, n = table.shape[0], len(self._rows)
+        arrays = self._arrays
+        done, n = arrays[0].size, len(self._rows)
         if done < n:
-            new = np.array(self._rows[done:n], dtype=np.float64).reshape(n - done, len(COLUMNS))
+            new = list(zip(*self._rows[done:n], strict=True))
             if self.diagnostics:
-                diag = np.array(self._diag_rows[done:n], dtype=np.float64).reshape(n - done, len(self.diagnostics))
-                new = np.concatenate([new, diag], axis=1)
-            table = self._table = np.concatenate([table, new]) if done else new
-        if name in INT_COLUMNS:
-            return table[:, i].astype(np.int64)
-        return table[:, i].copy()
+                new += zip(*self._diag_rows[done:n], strict=True)
+            for k, (values, dtype) in enumerate(zip(new, self._dtypes, strict=True)):
+                fresh = np.fromiter(values, dtype=dtype, count=n - done)
+                arrays[k] = np.concatenate([arrays[k], fresh]) if done else fresh
+        return arrays[i].copy()
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {c: self.column(c) for c in self._index}
