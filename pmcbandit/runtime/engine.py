@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -75,6 +76,8 @@ _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bound
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
+# A PullRecord from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
+_new_record = partial(tuple.__new__, PullRecord)
 
 
 class Row(NamedTuple):
@@ -88,16 +91,19 @@ class Row(NamedTuple):
     info: dict | None
 
 
+_new_row = partial(tuple.__new__, Row)
+
 class _Decision:
     """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
-    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "value_diagnostics", "costs", "failed",
-                 "diagnostics", "info")
+    __slots__ = ("arms", "reason", "tickets", "size", "rows", "values", "value_arms", "value_diagnostics", "costs",
+                 "failed", "diagnostics", "info")
 
     def __init__(self, arms: tuple, reason: int, tickets: list):
         self.arms = arms
         self.reason = reason
         self.tickets = tickets
+        self.size = len(tickets)
         self.rows: list[int] = []
         self.values: list[float] = []
         self.value_arms: list[int] = []
@@ -135,6 +141,7 @@ class Engine:
         self.max_faults = max_faults
         self.bounds = bounds
         self.history = History([d for a in arms for d in a.diagnostics])
+        self._diagnostics = bool(self.history.diagnostics)
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
         self.next_pull = [0] * self.n_arms
@@ -310,35 +317,35 @@ class Engine:
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
         """
-        d, arm, j = outcome.ticket
-        pull = outcome.pull
-        status = outcome.status
-        message = outcome.message
-        obs = within = math.nan
+        (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
+        obs = within = cost = math.nan
         size = 0
-        cost = math.nan
         info = None
         if pull is not None:
-            size, cost, info = pull.values.size, pull.cost, pull.info
-        if status == "ok":
-            obs, within = _reduce(pull.values, self.log_scale)
-            if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
-                status = "out_of_bounds"
-                message = f"observation {obs!r} outside bounds {self.bounds}"
-            elif self.tails is not None and self.weighted[arm]:
-                self._add_weights(arm, pull.values)
-        if outcome.cpu == outcome.cpu:
-            self.remote_cpu += outcome.cpu
+            values, cost, info = pull
+            size = values.size
+            if status == "ok":
+                if size == 1 and not self.log_scale:  # _reduce of one linear value
+                    obs = float(values[0])
+                else:
+                    obs, within = _reduce(values, self.log_scale)
+                if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
+                    status = "out_of_bounds"
+                    message = f"observation {obs!r} outside bounds {self.bounds}"
+                elif self.tails is not None and self.weighted[arm]:
+                    self._add_weights(arm, values)
+        if remote_cpu == remote_cpu:
+            self.remote_cpu += remote_cpu
         wall = self.wall_offset + time.perf_counter() - self._t0
-        cpu = self.cpu_seconds()
-        rec = PullRecord(d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
-                         cost, math.nan, wall, cpu, outcome.seconds)
-        diag = self.history.diagnostic_values(info) if self.history.diagnostics else ()
-        return Row(rec, diag, message, info)
+        cpu = self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu  # cpu_seconds(), inline
+        rec = _new_record((d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
+                           cost, math.nan, wall, cpu, seconds))
+        diag = self.history.diagnostic_values(info) if self._diagnostics else ()
+        return _new_row((rec, diag, message, info))
 
     def receive(self, outcome) -> None:
         """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
-        self.absorb(self.record(outcome))
+        self._fold(*self.record(outcome))
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
@@ -393,28 +400,31 @@ class Engine:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
         into faults, decisions, the guards' book-keeping and the learner's state.
         """
-        rec, diag, message, raw_info = row
-        d, arm, status = rec.decision, rec.arm, rec.status
+        self._fold(*row)
+
+    def _fold(self, rec: PullRecord, diag: tuple, message: str, raw_info) -> None:
+        """:meth:`absorb` of the row's fields."""
+        d, arm, _, status, _, _, _, obs, _, cost, _, _, _, seconds = rec
         decision = self.decisions[d]
         if status:
             decision.failed = True
         else:
-            decision.values.append(rec.obs)
+            decision.values.append(obs)
             decision.value_arms.append(arm)
             decision.value_diagnostics.append(diag)
-            decision.costs.append(rec.cost)
+            decision.costs.append(cost)
         if self.guards is not None:
-            self.guards.observe(arm, rec.seconds, rec.cost if not status else math.nan)
+            self.guards.observe(arm, seconds, cost if not status else math.nan)
         rows = decision.rows
-        closes = len(rows) + 1 == len(decision.tickets)
+        r = self.rows
+        rows.append(r)
+        closes = len(rows) == decision.size
         if closes:
             decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
-            reward = self.learner.close(self.streams.policy, decision)
-            rec = PullRecord(*rec[:_REWARD], reward, *rec[_REWARD + 1 :])
-        r = self.history.append_row(rec, diag)
+            rec = _new_record((*rec[:_REWARD], self.learner.close(self.streams.policy, decision), *rec[_REWARD + 1 :]))
+        self.history.append_row(rec, diag)
         self.rows = r + 1
-        rows.append(r)
         if status:
             self._fault(r, arm, status, message)
         if closes:

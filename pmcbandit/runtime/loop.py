@@ -69,6 +69,9 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     # An executor that hands its pulls back in the order they were submitted (``in_order``) needs no sort
     # of a single decision's pulls.
     in_order = bool(getattr(executor, "in_order", False))
+    # One decision at a time on an executor that pulls inline (``pull_now``): the decision's pulls are made
+    # here, in order, and absorbed at once, as submit and wait would hand them back.
+    pull_now = getattr(executor, "pull_now", None) if capacity == 1 and in_order else None
     # The calls made at every pull, looked up once.
     submit, wait, receive = executor.submit, executor.wait, engine.receive
     progress_of, exhausted, may_dispatch = engine.progress, budget.exhausted, budget.may_dispatch
@@ -86,33 +89,38 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
             if engine.stopped:
                 stopped_by = "confidence"
                 break
+            outcomes = None
             while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
                 plan = engine.plan(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
                 if plan is None:
                     break
                 tickets = engine.dispatch(plan)
+                if pull_now is not None:  # capacity 1: this decision is the only one
+                    outcomes = [pull_now(ticket) for ticket in tickets]
+                    break
                 for ticket in tickets:
                     submit(ticket)
                 pending += len(tickets)
-            if pending == 0:  # nothing left to wait for
-                if engine.stopped:
-                    stopped_by = "confidence"
-                elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
-                    stopped_by = "no_arm"
-                break
-            outcomes = wait()
-            pending -= len(outcomes)
-            while capacity == 1 and pending:
-                # One decision at a time: its pulls (two for a paired reward) are absorbed together
-                # before the budget and the callback look, as when they run inline, so that a run
-                # stops at the same pull on every executor (docs/scale_out.md, level 2).
-                more = wait()
-                pending -= len(more)
-                outcomes += more
-            if capacity == 1 and len(outcomes) > 1 and not (
-                in_order and outcomes[0].ticket.decision == outcomes[-1].ticket.decision
-            ):  # in the order they were dispatched, as inline (pulls of one decision handed back in order already are)
-                outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
+            if outcomes is None:
+                if pending == 0:  # nothing left to wait for
+                    if engine.stopped:
+                        stopped_by = "confidence"
+                    elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
+                        stopped_by = "no_arm"
+                    break
+                outcomes = wait()
+                pending -= len(outcomes)
+                while capacity == 1 and pending:
+                    # One decision at a time: its pulls (two for a paired reward) are absorbed together
+                    # before the budget and the callback look, as when they run inline, so that a run
+                    # stops at the same pull on every executor (docs/scale_out.md, level 2).
+                    more = wait()
+                    pending -= len(more)
+                    outcomes += more
+                if capacity == 1 and len(outcomes) > 1 and not (
+                    in_order and outcomes[0].ticket.decision == outcomes[-1].ticket.decision
+                ):  # in the order they were dispatched, as inline (one decision's pulls handed back in order are)
+                    outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
             for outcome in outcomes:
                 receive(outcome)
             if bar is not None:

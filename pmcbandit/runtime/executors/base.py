@@ -122,7 +122,8 @@ class InProcessExecutor:
 
 class SerialExecutor(InProcessExecutor):
     """Pull inline, one at a time (the default; no timeout); :meth:`wait` hands the pulls back in the order
-    they were submitted (``in_order``).
+    they were submitted (``in_order``). :meth:`pull_now` makes a pull and returns it at once: the run loop
+    calls it instead of ``submit`` and ``wait`` when it runs one decision at a time.
     """
 
     capacity = 1
@@ -133,8 +134,12 @@ class SerialExecutor(InProcessExecutor):
     def __init__(self):
         self._done: deque[Outcome] = deque()
 
+    def pull_now(self, ticket) -> Outcome:
+        """The pull ``ticket`` names, made now (:func:`execute_pull` with the ticket's stream)."""
+        return execute_pull(self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index), ticket)
+
     def submit(self, ticket) -> None:
-        self._done.append(execute_pull(*self._pull_args(ticket), ticket))
+        self._done.append(self.pull_now(ticket))
 
     def in_flight(self) -> int:
         return len(self._done)
