@@ -78,6 +78,8 @@ _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
 # A PullRecord from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
 _new_record = partial(tuple.__new__, PullRecord)
+_new_progress = partial(tuple.__new__, Progress)
+_new_ticket = partial(tuple.__new__, Ticket)
 
 
 class Row(NamedTuple):
@@ -199,12 +201,12 @@ class Engine:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
         process clock is a system call, and most budgets do not read it).
         """
-        return Progress(
+        return _new_progress((
             self.rows,
             self.wall_offset + time.perf_counter() - self._t0,
             self.cpu_seconds() if cpu else math.nan,
             se,
-        )
+        ))
 
     # --- choosing ------------------------------------------------------------------
     @property
@@ -300,7 +302,7 @@ class Engine:
         next_pull = self.next_pull
         for arm, pulls in zip(selection.arms, selection.pulls):
             first = next_pull[arm]
-            tickets += [Ticket(d, arm, j) for j in range(first, first + pulls)]
+            tickets += [_new_ticket((d, arm, j)) for j in range(first, first + pulls)]
             next_pull[arm] = first + pulls
             if self.guards is not None:
                 self.guards.dispatched(arm, plan.reason)

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import pmcbandit as pb
+from pmcbandit.runtime.executors.base import SerialExecutor
 
 _PINNED_COLUMNS = ("decision", "arm", "pull_index", "status", "batch_size", "selected_before", "reason", "obs",
                    "within_var", "cost", "reward")
@@ -96,3 +97,18 @@ def test_callback_sees_every_decision(reward, step):
     pb.run(_arms(), policy="ucb1", budget=pb.Pulls(60), reward=reward, random_seed=1, progressbar=False,
            callback=lambda p, h: seen.append((p.pulls, len(h))) and False)
     assert seen == [(n, n) for n in range(step, 61, step)]
+
+
+class _QueuedSerial(SerialExecutor):
+    """The serial executor driven through submit and wait (an override keeps the loop off its inline path)."""
+
+    def submit(self, ticket):
+        super().submit(ticket)
+
+
+@pytest.mark.parametrize("reward", ["squared", "paired"])
+def test_inline_and_queued_serial_pulls_give_the_same_history(reward):
+    assert _QueuedSerial().pull_now is None and SerialExecutor().pull_now is not None
+    queued = pb.run(_arms(True), policy="thompson", budget=pb.Pulls(400), reward=reward, random_seed=20261129,
+                    progressbar=False, max_faults=3, executor=_QueuedSerial())
+    assert history_digest(queued) == CASES[("thompson", reward, "pulls", True, 1 if reward == "paired" else None)]
