@@ -296,18 +296,25 @@ class Engine:
         learner = self.learner
         selection = learner.choose(self.streams.policy, plan.eligible) if plan.arm is None else learner.forced(plan.arm)
         learner.opened(selection)
+        arms, counts = selection
         d = self.selected
-        self.selected += 1
-        tickets = []
+        self.selected = d + 1
         next_pull = self.next_pull
-        for arm, pulls in zip(selection.arms, selection.pulls):
+        if len(arms) == 1 and counts[0] == 1 and self.guards is None:  # one pull of one arm: most decisions
+            arm = arms[0]
             first = next_pull[arm]
-            tickets += [_new_ticket((d, arm, j)) for j in range(first, first + pulls)]
-            next_pull[arm] = first + pulls
-            if self.guards is not None:
-                self.guards.dispatched(arm, plan.reason)
+            next_pull[arm] = first + 1
+            tickets = [_new_ticket((d, arm, first))]
+        else:
+            tickets = []
+            for arm, pulls in zip(arms, counts):
+                first = next_pull[arm]
+                tickets += [_new_ticket((d, arm, j)) for j in range(first, first + pulls)]
+                next_pull[arm] = first + pulls
+                if self.guards is not None:
+                    self.guards.dispatched(arm, plan.reason)
         self.pulls_dispatched += len(tickets)
-        self.decisions[d] = _Decision(tuple(selection.arms), plan.reason, tickets)
+        self.decisions[d] = _Decision(arms if type(arms) is tuple else tuple(arms), plan.reason, tickets)
         return tickets
 
     # --- receiving -----------------------------------------------------------------
@@ -319,6 +326,11 @@ class Engine:
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
         """
+        fields, diag, message, info = self._fields(outcome)
+        return _new_row((_new_record(fields), diag, message, info))
+
+    def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
+        """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
         (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
         obs = within = cost = math.nan
         size = 0
@@ -340,14 +352,13 @@ class Engine:
             self.remote_cpu += remote_cpu
         wall = self.wall_offset + time.perf_counter() - self._t0
         cpu = self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu  # cpu_seconds(), inline
-        rec = _new_record((d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
-                           cost, math.nan, wall, cpu, seconds))
-        diag = self.history.diagnostic_values(info) if self._diagnostics else ()
-        return _new_row((rec, diag, message, info))
+        fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
+                  math.nan, wall, cpu, seconds]
+        return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def receive(self, outcome) -> None:
         """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
-        self._fold(*self.record(outcome))
+        self._fold(*self._fields(outcome))
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
@@ -402,11 +413,12 @@ class Engine:
         """Fold one history row (from :meth:`record`, or from a checkpoint with ``info=None``)
         into faults, decisions, the guards' book-keeping and the learner's state.
         """
-        self._fold(*row)
+        rec, diag, message, raw_info = row
+        self._fold(list(rec), diag, message, raw_info)
 
-    def _fold(self, rec: PullRecord, diag: tuple, message: str, raw_info) -> None:
-        """:meth:`absorb` of the row's fields."""
-        d, arm, _, status, _, _, _, obs, _, cost, _, _, _, seconds = rec
+    def _fold(self, fields: list, diag: tuple, message: str, raw_info) -> None:
+        """:meth:`absorb` of the row's fields (a list: the reward is set in it)."""
+        d, arm, _, status, _, _, _, obs, _, cost, _, _, _, seconds = fields
         decision = self.decisions[d]
         if status:
             decision.failed = True
@@ -424,8 +436,8 @@ class Engine:
         if closes:
             decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
-            rec = _new_record((*rec[:_REWARD], self.learner.close(self.streams.policy, decision), *rec[_REWARD + 1 :]))
-        self.history.append_row(rec, diag)
+            fields[_REWARD] = self.learner.close(self.streams.policy, decision)
+        self.history.append_row(_new_record(fields), diag)
         self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)
