@@ -95,6 +95,7 @@ class Row(NamedTuple):
 
 _new_row = partial(tuple.__new__, Row)
 
+
 class _Decision:
     """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
