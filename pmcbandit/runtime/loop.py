@@ -15,7 +15,15 @@
 
 Every executor — :class:`~pmcbandit.runtime.executors.base.SerialExecutor` (pulls run inline at submit, the
 default), a thread pool, worker processes or a Dask cluster (:mod:`pmcbandit.runtime.executors.local`) — is
-driven through the same calls, so there is one loop.
+driven through the same calls, so there is one loop. One shortcut: with one decision at a time on an executor
+that offers ``pull_now`` (the serial one), the decision's pulls are made by that call, in order, instead of
+going through ``submit`` and ``wait``; the outcomes, their order and everything after them are the same.
+
+Cost per pull. The loop's own work per pull (the bookkeeping around the policy's choice and update, the
+pull's stream, the history row and the checks) is a few µs on top of the policy and the arm
+(``benchmarks/results/bench_run_loop.md``): the budget checks read the wall clock once per decision (the
+process clock only for a CPU budget), the plan is reused while every arm is in play, and the history
+appends one tuple per pull.
 """
 
 from __future__ import annotations

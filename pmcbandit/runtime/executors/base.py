@@ -147,10 +147,16 @@ class SerialExecutor(InProcessExecutor):
 
     @property
     def in_order(self) -> bool:
+        """Whether :meth:`wait` hands pulls back in the order they were submitted (``submit`` and ``wait`` are
+        this class's).
+        """
         return self._own_queue()
 
     @property
     def pull_now(self):
+        """A callable that makes the pull a ticket names and returns its :class:`Outcome` (``None`` when a
+        subclass overrides ``submit`` or ``wait``).
+        """
         return self._pull if self._own_queue() else None
 
     def _pull(self, ticket) -> Outcome:
