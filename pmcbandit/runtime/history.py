@@ -76,7 +76,7 @@ class History:
 
     A pull is one tuple appended to a list while the run goes (the cheapest per-pull record: one
     list append, the :class:`PullRecord` itself); the rows become columns on demand with
-    :meth:`column`, all columns of the rows not converted yet in one NumPy call.
+    :meth:`column`, all columns of the rows not converted yet at once.
     """
 
     def __init__(self, diagnostics: Sequence[str] = ()):

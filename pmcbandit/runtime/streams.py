@@ -226,7 +226,7 @@ class Streams:
         if 0 <= j <= _M32 - _BLOCK:
             if not start <= j < start + _BLOCK:
                 start = j - j % _BLOCK
-                rows = list(_seed_block(pool, h, np.uint64(start), _BLOCK))  # one array per pull: no view per pull
+                rows = list(_seed_block(pool, h, np.uint64(start), _BLOCK))  # its rows, made once: no view per pull
                 prefix[2:4] = start, rows
             return PullSeed(seq.entropy, (*key, j), seq.pool_size, pool, h, rows[j - start])
         return PullSeed(seq.entropy, (*key, j), seq.pool_size, pool, h)
