@@ -21,9 +21,8 @@ going through ``submit`` and ``wait``; the outcomes, their order and everything 
 
 Cost per pull. The loop's own work per pull (the bookkeeping around the policy's choice and update, the
 pull's stream, the history row and the checks) is a few µs on top of the policy and the arm
-(``benchmarks/results/bench_run_loop.md``): the budget checks read the wall clock once per decision (the
-process clock only for a CPU budget), the plan is reused while every arm is in play, and the history
-appends one tuple per pull.
+(``benchmarks/results/bench_run_loop.md``): the budget checks read the process clock only for a CPU
+budget, the plan is reused while every arm is in play, and the history appends one tuple per pull.
 """
 
 from __future__ import annotations
