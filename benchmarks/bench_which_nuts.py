@@ -158,9 +158,10 @@ def measure(name: str, args) -> str:
     for r in rows:
         a = r["amortisation"]
         am = "—" if a is None else f"{names[a.once]} / {names[a.many]} ({a.runs_point:.0f})"
+        flagged = ", ".join(f"{k} ({v.split(':')[0]})" for k, v in r["excluded"].items())
         lines.append(f"| {r['seed']} | {r['decided']} | {r['wall']:.1f} | {names[r['ours']] if r['ours'] >= 0 else '—'} "
                      f"| {r['ours_good']} | {names[r['theirs']]} | {r['theirs_good']} | {r['their_wall']:.1f} "
-                     f"({r['their_wall_compile']:.1f}) | {am} | {', '.join(r['excluded']) or '—'} |")
+                     f"({r['their_wall_compile']:.1f}) | {am} | {flagged or '—'} |")
     n = len(rows)
     lines += ["", f"decisions {sum(r['decided'] for r in rows)}/{n}; ours within the factor {factor:g} of the bank's "
               f"best {sum(r['ours_good'] for r in rows)}/{n}; today's practice wrong picks "

@@ -41,7 +41,9 @@ each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded whe
    lower confidence bound of :math:`\hat R` (level :data:`RHAT_ALPHA`, from
    :math:`(m-1)s^2/\sigma^2 \sim \chi^2_{m-1}` over :math:`m` pulls) exceeds the limit.
 
-Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3.
+Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3. They need
+:data:`MIN_PULLS` pulls of an arm; the comparison gives them to an arm short of them before it stops, and an arm
+still short of them when the budget ends is not ranked (:class:`~pmcbandit.compare.learner.ComparisonLearner`).
 
 The gate runs when the ranking rule is about to stop and at the end of the run; each run makes few
 such checks, so false exclusions (rate at most :math:`\alpha` per check) stay rare, and an

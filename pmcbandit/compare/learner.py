@@ -4,7 +4,12 @@ It plugs into the one run loop (:mod:`pmcbandit.runtime.loop`) like the learners
 :mod:`pmcbandit.policies.learner`: a decision is a pair of pulls of one arm (two LUCB arms once the
 initial round is over, :mod:`pmcbandit.compare.efficiency`); a closed decision gives every arm
 whose two pulls came back valid one variance observation; ``done`` holds when the rule stops on
-the arms still in play, after the validity gate (:mod:`pmcbandit.compare.gate`) had its say.
+the arms still in play, after the validity gate (:mod:`pmcbandit.compare.gate`) had its say, and
+no arm in play that reports its chains is still short of the pulls the convergence rules need to
+test it (:data:`~pmcbandit.compare.gate.MIN_PULLS`). Until then the decisions go to such an arm: when
+the others are excluded, the one left would otherwise be "what is left" without ever having been
+tested, and a backend that does not converge must not win that way. An arm still short of them when the
+budget ends is not ranked (``"untested"``).
 Observations of log-scale arms are taken as they are (logs), as the engine records them.
 """
 
@@ -15,7 +20,7 @@ import math
 import numpy as np
 
 from pmcbandit.compare import efficiency
-from pmcbandit.compare.gate import GateResult, arm_estimates, convergence, gate
+from pmcbandit.compare.gate import MIN_PULLS, GateResult, arm_estimates, convergence, gate
 from pmcbandit.base import Selection
 
 __all__ = ["ComparisonLearner"]
@@ -82,9 +87,34 @@ class ComparisonLearner:
         everything the run saw.
         """
         self.blocked = np.asarray(blocked, dtype=bool).copy()
-        return self.check_gate()
+        self.check_gate()
+        short = self.untested()
+        if short.any():  # the budget ended before the convergence rules could test them: not ranked
+            frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
+            reported = np.isfinite(frac) & np.isfinite(var)
+            counts = np.bincount(np.asarray(self._arms, dtype=np.int64)[reported], minlength=self.n_arms)
+            for i in np.flatnonzero(short):
+                self.excluded[i] = True
+                self.reasons[i] = (f"untested: {int(counts[i])} of its pulls reported their chains, fewer than the "
+                                   f"{MIN_PULLS} the convergence rules need; give the run a larger budget")
+        return GateResult(self.excluded.copy(), tuple(self.reasons), self.z.copy())
+
+    def untested(self) -> np.ndarray:
+        """Arms in play that report their chains (a pull with both diagnostics) with fewer such pulls than the
+        convergence rules need (:data:`~pmcbandit.compare.gate.MIN_PULLS`).
+        """
+        out = np.zeros(self.n_arms, dtype=bool)
+        if self.chains is None or not self._chain_stats:
+            return out
+        frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
+        reported = np.isfinite(frac) & np.isfinite(var)
+        counts = np.bincount(np.asarray(self._arms, dtype=np.int64)[reported], minlength=self.n_arms)
+        return self.in_play() & (counts > 0) & (counts < MIN_PULLS)
 
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
+        pending = self.untested() & eligible
+        if pending.any() and self.algorithm.stop(self.state, self.in_play()):
+            return Selection.one(int(np.flatnonzero(pending)[0]), 2)  # module docstring: tested before the stop
         return self.algorithm.select(rng, self.state, eligible & ~self.excluded)
 
     def forced(self, arm: int) -> Selection:
@@ -140,7 +170,7 @@ class ComparisonLearner:
         if not self.algorithm.stop(self.state, self.in_play()):
             return False
         self.check_gate()
-        return self.algorithm.stop(self.state, self.in_play())
+        return self.algorithm.stop(self.state, self.in_play()) and not self.untested().any()
 
     def progress_text(self) -> str:
         """The leader and the interval of its efficiency ratio to the runner-up, for the progress bar."""

@@ -85,3 +85,42 @@ def test_rhat_flags_only_what_the_pulls_establish(pulls, flagged):
     flags = convergence(values, np.zeros(pulls, int), np.zeros(pulls), np.ones(pulls), 1, np.ones(1, bool))
     assert flags.z[0] == pytest.approx(np.sqrt(1.03))
     assert bool(flags.excluded[0]) is flagged
+
+
+class _ChainArm(pb.CallableArm):
+    """A sampler-like arm: each pull one chain's estimate, reporting its divergent share and chain variance."""
+
+    def __init__(self, name, sd, frac):
+        def draw(rng):
+            return float(rng.normal(0.0, sd)), {"divergent_fraction": frac, "chain_variance": 1.0}
+
+        super().__init__(draw, name=name, cost=1.0, diagnostics=("divergent_fraction", "chain_variance"))
+
+
+def _compare(arms, budget):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pb.exceptions.NoGuaranteeWarning)
+        return pb.compare_samplers(arms, budget=budget, random_seed=3, progressbar=False)
+
+
+def test_an_arm_the_convergence_rules_never_tested_is_not_ranked():
+    """Two precise arms that diverge tie, so the ranking never stops and the gate rejects them at the end; the third,
+    too noisy for the ranking to pull past its first two pairs, is the arm left. Short of the pulls that test its
+    chains it is not selected ("untested"), where it would otherwise win as what is left."""
+    arms = [_ChainArm("a", 0.01, 0.2), _ChainArm("b", 0.01, 0.2), _ChainArm("c", 5.0, 0.0)]
+    res = _compare(arms, pb.Pulls(200))
+    assert np.bincount(res.history.column("arm"), minlength=3)[2] < MIN_PULLS
+    assert res.excluded["a"].startswith("divergences") and res.excluded["b"].startswith("divergences")
+    assert res.excluded["c"].startswith("untested"), res.excluded
+    assert not res.selected
+
+
+def test_when_the_ranking_would_stop_an_untested_arm_is_pulled_until_tested():
+    """A healthy precise arm is separated from a less precise one and from a noisy one, which the ranking would not
+    pull again; before the run may stop, the noisy arm (diverging) gets the pulls the convergence rules need, and is
+    then excluded with its reason, not left untested."""
+    arms = [_ChainArm("a", 0.01, 0.0), _ChainArm("b", 0.03, 0.0), _ChainArm("c", 5.0, 0.2)]
+    res = _compare(arms, pb.Pulls(400))
+    assert np.bincount(res.history.column("arm"), minlength=3)[2] >= MIN_PULLS
+    assert res.excluded.get("c", "").startswith("divergences"), res.excluded
+    assert res.selected == ["a"] and res.stopped_by == "confidence"
