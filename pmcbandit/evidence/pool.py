@@ -17,11 +17,12 @@ import math
 import time
 import warnings
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from pmcbandit.arms.base import Arm
-from pmcbandit.arms.evidence._cache import density_for, modes_for
+from pmcbandit.arms.evidence._cache import density_for, modes_for, trace_digest, trace_fit_for
 from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
                                            scale_mix_arms, setup_check_passes)
 from pmcbandit.evidence.nested_pool import nested_arm
@@ -216,7 +217,11 @@ def evidence_arms(
         matrices, step sizes and temperatures are fitted to the draws and the prior
         (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
         with ``transition="hmc"``). The draws only fit
-        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. A trace of another
+        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. What the set-up
+        fits to a trace (the trace arms' fits and set-up check, the pilots, the AIS probes' timings) is kept for later
+        runs on the same density and trace in the process (:func:`~pmcbandit.arms.evidence._cache.trace_fit_for`,
+        keyed by a digest of the draws; a pilot cut short by the time left is not kept), so they skip that set-up and
+        get the same proposals; the AIS slice probe's timing serves any trace of the model. A trace of another
         model raises ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01,
         divergences) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
     """
@@ -266,7 +271,6 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     includes that set-up.
     """
     from pmcbandit.arms.evidence import AISArm, PriorISArm
-    from pmcbandit.arms.evidence.ais import PROBE_STEPS
 
     proposals = check_proposals(laplace_proposals) if laplace else []
     if budget_seconds is not None and not (budget_seconds > 0):
@@ -291,8 +295,21 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set, trace_x = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
-                            if trace is not None and laplace else ([], None))
+    laplace_set, trace_x, digest = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+                                    if trace is not None and laplace else ([], None, None))
+    # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
+    # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
+    reuse = digest if laplace_set else None
+    checked_set: dict = {}
+
+    def check_passes() -> bool:
+        """The set-up k-hat check of the Laplace (or trace) arms, made once."""
+        if "passed" not in checked_set:
+            checked_set["passed"] = (setup_check_passes(laplace_set) if reuse is None else trace_fit_for(
+                density, ("setup check", reuse, tuple(proposals), batch_size, cost),
+                lambda: setup_check_passes(laplace_set)))
+        return checked_set["passed"]
+
     if laplace and not laplace_set:
         laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left())
     spent = 0.0 if started is None else time.perf_counter() - started
@@ -310,11 +327,11 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     if want_pilot_arms and pilot_is is None and trace is not None:
         # The trace's draws describe the posterior the pilots would; the posterior pilot runs, from the trace's mean
         # and covariance, only where no trace arm passes the set-up k-hat check (a trace too short for the dimension).
-        want_pilot_arms = not want_hmc and bool(laplace_set) and not setup_check_passes(laplace_set)
+        want_pilot_arms = not want_hmc and bool(laplace_set) and not check_passes()
         if want_pilot_arms:
             notes.append("no trace arm passed the Pareto k-hat check on one batch of set-up draws, so the posterior "
                          "pilot ran from the trace's mean and covariance for the pilot-t arms")
-    if want_pilot_arms and pilot_is is None and not want_hmc and setup_check_passes(laplace_set):
+    if want_pilot_arms and pilot_is is None and not want_hmc and check_passes():
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
         want_pilot_arms = False
@@ -322,17 +339,21 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
                      "pilot was run for them (evidence_arms(model, pilot_is=True) runs it)")
     served = " and ".join(w for w, on in (("HMC AIS arm", want_hmc), ("pilot-t arms", want_pilot_arms)) if on)
     pilot_set: list[Arm] | None = None  # the pilot-t arms, when built before the AIS arms' sizing
-    if want_pilot_arms and at_mode:
+    trace_moves = None  # the HMC settings fitted to the trace, when the HMC AIS arm moves by them
+    if want_pilot_arms and at_mode and reuse is not None:
+        pilot, pilot_set = _trace_pilot_t(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost, notes,
+                                          budget_seconds, time_left, reuse)
+    elif want_pilot_arms and at_mode:
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
                                            notes, budget_seconds, time_left)
     elif want_hmc and not want_pilot_arms and trace_x is not None:
-        pilot = _trace_hmc_pilot(density, trace_x, notes)
+        pilot = trace_moves = _trace_hmc_pilot(density, trace_x, digest, notes)
     else:
         pilot = annealing_pilot(density, budget_seconds, notes, served) if served else None
     hmc_probe = None
     if want_hmc and pilot is not None:
-        hmc_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
-                           hmc_pilot=pilot)
+        hmc_probe = _probe(density, digest if pilot is trace_moves else None, reuse, n_chains=n_chains,
+                           transition="hmc", cost=cost, hmc_pilot=pilot)
     # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
     # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
     other_arms = []
@@ -349,16 +370,16 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     steps = sorted(int(n) for n in ais_steps)
     asked = steps
     # With a trace, AIS arms that move by HMC (transition="hmc") take their settings from it, not an annealing pilot.
-    moves_pilot = (_trace_hmc_pilot(density, trace_x, notes) if transition == "hmc" and trace_x is not None and steps
-                   else None)
+    moves_pilot = (_trace_hmc_pilot(density, trace_x, digest, notes)
+                   if transition == "hmc" and trace_x is not None and steps else None)
     # The check arm (fewest steps) must reach the pulls the consistency test needs within its share.
     need = CHECK_PULLS
     check_budget = None
     check_cap = None
     probe = None
     if budget_seconds is not None and steps:
-        probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition=transition, cost=cost,
-                       hmc_pilot=moves_pilot)
+        probe = _probe(density, digest if moves_pilot is not None else None, reuse, n_chains=n_chains,
+                       transition=transition, cost=cost, hmc_pilot=moves_pilot)
         if started is not None:
             # The probe compiled the annealing kernel for this model: set-up the pulls will not have.
             spent = time.perf_counter() - started
@@ -403,8 +424,9 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             # arm: fewer steps make an arm whose estimates are more skewed, which the consistency test, comparing
             # it before it has the weights of a k-hat, would read as a disagreement. Its moves are shorter
             # (CHECK_LEAPFROG) along the pilot's temperatures, so the share holds more, better-placed temperatures.
-            check_probe = AISArm(density, n_steps=PROBE_STEPS, n_chains=n_chains, transition="hmc", cost=cost,
-                                 hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG, schedule="pilot")
+            check_probe = _probe(density, digest if pilot is trace_moves else None, reuse, n_chains=n_chains,
+                                 transition="hmc", cost=cost, hmc_pilot=pilot, hmc_leapfrog=CHECK_LEAPFROG,
+                                 schedule="pilot")
             n_check = min(int(CHECK_FILL * check_cap / check_probe.step_seconds), max(asked))
             slice_check = int(CHECK_FILL * check_cap / probe.step_seconds)
             if n_check >= MIN_AIS_STEPS and n_check > slice_check:
@@ -484,40 +506,114 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
 
 
 def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
-    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), and those
-    draws (``None`` when fewer than two map to finite points).
+    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), those draws
+    (``None`` when fewer than two map to finite points) and their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
+    (``None`` with them). The fits are made once per density and trace (:func:`trace_fit_for`).
     """
     from pmcbandit.evidence.trace import unconstrained_draws
-    from pmcbandit.evidence.trace_arms import trace_arms
+    from pmcbandit.evidence.trace_arms import trace_arms, trace_fits
 
     x = unconstrained_draws(model, density, trace.values)
     if x.shape[0] < 2:
         notes.append(f"trace arms left out: {x.shape[0]} of the trace's draws map to finite points; the Laplace arms' "
                      "mode search runs instead")
-        return [], None
-    arms = trace_arms(density, x, proposals, batch_size, cost, notes)
+        return [], None, None
+    digest = trace_digest(x)
+    fits = trace_fit_for(density, ("trace fits", digest, bool(proposals)), lambda: trace_fits(x, bool(proposals)))
+    arms = trace_arms(density, x, proposals, batch_size, cost, notes, fits)
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
-    return arms, x
+    return arms, x, digest
 
 
-def _trace_hmc_pilot(density, x, notes: list[str]):
-    """The HMC AIS arm's settings fitted to the trace's draws ``x``
-    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`, no annealing pilot), or ``None`` with a note when they
-    cannot be fitted.
+def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):
+    """The HMC AIS arm's settings fitted to the trace's draws ``x`` (digest ``digest``)
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`, no annealing pilot; made once per density and trace), or
+    ``None`` with a note when they cannot be fitted.
     """
     from pmcbandit.evidence.trace_pilot import trace_pilot
 
     start = time.perf_counter()
-    try:
-        pilot = trace_pilot(density, x)
-    except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled, a degenerate trace)
-        notes.append(f"HMC AIS arm left out: its settings could not be fitted to the trace ({type(err).__name__}: "
-                     f"{err})")
+    fitted = []
+
+    def fit():
+        fitted.append(True)
+        try:
+            return trace_pilot(density, x)
+        except Exception as err:  # noqa: BLE001 (a gradient that cannot be compiled, a degenerate trace)
+            return err
+
+    pilot = trace_fit_for(density, ("trace pilot", digest), fit, keep=lambda p: not isinstance(p, Exception))
+    if isinstance(pilot, Exception):
+        notes.append(f"HMC AIS arm left out: its settings could not be fitted to the trace ({type(pilot).__name__}: "
+                     f"{pilot})")
         return None
+    how = (f"in {time.perf_counter() - start:.3g} s" if fitted else
+           "earlier in this process (the same trace on this model; not fitted again)")
     notes.append(f"HMC AIS arm's mass matrices, step sizes and {pilot.betas.size} temperatures fitted to the trace "
-                 f"and the prior in {time.perf_counter() - start:.3g} s, in place of the annealing pilot")
+                 f"and the prior {how}, in place of the annealing pilot")
     return pilot
+
+
+def _trace_pilot_t(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds, left, digest: str):
+    """:func:`~pmcbandit.evidence.pilots.pilot_t_at_mode` from the trace arms' moment fit ``mode``, its pilot made
+    once per density, trace and proposals where it is a fixed function of them (it ran to its end, and its arms passed
+    the set-up check or the annealing pilot gave them: not cut short by the time left); the pilot-t arms are built
+    anew on it each run.
+    """
+    from pmcbandit.arms.evidence.posterior_pilot import PosteriorPilot
+    from pmcbandit.evidence.importance import pilot_arms
+
+    ran: list[str] = []
+    said: list[str] = []
+
+    def run():
+        ran.append("ran")
+        pilot, arms = pilot_t_at_mode(density, mode, proposals, batch_size, cost, said, budget_seconds, left)
+        return pilot, arms, list(said)
+
+    def fixed(value) -> bool:
+        pilot, arms, _ = value
+        if pilot is None:
+            return False
+        if isinstance(pilot, PosteriorPilot):  # kept where it ran to its end and its arms passed
+            return not pilot.timed_out and setup_check_passes(arms)
+        return True  # the annealing pilot, run to its end
+
+    key = ("pilot-t", digest, tuple(proposals), batch_size, cost)
+    pilot, arms, told = trace_fit_for(density, key, run, keep=fixed)
+    notes.extend(told)
+    if not ran:  # kept from an earlier run
+        source = "the posterior pilot" if isinstance(pilot, PosteriorPilot) else "the HMC pilot"
+        arms = pilot_arms(density, pilot, proposals, batch_size, cost, notes, source)
+        notes.append("pilot-t arms' pilot not run again: its moments are those it gave for the same trace on this "
+                     "model earlier in this process (a fixed function of both)")
+    return pilot, arms
+
+
+class _Probe(NamedTuple):
+    """The timing of an AIS probe kept from an earlier run (:func:`_probe`)."""
+
+    step_seconds: float
+
+
+def _probe(density, pilot_digest: str | None, reuse: str | None, **settings):
+    """A timed :class:`~pmcbandit.arms.evidence.AISArm` probe of
+    :data:`~pmcbandit.arms.evidence.ais.PROBE_STEPS` annealing steps with ``settings``, whose ``step_seconds`` sizes
+    the AIS arms. With the trace arms (``reuse``, their digest), the seconds the same probe measured on this density
+    earlier in this process (:func:`trace_fit_for`): a slice or IMH probe's on any trace, an HMC probe's on the
+    same trace's settings (``pilot_digest``; one on another pilot is timed anew).
+    """
+    from pmcbandit.arms.evidence import AISArm
+    from pmcbandit.arms.evidence.ais import PROBE_STEPS
+
+    def timed():
+        return AISArm(density, n_steps=PROBE_STEPS, **settings)
+
+    if reuse is None or (settings.get("hmc_pilot") is not None and pilot_digest is None):
+        return timed()
+    key = ("probe", pilot_digest, tuple(sorted((k, v) for k, v in settings.items() if k != "hmc_pilot")))
+    return _Probe(trace_fit_for(density, key, lambda: timed().step_seconds))
 
 
 def _distinct_steps(steps: list[int]) -> list[int]:

@@ -25,6 +25,7 @@ May import: the helpers (``_compat``, ``exceptions``) and the arms' model-level 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -150,12 +151,40 @@ def _checked(values: dict, n_chains: int, diverging: int | None):
         alerts.append(WarningText(f"the trace has {diverging} divergent transitions: its draws may miss part of the "
                                   f"posterior; {fix}", PmcBanditWarning, "trace"))
     if finite.all() and values:
-        worst = max(((k, rank_rhat(v.reshape(v.shape[:2] + (-1,)))) for k, v in values.items()),
-                    key=lambda kv: np.nan_to_num(kv[1], nan=-np.inf))
+        worst = _worst_rhat(values)
         if worst[1] > MAX_RHAT:
             alerts.append(WarningText(f"the trace's chains disagree: R-hat of {worst[0]!r} is {worst[1]:.3g} > "
                                       f"{MAX_RHAT}; {fix}", PmcBanditWarning, "trace"))
     return flat, n_chains, tuple(alerts)
+
+
+#: The worst R-hat of the traces read last (:func:`_worst_rhat`), by digest of their draws; at most
+#: :data:`_RHAT_KEPT`, the least recently used dropped first.
+_RHAT: OrderedDict = OrderedDict()
+_RHAT_KEPT = 8
+
+
+def _worst_rhat(values: dict) -> tuple[str, float]:
+    """The variable of the largest :func:`rank_rhat` over ``values`` ``{name: (chain, draw, *shape)}`` and that
+    R-hat, computed once per trace content (a second run given the same trace reads it back).
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    for k, v in values.items():
+        v = np.ascontiguousarray(v)
+        digest.update(f"{k}:{v.shape}:{v.dtype}".encode())
+        digest.update(v.tobytes())
+    key = digest.hexdigest()
+    if key in _RHAT:
+        _RHAT.move_to_end(key)
+        return _RHAT[key]
+    worst = max(((k, rank_rhat(v.reshape(v.shape[:2] + (-1,)))) for k, v in values.items()),
+                key=lambda kv: np.nan_to_num(kv[1], nan=-np.inf))
+    _RHAT[key] = worst
+    while len(_RHAT) > _RHAT_KEPT:
+        _RHAT.popitem(last=False)
+    return worst
 
 
 def _split_rhat(x: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ instead of to modes:
   (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`; the proposal of Gronau et al. 2017, "A tutorial on bridge
   sampling", J. Math. Psych. 81, made Student-t), with the default pool's heavy-tailed and light-tailed settings
   (:data:`~pmcbandit.evidence.importance.DEFAULT_LAPLACE_PROPOSALS`);
-* ``trace-mix``: a t mixture over clusters of the draws (k-means on the whitened draws, the number of clusters
+* ``trace-mix``: a t mixture over clusters of the draws (k-means on the whitened draws, its centres from at most
+  :data:`KMEANS_DRAWS` of them and every draw assigned to its nearest centre, the number of clusters
   :math:`k \\le` :data:`MAX_CLUSTERS` chosen by the BIC of the Gaussian mixture it makes, Schwarz 1978), each
   component at its cluster's mean and covariance and weighted by its cluster's share (the mode weights of
   :class:`~pmcbandit.arms.evidence.LaplaceISArm`, with the floor
@@ -18,7 +19,9 @@ instead of to modes:
 The draws only *fit* the proposals, which are fixed before any pull; every pull draws fresh, independent points from
 them, so each weight is unbiased for Z and the replicates are i.i.d. whatever the trace (a trace that missed a mode
 makes a poor proposal, which its Pareto :math:`\\hat k` shows, and the defensive prior share keeps the weights'
-variance finite where the likelihood is bounded). The fit is a fixed function of the draws (seed :data:`FIT_SEED`).
+variance finite where the likelihood is bounded). The fit is a fixed function of the draws (seed :data:`FIT_SEED`),
+made by :func:`trace_fits`, so the pool can keep it for later runs given the same trace
+(:func:`~pmcbandit.arms.evidence._cache.trace_fit_for`).
 
 May import: the arms and the statistics layer; never a door.
 """
@@ -27,9 +30,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from typing import NamedTuple
+
 from pmcbandit.arms.base import Arm
 
-__all__ = ["FIT_SEED", "MAX_CLUSTERS", "trace_arms", "cluster_fit"]
+__all__ = ["FIT_SEED", "KMEANS_DRAWS", "MAX_CLUSTERS", "TraceFits", "trace_arms", "trace_fits", "cluster_fit"]
 
 #: Seed of the k-means starts of the mixture fit (a fixed function of the trace).
 FIT_SEED = 20_170_813
@@ -38,28 +43,58 @@ MAX_CLUSTERS = 4
 #: (df, inflation, defensive) of the mixture arm's components: the heavy-tailed setting.
 MIX_PROPOSAL = (5.0, 1.2, 0.1)
 _KMEANS_ITERATIONS = 50
+#: Most draws the k-means centres are found from (a subsample of the trace, seed :data:`FIT_SEED`): the clusters'
+#: shares, means and covariances and the BIC that chooses their number use every draw.
+KMEANS_DRAWS = 1000
 
 
-def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, notes: list[str]) -> list[Arm]:
-    """The trace arms (module docstring) on ``density`` fitted to the unconstrained draws ``x`` ``(n, dim)``; the
-    arms that cannot be fitted are left out with a note in ``notes``.
+class TraceFits(NamedTuple):
+    """What :func:`trace_fits` fitted to a trace's draws: the moment fit of the ``trace-t`` arms (``None``, with
+    ``error`` saying why, when the draws make no t), the clusters of the ``trace-mix`` arm (``None`` when one cluster
+    is best or they were not asked for) and the number of draws.
     """
-    from pmcbandit.arms.evidence import LaplaceISArm
+
+    moments: object
+    error: str
+    clusters: object
+    n: int
+
+
+def trace_fits(x: np.ndarray, clusters: bool = True) -> TraceFits:
+    """The proposals' fits to the unconstrained draws ``x`` ``(n, dim)`` (module docstring): a fixed function of
+    ``x``; the clusters only where asked for and the moment fit exists.
+    """
     from pmcbandit.arms.evidence.laplace_is import moment_fit
-    from pmcbandit.evidence.importance import arm_name
 
     n = x.shape[0]
     try:
         fit = moment_fit(x.mean(axis=0), np.cov(x, rowvar=False), n, "the trace")
     except ValueError as err:
-        notes.append(f"trace-t arms left out: {err} ({n} draws of dimension {density.dim})")
+        return TraceFits(None, str(err), None, n)
+    return TraceFits(fit, "", cluster_fit(x) if clusters else None, n)
+
+
+def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, notes: list[str],
+               fits: TraceFits | None = None) -> list[Arm]:
+    """The trace arms (module docstring) on ``density`` fitted to the unconstrained draws ``x`` ``(n, dim)``
+    (``fits``: :func:`trace_fits` of ``x``, made here when ``None``); the arms that cannot be fitted are left out with
+    a note in ``notes``.
+    """
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.evidence.importance import arm_name
+
+    if fits is None:
+        fits = trace_fits(x, clusters=bool(proposals))
+    n = fits.n
+    if fits.moments is None:
+        notes.append(f"trace-t arms left out: {fits.error} ({n} draws of dimension {density.dim})")
         return []
     arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                         name=arm_name("trace-t", df), modes=fit, cost=cost)
+                         name=arm_name("trace-t", df), modes=fits.moments, cost=cost)
             for df, inflation, defensive in proposals]
     if not arms:
         return arms
-    clusters = cluster_fit(x)
+    clusters = fits.clusters
     if clusters is None:
         notes.append(f"trace-mix arm left out: the {n} draws make one cluster (BIC of up to {MAX_CLUSTERS} clusters)")
         return arms
@@ -71,10 +106,16 @@ def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, no
     return arms + [mix]
 
 
+def _nearest(white: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The index of the nearest centre (row of ``c``) to each row of ``white``, one matrix product."""
+    return np.argmin(np.einsum("kj,kj->k", c, c)[None, :] - 2.0 * white @ c.T, axis=1)
+
+
 def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Cluster labels of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007); squared
+    """The ``k`` centres of ``white`` by Lloyd's k-means from k-means++ starts (Arthur & Vassilvitskii 2007); squared
     distances as :math:`|x|^2 - 2 x\\cdot c + |c|^2` (the :math:`|x|^2` term, the same for every centre, left out
-    of the assignment), one matrix product per step, stopped when at most one draw in 1000 changed cluster.
+    of the assignment), one matrix product per step, stopped when at most one draw in 1000 changed cluster (the
+    centres of that assignment).
     """
     n = white.shape[0]
     sq = np.einsum("ij,ij->i", white, white)
@@ -87,13 +128,13 @@ def _kmeans(white: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     c = np.array(centres)
     labels = np.zeros(n, dtype=np.intp)
     for step in range(_KMEANS_ITERATIONS):
-        new = np.argmin(np.einsum("kj,kj->k", c, c)[None, :] - 2.0 * white @ c.T, axis=1)
+        new = _nearest(white, c)
         moved = int(np.count_nonzero(new != labels))
         labels = new
         if step > 0 and moved <= n // 1000:
             break
         c = np.array([white[labels == j].mean(axis=0) if np.any(labels == j) else c[j] for j in range(k)])
-    return labels
+    return c
 
 
 def _whiten(x: np.ndarray, mean: np.ndarray, chol: np.ndarray) -> np.ndarray:
@@ -146,8 +187,10 @@ def cluster_fit(x: np.ndarray):
     params = d + d * (d + 1) / 2
     best, best_bic = None, -2.0 * one[1] + params * np.log(n)
     rng = np.random.default_rng(FIT_SEED)
+    # The centres from a subsample (a fixed function of the draws); every draw then goes to its nearest centre.
+    sub = white if n <= KMEANS_DRAWS else white[np.sort(rng.choice(n, size=KMEANS_DRAWS, replace=False))]
     for k in range(2, MAX_CLUSTERS + 1):
-        fit = _gaussian_fit(x, _kmeans(white, k, rng), k)
+        fit = _gaussian_fit(x, _nearest(white, _kmeans(sub, k, rng)), k)
         if fit is None:
             continue
         bic = -2.0 * fit[1] + (k * params + k - 1) * np.log(n)

@@ -245,6 +245,7 @@ def resume(engine: Engine, path, settings: dict, executor, watch, exact: bool) -
         )
     if stored.unreliable_since is not None:
         engine.unreliable_since[:] = stored.unreliable_since
+        engine.note_out_of_play()
     if stored.failed_khat is not None and stored.failed_khat.shape == engine.failed_khat.shape:
         engine.failed_khat[:] = stored.failed_khat
     if engine.tails is not None and stored.tails is not None:

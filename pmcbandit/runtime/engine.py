@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -74,6 +75,11 @@ _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bound
 # A pull lost with its worker (after the executor's retries) says nothing about its arm.
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
+_REWARD = PullRecord._fields.index("reward")
+# A PullRecord from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
+_new_record = partial(tuple.__new__, PullRecord)
+_new_progress = partial(tuple.__new__, Progress)
+_new_ticket = partial(tuple.__new__, Ticket)
 
 
 class Row(NamedTuple):
@@ -87,16 +93,20 @@ class Row(NamedTuple):
     info: dict | None
 
 
+_new_row = partial(tuple.__new__, Row)
+
+
 class _Decision:
     """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
-    __slots__ = ("arms", "reason", "tickets", "rows", "values", "value_arms", "value_diagnostics", "costs", "failed",
-                 "diagnostics", "info")
+    __slots__ = ("arms", "reason", "tickets", "size", "rows", "values", "value_arms", "value_diagnostics", "costs",
+                 "failed", "diagnostics", "info")
 
     def __init__(self, arms: tuple, reason: int, tickets: list):
         self.arms = arms
         self.reason = reason
         self.tickets = tickets
+        self.size = len(tickets)
         self.rows: list[int] = []
         self.values: list[float] = []
         self.value_arms: list[int] = []
@@ -134,6 +144,7 @@ class Engine:
         self.max_faults = max_faults
         self.bounds = bounds
         self.history = History([d for a in arms for d in a.diagnostics])
+        self._diagnostics = bool(self.history.diagnostics)
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
         self.next_pull = [0] * self.n_arms
@@ -155,6 +166,12 @@ class Engine:
         self.untrusted_replay = 0  # decisions whose untrusted masks come from the log (a resumed run)
         self._untrusted_now = np.zeros(self.n_arms, dtype=bool)
         self._stale = np.zeros(self.n_arms, dtype=bool)  # arms given weights since their untrusted flag was computed
+        # While no arm was ever quarantined or flagged, every arm is in play: the policy's plan is this one
+        # (read-only, shared by the decisions) instead of masks recomputed at every decision.
+        self.any_out = False
+        every = np.ones(self.n_arms, dtype=bool)
+        every.flags.writeable = False
+        self._open_plan = Plan(None, POLICY, every)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -185,12 +202,12 @@ class Engine:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
         process clock is a system call, and most budgets do not read it).
         """
-        return Progress(
+        return _new_progress((
             self.rows,
             self.wall_offset + time.perf_counter() - self._t0,
             self.cpu_seconds() if cpu else math.nan,
             se,
-        )
+        ))
 
     # --- choosing ------------------------------------------------------------------
     @property
@@ -200,7 +217,15 @@ class Engine:
 
     def blocked(self) -> np.ndarray:
         """Arms out of play: quarantined or unreliable."""
+        if not self.any_out:
+            return np.zeros(self.n_arms, dtype=bool)
         return self.quarantined | self.unreliable
+
+    def note_out_of_play(self) -> None:
+        """Recompute :attr:`any_out` after ``quarantined`` or ``unreliable_since`` were set from outside (a
+        checkpoint's restore).
+        """
+        self.any_out = bool(self.quarantined.any() or (self.unreliable_since >= 0).any())
 
     def plan(self, seconds_left: float | None = None) -> Plan | None:
         """The next decision (:class:`~pmcbandit.runtime.guards.Plan`), or ``None`` when no arm may be chosen
@@ -215,6 +240,8 @@ class Engine:
             return None if self.quarantined.any() else Plan(None, POLICY, ~self.quarantined)
         if learner.pinned is not None:  # an oracle plays its arm until it is quarantined, reliable or not
             return None if self.quarantined[learner.pinned] else Plan(None, POLICY, ~self.quarantined)
+        if self.guards is None and not self.any_out:
+            return self._open_plan
         blocked = self.blocked()
         if self.guards is None:
             return Plan(None, POLICY, ~blocked) if not blocked.all() else None
@@ -270,17 +297,25 @@ class Engine:
         learner = self.learner
         selection = learner.choose(self.streams.policy, plan.eligible) if plan.arm is None else learner.forced(plan.arm)
         learner.opened(selection)
+        arms, counts = selection
         d = self.selected
-        self.selected += 1
-        tickets = []
-        for arm, pulls in zip(selection.arms, selection.pulls):
-            first = self.next_pull[arm]
-            tickets += [Ticket(d, arm, j) for j in range(first, first + pulls)]
-            self.next_pull[arm] = first + pulls
-            if self.guards is not None:
-                self.guards.dispatched(arm, plan.reason)
+        self.selected = d + 1
+        next_pull = self.next_pull
+        if len(arms) == 1 and counts[0] == 1 and self.guards is None:  # one pull of one arm: most decisions
+            arm = arms[0]
+            first = next_pull[arm]
+            next_pull[arm] = first + 1
+            tickets = [_new_ticket((d, arm, first))]
+        else:
+            tickets = []
+            for arm, pulls in zip(arms, counts):
+                first = next_pull[arm]
+                tickets += [_new_ticket((d, arm, j)) for j in range(first, first + pulls)]
+                next_pull[arm] = first + pulls
+                if self.guards is not None:
+                    self.guards.dispatched(arm, plan.reason)
         self.pulls_dispatched += len(tickets)
-        self.decisions[d] = _Decision(tuple(selection.arms), plan.reason, tickets)
+        self.decisions[d] = _Decision(arms if type(arms) is tuple else tuple(arms), plan.reason, tickets)
         return tickets
 
     # --- receiving -----------------------------------------------------------------
@@ -292,35 +327,39 @@ class Engine:
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
         """
-        d, arm, j = outcome.ticket
-        pull = outcome.pull
-        status = outcome.status
-        message = outcome.message
-        obs = within = math.nan
+        fields, diag, message, info = self._fields(outcome)
+        return _new_row((_new_record(fields), diag, message, info))
+
+    def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
+        """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
+        (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
+        obs = within = cost = math.nan
         size = 0
-        cost = math.nan
         info = None
         if pull is not None:
-            size, cost, info = pull.values.size, pull.cost, pull.info
-        if status == "ok":
-            obs, within = _reduce(pull.values, self.log_scale)
-            if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
-                status = "out_of_bounds"
-                message = f"observation {obs!r} outside bounds {self.bounds}"
-            elif self.tails is not None and self.weighted[arm]:
-                self._add_weights(arm, pull.values)
-        if outcome.cpu == outcome.cpu:
-            self.remote_cpu += outcome.cpu
+            values, cost, info = pull
+            size = values.size
+            if status == "ok":
+                if size == 1 and not self.log_scale:  # _reduce of one linear value
+                    obs = float(values[0])
+                else:
+                    obs, within = _reduce(values, self.log_scale)
+                if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
+                    status = "out_of_bounds"
+                    message = f"observation {obs!r} outside bounds {self.bounds}"
+                elif self.tails is not None and self.weighted[arm]:
+                    self._add_weights(arm, values)
+        if remote_cpu == remote_cpu:
+            self.remote_cpu += remote_cpu
         wall = self.wall_offset + time.perf_counter() - self._t0
-        cpu = self.cpu_seconds()
-        rec = PullRecord(d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within,
-                         cost, math.nan, wall, cpu, outcome.seconds)
-        diag = self.history.diagnostic_values(info) if self.history.diagnostics else ()
-        return Row(rec, diag, message, info)
+        cpu = self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu  # cpu_seconds(), inline
+        fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
+                  math.nan, wall, cpu, seconds]
+        return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def receive(self, outcome) -> None:
         """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
-        self.absorb(self.record(outcome))
+        self._fold(*self._fields(outcome))
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
@@ -358,6 +397,7 @@ class Engine:
     def _flag(self, arm: int) -> None:
         """Mark ``arm`` unreliable from the current decision on, keeping the k-hat it failed with."""
         self.unreliable_since[arm] = self.selected
+        self.any_out = True
         self.failed_khat[arm] = (self.tails.khat(arm), self.tails.threshold(arm), self.tails.counts[arm])
 
     def _add_weights(self, arm: int, log_weights: np.ndarray) -> None:
@@ -375,26 +415,31 @@ class Engine:
         into faults, decisions, the guards' book-keeping and the learner's state.
         """
         rec, diag, message, raw_info = row
-        d, arm, status = rec.decision, rec.arm, rec.status
+        self._fold(list(rec), diag, message, raw_info)
+
+    def _fold(self, fields: list, diag: tuple, message: str, raw_info) -> None:
+        """:meth:`absorb` of the row's fields (a list: the reward is set in it)."""
+        d, arm, _, status, _, _, _, obs, _, cost, _, _, _, seconds = fields
         decision = self.decisions[d]
         if status:
             decision.failed = True
         else:
-            decision.values.append(rec.obs)
+            decision.values.append(obs)
             decision.value_arms.append(arm)
             decision.value_diagnostics.append(diag)
-            decision.costs.append(rec.cost)
+            decision.costs.append(cost)
         if self.guards is not None:
-            self.guards.observe(arm, rec.seconds, rec.cost if not status else math.nan)
+            self.guards.observe(arm, seconds, cost if not status else math.nan)
         rows = decision.rows
-        closes = len(rows) + 1 == len(decision.tickets)
-        if closes:
-            decision.diagnostics = dict(zip(self.history.diagnostics, diag))
-            decision.info = raw_info
-            rec = rec._replace(reward=self.learner.close(self.streams.policy, decision))
-        r = self.history.append_row(rec, diag)
-        self.rows = r + 1
+        r = self.rows
         rows.append(r)
+        closes = len(rows) == decision.size
+        if closes:
+            decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
+            decision.info = raw_info
+            fields[_REWARD] = self.learner.close(self.streams.policy, decision)
+        self.history.append_row(_new_record(fields), diag)
+        self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)
         if closes:
@@ -409,6 +454,7 @@ class Engine:
         self.faults[arm] += 1
         if self.faults[arm] >= self.max_faults and not self.quarantined[arm]:
             self.quarantined[arm] = True
+            self.any_out = True
 
     def pending_tickets(self) -> list[Ticket]:
         """Tickets dispatched whose pull has not come back (re-submitted on resume)."""

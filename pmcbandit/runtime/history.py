@@ -68,13 +68,15 @@ FLOAT_COLUMNS = PullRecord._fields[7:]
 COLUMNS = PullRecord._fields
 #: Values of columns that checkpoints of an earlier layout lack.
 _MISSING_DEFAULTS = {"reason": 0, "seconds": float("nan")}
+_REWARD = COLUMNS.index("reward")
 
 
 class History:
     """Append-only per-pull table (see module docstring).
 
-    Columns are kept as Python lists while the run appends (a list append is the cheapest
-    per-pull record) and become arrays on demand with :meth:`column`.
+    A pull is one tuple appended to a list while the run goes (the cheapest per-pull record: one
+    list append, the :class:`PullRecord` itself); the rows become columns on demand with
+    :meth:`column`, all columns of the rows not converted yet at once.
     """
 
     def __init__(self, diagnostics: Sequence[str] = ()):
@@ -85,14 +87,15 @@ class History:
                 f"The 'diagnostics' parameter of History must not reuse the column names {COLUMNS}. "
                 f"Got {clash!r} instead."
             )
-        self._cols: dict[str, list] = {c: [] for c in (*INT_COLUMNS, *FLOAT_COLUMNS, *self.diagnostics)}
-        self._appenders = tuple(self._cols[c].append for c in COLUMNS)
-        self._diag_appenders = tuple(self._cols[d].append for d in self.diagnostics)
-        self._arrays: dict[str, np.ndarray] = {}  # columns converted so far (see column)
+        self._index = {c: i for i, c in enumerate((*COLUMNS, *self.diagnostics))}
+        self._rows: list[tuple] = []  # one tuple per pull, in the order of COLUMNS
+        self._diag_rows: list[tuple] = []  # one tuple per pull, in the order of diagnostics (if any)
+        self._dtypes = tuple(np.int64 if c in INT_COLUMNS else np.float64 for c in self._index)
+        self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]  # the columns of the rows converted so far
         self.faults: list[tuple[int, int, str, str]] = []
 
     def __len__(self) -> int:
-        return len(self._cols["arm"])
+        return len(self._rows)
 
     def append(self, info=None, **row) -> int:
         """Add one pull given by column name; ``info`` holds diagnostic fields. Returns the row index."""
@@ -100,14 +103,15 @@ class History:
 
     def append_row(self, values: PullRecord, diagnostics: tuple = ()) -> int:
         """Add one pull: ``values`` a :class:`PullRecord` (or a tuple in the order of :data:`COLUMNS`),
-        ``diagnostics`` in the order of :attr:`diagnostics` (from :meth:`diagnostic_values`).
-        Returns the row index.
+        ``diagnostics`` in the order of :attr:`diagnostics` (from :meth:`diagnostic_values`; missing
+        trailing fields are NaN). Returns the row index.
         """
-        for add, v in zip(self._appenders, values):
-            add(v)
-        for add, v in zip(self._diag_appenders, diagnostics):
-            add(v)
-        return len(self._cols["arm"]) - 1
+        rows = self._rows
+        rows.append(values)
+        if self.diagnostics:
+            missing = len(self.diagnostics) - len(diagnostics)
+            self._diag_rows.append(tuple(diagnostics) + (np.nan,) * missing if missing else tuple(diagnostics))
+        return len(rows) - 1
 
     def diagnostic_values(self, info) -> tuple:
         """The declared diagnostic fields of ``info`` as floats (NaN where missing or not a number)."""
@@ -126,8 +130,11 @@ class History:
 
     def set_reward(self, row: int, reward: float) -> None:
         """Set the reward of an existing row (the run loop writes it with the row instead)."""
-        self._cols["reward"][row] = float(reward)
-        self._arrays.pop("reward", None)
+        i = _REWARD
+        old = self._rows[row]
+        self._rows[row] = PullRecord(*old[:i], float(reward), *old[i + 1 :])
+        if row < self._arrays[i].size:
+            self._arrays[i][row] = float(reward)
 
     def add_fault(self, row: int, arm: int, status: str, message: str) -> None:
         self.faults.append((row, arm, status, message))
@@ -135,27 +142,29 @@ class History:
     def column(self, name: str) -> np.ndarray:
         """A copy of column ``name`` as an array (int64 or float64).
 
-        Rows are never changed once appended (but by :meth:`set_reward`), so the array of the
-        rows converted so far is kept and only new rows are converted on the next call: a
+        Rows are never changed once appended (but by :meth:`set_reward`, which updates the
+        conversion too), so the table of the rows converted so far is kept and only new rows are
+        converted on the next call (every column at once: one transposition of the new rows): a
         TargetSE run reads the columns over and over.
         """
-        if name not in self._cols:
+        i = self._index.get(name)
+        if i is None:
             raise KeyError(
-                f"The 'name' parameter of History.column must be one of {tuple(self._cols)}. Got {name!r} instead."
+                f"The 'name' parameter of History.column must be one of {tuple(self._index)}. Got {name!r} instead."
             )
-        values = self._cols[name]
-        n = len(values)
-        cached = self._arrays.get(name)
-        dtype = np.int64 if name in INT_COLUMNS else np.float64
-        if cached is None or cached.size > n:
-            cached = np.asarray(values, dtype=dtype)
-        elif cached.size < n:
-            cached = np.concatenate([cached, np.asarray(values[cached.size :], dtype=dtype)])
-        self._arrays[name] = cached
-        return cached.copy()
+        arrays = self._arrays
+        done, n = arrays[0].size, len(self._rows)
+        if done < n:
+            new = list(zip(*self._rows[done:n], strict=True))
+            if self.diagnostics:
+                new += zip(*self._diag_rows[done:n], strict=True)
+            for k, (values, dtype) in enumerate(zip(new, self._dtypes, strict=True)):
+                fresh = np.fromiter(values, dtype=dtype, count=n - done)
+                arrays[k] = np.concatenate([arrays[k], fresh]) if done else fresh
+        return arrays[i].copy()
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {c: self.column(c) for c in self._cols}
+        return {c: self.column(c) for c in self._index}
 
     # --- persistence without pickle -------------------------------------------------
     def to_npz_dict(self) -> dict[str, np.ndarray]:
@@ -168,9 +177,13 @@ class History:
     def from_npz_dict(cls, data) -> "History":
         hist = cls(json.loads(str(data["diagnostics_json"])))
         n = len(data["col_arm"])
-        for c, values in hist._cols.items():
+
+        def values(c):
             key = f"col_{c}"
-            values.extend(data[key].tolist() if key in data else [_MISSING_DEFAULTS[c]] * n)
-        hist._arrays.clear()
+            return data[key].tolist() if key in data else [_MISSING_DEFAULTS[c]] * n
+
+        hist._rows = [PullRecord(*row) for row in zip(*(values(c) for c in COLUMNS))] if n else []
+        if hist.diagnostics:
+            hist._diag_rows = list(zip(*(values(d) for d in hist.diagnostics))) if n else []
         hist.faults = [tuple(f) for f in json.loads(str(data["faults_json"]))]
         return hist

@@ -15,7 +15,14 @@
 
 Every executor — :class:`~pmcbandit.runtime.executors.base.SerialExecutor` (pulls run inline at submit, the
 default), a thread pool, worker processes or a Dask cluster (:mod:`pmcbandit.runtime.executors.local`) — is
-driven through the same calls, so there is one loop.
+driven through the same calls, so there is one loop. One shortcut: with one decision at a time on an executor
+that offers ``pull_now`` (the serial one), the decision's pulls are made by that call, in order, instead of
+going through ``submit`` and ``wait``; the outcomes, their order and everything after them are the same.
+
+Cost per pull. The loop's own work per pull (the bookkeeping around the policy's choice and update, the
+pull's stream, the history row and the checks) is a few µs on top of the policy and the arm
+(``benchmarks/results/bench_run_loop.md``): the budget checks read the process clock only for a CPU
+budget, the plan is reused while every arm is in play, and the history appends one tuple per pull.
 """
 
 from __future__ import annotations
@@ -66,45 +73,63 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     last_pull = learner.pulls_per_decision - 1
     capacity = executor.capacity if max_in_flight is None else max_in_flight
     pending = executor.in_flight()  # pulls a resumed run re-submitted; counted here from now on
+    # An executor that hands its pulls back in the order they were submitted (``in_order``) needs no sort
+    # of a single decision's pulls.
+    in_order = bool(getattr(executor, "in_order", False))
+    # One decision at a time on an executor that pulls inline (``pull_now``): the decision's pulls are made
+    # here, in order, and absorbed at once, as submit and wait would hand them back.
+    pull_now = getattr(executor, "pull_now", None) if capacity == 1 and in_order else None
+    # The calls made at every pull, looked up once.
+    submit, wait, receive = executor.submit, executor.wait, engine.receive
+    progress_of, exhausted, may_dispatch = engine.progress, budget.exhausted, budget.may_dispatch
+    se_of = watch.se if watch else None
+    nan = math.nan
     saved_at = time.perf_counter()
     stopped_by = "budget"
     bar = _progress_bar(progressbar, len(engine.arms))
     try:
         while True:
-            progress = engine.progress(watch.se(engine) if watch else math.nan, cpu=need_cpu)
-            if budget.exhausted(progress):
+            progress = progress_of(se_of(engine) if se_of else nan, cpu=need_cpu)
+            if exhausted(progress):
                 stopped_by = budget.stop_reason(progress)
                 break
             if engine.stopped:
                 stopped_by = "confidence"
                 break
-            while pending < capacity and budget.may_dispatch(engine.pulls_dispatched + last_pull):
-                plan = engine.plan(budget.seconds_left(engine.progress(cpu=need_cpu)) if timed else None)
+            outcomes = None
+            while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
+                plan = engine.plan(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
                 if plan is None:
                     break
                 tickets = engine.dispatch(plan)
+                if pull_now is not None:  # capacity 1: this decision is the only one
+                    outcomes = [pull_now(ticket) for ticket in tickets]
+                    break
                 for ticket in tickets:
-                    executor.submit(ticket)
+                    submit(ticket)
                 pending += len(tickets)
-            if pending == 0:  # nothing left to wait for
-                if engine.stopped:
-                    stopped_by = "confidence"
-                elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
-                    stopped_by = "no_arm"
-                break
-            outcomes = executor.wait()
-            pending -= len(outcomes)
-            while capacity == 1 and pending:
-                # One decision at a time: its pulls (two for a paired reward) are absorbed together
-                # before the budget and the callback look, as when they run inline, so that a run
-                # stops at the same pull on every executor (docs/scale_out.md, level 2).
-                more = executor.wait()
-                pending -= len(more)
-                outcomes += more
-            if capacity == 1 and len(outcomes) > 1:  # in the order they were dispatched, as inline
-                outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
+            if outcomes is None:
+                if pending == 0:  # nothing left to wait for
+                    if engine.stopped:
+                        stopped_by = "confidence"
+                    elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
+                        stopped_by = "no_arm"
+                    break
+                outcomes = wait()
+                pending -= len(outcomes)
+                while capacity == 1 and pending:
+                    # One decision at a time: its pulls (two for a paired reward) are absorbed together
+                    # before the budget and the callback look, as when they run inline, so that a run
+                    # stops at the same pull on every executor (docs/scale_out.md, level 2).
+                    more = wait()
+                    pending -= len(more)
+                    outcomes += more
+                if capacity == 1 and len(outcomes) > 1 and not (
+                    in_order and outcomes[0].ticket.decision == outcomes[-1].ticket.decision
+                ):  # in the order they were dispatched, as inline (one decision's pulls handed back in order are)
+                    outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
             for outcome in outcomes:
-                engine.receive(outcome)
+                receive(outcome)
             if bar is not None:
                 _advance(bar, budget.fraction(progress), getattr(learner, "progress_text", None))
             if callback is not None and callback(engine.progress(progress.se), engine.history):

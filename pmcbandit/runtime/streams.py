@@ -165,7 +165,7 @@ class PullSeed(ISpawnableSeedSequence):
     def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
         if dtype is np.uint64 or np.dtype(dtype) == np.uint64:
             if self._words64 is not None and n_words <= _CACHED_WORDS64:
-                return self._words64[:n_words].copy()
+                return self._words64.copy() if n_words == _CACHED_WORDS64 else self._words64[:n_words].copy()
             return _seed_words(self._pool, self._h, self._tail(), 2 * n_words, True)
         if np.dtype(dtype) == np.uint32:
             return _seed_words(self._pool, self._h, self._tail(), n_words, False).astype(np.uint32)
@@ -204,7 +204,7 @@ class Streams:
         self.policy_seq = policy_seq
         self.arm_seq = arm_seq
         self.policy = np.random.Generator(bitgen_type(policy_seq))
-        self._arm_pools: dict[int, list] = {}  # arm -> [pool, hash constant, block start, block]
+        self._arm_pools: dict[int, list] = {}  # arm -> [pool, hash constant, block start, block rows, key prefix]
         self._fast = self._fast_path_agrees()
 
     @classmethod
@@ -214,22 +214,22 @@ class Streams:
 
     def pull_seed(self, arm: int, j: int):
         """Seed of pull ``j`` of arm ``arm`` (a :class:`PullSeed`, or a SeedSequence on fallback)."""
-        key = (*self.arm_seq.spawn_key, arm, j)
         seq = self.arm_seq
         if not self._fast:
-            return np.random.SeedSequence(seq.entropy, spawn_key=key, pool_size=seq.pool_size)
+            return np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, arm, j), pool_size=seq.pool_size)
         prefix = self._arm_pools.get(arm)
         if prefix is None:
             pool, h = _prefix_pool(seq.entropy, (*seq.spawn_key, arm), seq.pool_size)
-            prefix = self._arm_pools[arm] = [np.asarray(pool, dtype=np.uint64), np.uint64(h), -2 * _BLOCK, None]
-        pool, h, start, block = prefix
+            prefix = self._arm_pools[arm] = [np.asarray(pool, dtype=np.uint64), np.uint64(h), -2 * _BLOCK, None,
+                                             (*seq.spawn_key, arm)]
+        pool, h, start, rows, key = prefix
         if 0 <= j <= _M32 - _BLOCK:
             if not start <= j < start + _BLOCK:
                 start = j - j % _BLOCK
-                block = _seed_block(pool, h, np.uint64(start), _BLOCK)
-                prefix[2:] = start, block
-            return PullSeed(seq.entropy, key, seq.pool_size, pool, h, block[j - start])
-        return PullSeed(seq.entropy, key, seq.pool_size, pool, h)
+                rows = list(_seed_block(pool, h, np.uint64(start), _BLOCK))  # its rows, made once: no view per pull
+                prefix[2:4] = start, rows
+            return PullSeed(seq.entropy, (*key, j), seq.pool_size, pool, h, rows[j - start])
+        return PullSeed(seq.entropy, (*key, j), seq.pool_size, pool, h)
 
     def pull_rng(self, arm: int, j: int) -> np.random.Generator:
         """A fresh Generator for pull ``j`` of arm ``arm`` (the same one on every call)."""

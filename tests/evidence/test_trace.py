@@ -281,6 +281,115 @@ def test_doubtful_trace_warns_at_the_door():
         evidence_arms(model, idata={"mu": draws}, ais_steps=(20,))
 
 
+# --- set-up fitted to a trace, kept for later runs given the same trace --------------------------
+
+
+def _counting(monkeypatch, module, name):
+    """Wrap ``module.name`` to count its calls; the list of calls."""
+    calls = []
+    real = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        calls.append(name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+    return calls
+
+
+def test_trace_fit_cache_keeps_only_what_it_may_and_drops_the_oldest():
+    from pmcbandit.arms.evidence import _cache
+
+    density = object.__new__(type("Density", (), {}))  # any weakly referenceable key
+    built = []
+
+    def build(value):
+        return lambda: built.append(value) or value
+
+    assert _cache.trace_fit_for(density, ("a",), build(1)) == 1
+    assert _cache.trace_fit_for(density, ("a",), build(2)) == 1 and built == [1]
+    # A value the keep rule refuses (a pilot cut short) is made again by the next call.
+    assert _cache.trace_fit_for(density, ("b",), build(3), keep=lambda v: False) == 3
+    assert _cache.trace_fit_for(density, ("b",), build(4), keep=lambda v: False) == 4 and built == [1, 3, 4]
+    for i in range(_cache.TRACE_FITS_KEPT):
+        _cache.trace_fit_for(density, ("c", i), build(i))
+    assert ("a",) not in _cache._TRACE_FITS[density] and len(_cache._TRACE_FITS[density]) == _cache.TRACE_FITS_KEPT
+    a, b = np.zeros((3, 2)), np.zeros((3, 2))
+    assert _cache.trace_digest(a) == _cache.trace_digest(b)
+    b[2, 1] = 1e-300
+    assert _cache.trace_digest(a) != _cache.trace_digest(b) != _cache.trace_digest(b.reshape(2, 3))
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_trace_fits_and_probe_are_made_once_per_trace(monkeypatch):
+    import pmcbandit.evidence.trace_arms as trace_arms
+    from pmcbandit.arms.evidence import AISArm
+
+    fits = _counting(monkeypatch, trace_arms, "trace_fits")
+    probes = _counting(monkeypatch, AISArm, "_probe_step_seconds")
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    first = evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), budget_seconds=10.0)
+    assert len(fits) == 1 and len(probes) == 1
+    again = evidence_arms(model, idata={"mu": _posterior_mu()}, ais_steps=(50,), budget_seconds=10.0)
+    assert len(fits) == 1 and len(probes) == 1  # the same trace: nothing fitted or timed again
+    for old, new in zip(first, again):
+        assert old is not new and old.name == new.name
+        if new.name.startswith("trace-"):
+            np.testing.assert_array_equal(new.location, old.location)
+            np.testing.assert_array_equal(new.covariance, old.covariance)
+    other = evidence_arms(model, idata={"mu": _posterior_mu(seed=7)}, ais_steps=(50,), budget_seconds=10.0)
+    assert len(fits) == 2 and len(probes) == 1  # another trace: fitted anew; the slice probe is the model's
+    mean = next(a for a in other if a.name == "trace-t").location
+    np.testing.assert_allclose(mean, [_posterior_mu(seed=7).mean()])
+    evidence_arms(model, ais_steps=(50,), budget_seconds=10.0)
+    assert len(probes) == 2  # without a trace the pool times its probe as always
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_posterior_pilot_from_a_trace_runs_once_unless_cut_short(monkeypatch):
+    import pmcbandit.evidence.pool as pool
+
+    far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}  # brings the posterior pilot
+    runs = _counting(monkeypatch, pool, "pilot_t_at_mode")
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+
+    def pilot_arm(**kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PmcBanditWarning)
+            arms = evidence_arms(model, idata=far, ais_steps=(50,), budget_seconds=10.0, **kwargs)
+        return next(a for a in arms if a.name == "pilot-t")
+
+    first = pilot_arm()
+    again = pilot_arm()
+    assert len(runs) == 1 and again is not first
+    np.testing.assert_array_equal(again.location, first.location)
+    np.testing.assert_array_equal(again.covariance, first.covariance)
+    # A pilot its time limit cut short is not kept: the next run given the trace runs it again.
+    real = pool.pilot_t_at_mode
+
+    def cut_short(*args, **kwargs):
+        pilot, arms = real(*args, **kwargs)
+        return pilot._replace(timed_out=True), arms
+
+    monkeypatch.setattr(pool, "pilot_t_at_mode", cut_short)
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    pilot_arm()
+    monkeypatch.setattr(pool, "pilot_t_at_mode", real)  # the counting one
+    runs.clear()
+    pilot_arm()
+    assert len(runs) == 1
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_a_second_run_given_the_same_trace_gives_the_same_estimate():
+    model, _ = normal_normal(M0, S0, S, tuple(Y))
+    draws = {"mu": _posterior_mu()}
+    runs = [estimate_evidence(model, idata=draws, budget=Pulls(24), random_seed=5, progressbar=False)
+            for _ in range(2)]
+    assert runs[0].log_z == runs[1].log_z and runs[0].log_z_se == runs[1].log_z_se
+    np.testing.assert_array_equal(runs[0].history.column("arm"), runs[1].history.column("arm"))
+
+
 # --- slow: traces from pm.sample, exact evidences ------------------------------------------------
 
 

@@ -1,19 +1,22 @@
-"""Compiled densities of the models seen in this process, their mode searches and refined proposals.
+"""Compiled densities of the models seen in this process, their mode searches, refined proposals and trace fits.
 
 A second evidence run on the same ``pm.Model`` object reuses its compiled
 :class:`~pmcbandit.arms.evidence.ModelDensity` (and the multi-start mode search of the Laplace arms)
 while the model's variables and data are unchanged: :func:`density_for` keys the cache by the model
-object and checks it against :func:`fingerprint`. Imports: NumPy and this package's evidence arms.
+object and checks it against :func:`fingerprint`. A run given a posterior trace reuses what the set-up fitted to
+the same trace on the same density (:func:`trace_fit_for`, keyed by :func:`trace_digest` of its unconstrained draws).
+Imports: NumPy and this package's evidence arms.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 
 import numpy as np
 
 __all__ = ["density_for", "modes_for", "refined_for", "fingerprint", "non_centred_model", "innovations_of",
-           "model_function_for"]
+           "model_function_for", "trace_digest", "trace_fit_for", "TRACE_FITS_KEPT"]
 
 #: Compiled densities (and their mode searches) of the models seen in this process: a second call on a
 #: model whose variables and data are unchanged skips compilation (:func:`density_for`).
@@ -23,6 +26,10 @@ _REFINED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: Functions compiled from a model for one of its densities (:func:`model_function_for`):
 #: ``{density: {name: (model fingerprint, weak reference to the model, function)}}``.
 _MODEL_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Set-up fitted to posterior traces, per density (:func:`trace_fit_for`): ``{density: OrderedDict{key: value}}``.
+_TRACE_FITS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: Entries :func:`trace_fit_for` keeps per density, the least recently used dropped first.
+TRACE_FITS_KEPT = 32
 #: Each non-centred density's innovations: ``{innovation name: name of the variable it replaced}``.
 _INNOVATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -126,3 +133,35 @@ def model_function_for(model, density, name: str, build):
         cached = (key, weakref.ref(model), build(model, density))
         done[name] = cached
     return cached[2]
+
+
+def trace_digest(x: np.ndarray) -> str:
+    """A SHA-256 digest of the draws ``x`` (their shape, dtype and bytes): the identity of a trace's content."""
+    import hashlib
+
+    x = np.ascontiguousarray(x)
+    digest = hashlib.sha256(f"{x.shape}:{x.dtype}".encode())
+    digest.update(x.tobytes())
+    return digest.hexdigest()
+
+
+def trace_fit_for(density, key: tuple, build, keep=None):
+    """``build()``, made once per ``density`` and ``key`` (a hashable tuple: what is fitted, the
+    :func:`trace_digest` of the draws it is fitted to when it depends on them, and the settings it depends on).
+
+    Only what is a fixed function of the key belongs here (a fit with a fixed seed, a pilot that ran to its end,
+    the seconds of a timing probe): a later run given the same trace then gets the same proposals, hence the same
+    estimate for the same seed, without the set-up that fitted them. A value for which ``keep(value)`` is false (a
+    pilot cut short by its time limit) is returned and not kept. The entries live as long as the density, at most
+    :data:`TRACE_FITS_KEPT` of them, the least recently used dropped first.
+    """
+    done = _TRACE_FITS.setdefault(density, OrderedDict())
+    if key in done:
+        done.move_to_end(key)
+        return done[key]
+    value = build()
+    if keep is None or keep(value):
+        done[key] = value
+        while len(done) > TRACE_FITS_KEPT:
+            done.popitem(last=False)
+    return value

@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 from collections import deque
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -92,7 +93,11 @@ def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
     cost = pull.cost
     if not (math.isfinite(cost) and cost >= 0):
         return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0", seconds)
-    return Outcome(ticket, "ok", pull, "", seconds)
+    return _new_outcome((ticket, "ok", pull, "", seconds, math.nan))
+
+
+# An Outcome from a tuple of all its fields, without the defaults handling of the NamedTuple's __new__.
+_new_outcome = partial(tuple.__new__, Outcome)
 
 
 def caller_stacklevel() -> int:
@@ -121,7 +126,13 @@ class InProcessExecutor:
 
 
 class SerialExecutor(InProcessExecutor):
-    """Pull inline, one at a time (the default; no timeout)."""
+    """Pull inline, one at a time (the default; no timeout).
+
+    Its :meth:`wait` hands the pulls back in the order they were submitted (``in_order``), and ``pull_now``
+    makes a pull and returns it at once: the run loop calls it instead of ``submit`` and ``wait`` when it runs
+    one decision at a time. A subclass that overrides ``submit`` or ``wait`` has neither (``None``, ``False``):
+    the loop then goes through its ``submit`` and ``wait``.
+    """
 
     capacity = 1
     kind = "serial"
@@ -130,8 +141,30 @@ class SerialExecutor(InProcessExecutor):
     def __init__(self):
         self._done: deque[Outcome] = deque()
 
+    def _own_queue(self) -> bool:
+        cls = type(self)
+        return cls.submit is SerialExecutor.submit and cls.wait is SerialExecutor.wait
+
+    @property
+    def in_order(self) -> bool:
+        """Whether :meth:`wait` hands pulls back in the order they were submitted (``submit`` and ``wait`` are
+        this class's).
+        """
+        return self._own_queue()
+
+    @property
+    def pull_now(self):
+        """A callable that makes the pull a ticket names and returns its :class:`Outcome` (``None`` when a
+        subclass overrides ``submit`` or ``wait``).
+        """
+        return self._pull if self._own_queue() else None
+
+    def _pull(self, ticket) -> Outcome:
+        """The pull ``ticket`` names, made now (:func:`execute_pull` with the ticket's stream)."""
+        return execute_pull(self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index), ticket)
+
     def submit(self, ticket) -> None:
-        self._done.append(execute_pull(*self._pull_args(ticket), ticket))
+        self._done.append(self._pull(ticket))
 
     def in_flight(self) -> int:
         return len(self._done)

@@ -9,7 +9,9 @@ for :class:`~pmcbandit.runtime.executors.processes.ProcessExecutor` and
 :class:`~pmcbandit.runtime.executors.dask_cluster.DaskExecutor` (which never ship an arm with a task:
 :mod:`pmcbandit.runtime.executors.worker`). Every executor has ``capacity`` (pulls it runs at once), ``kind``
 and ``workers`` (recorded in the run's settings) and ``remote`` (whether its pulls' CPU is
-spent outside this process and reported in :attr:`Outcome.cpu`).
+spent outside this process and reported in :attr:`Outcome.cpu`); one whose ``wait`` always hands pulls
+back in the order they were submitted may say so with ``in_order = True`` (the run loop then skips
+re-ordering a decision's pulls).
 
 :func:`make_executor` turns the ``executor=`` argument of :func:`pmcbandit.run` into one.
 

@@ -1,0 +1,80 @@
+"""The per-pull history: rows appended one tuple at a time read back as exact columns, however often and
+whenever they are read, and survive the checkpoint format.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from pmcbandit.runtime.history import COLUMNS, INT_COLUMNS, History, PullRecord
+
+
+def _row(i: int) -> PullRecord:
+    return PullRecord(i, i % 3, i // 3, 0, 1, i + 1, 0, 0.1 * i, math.nan, 1.5, -0.01 * i, 0.5 * i, 0.25 * i, 1e-6)
+
+
+def _expected(rows, name):
+    k = COLUMNS.index(name)
+    return np.array([r[k] for r in rows], dtype=np.int64 if name in INT_COLUMNS else np.float64)
+
+
+def test_columns_read_between_appends_equal_the_rows():
+    hist = History(("accept",))
+    rows = []
+    for i in range(23):
+        rows.append(_row(i))
+        hist.append_row(rows[-1], (0.5 + i,))
+        if i in (0, 4, 5, 17):  # read part-way: later reads convert only the new rows
+            for name in COLUMNS:
+                np.testing.assert_array_equal(hist.column(name), _expected(rows, name))
+    assert len(hist) == 23
+    for name in COLUMNS:
+        col = hist.column(name)
+        assert col.dtype == (np.int64 if name in INT_COLUMNS else np.float64)
+        np.testing.assert_array_equal(col, _expected(rows, name))
+    np.testing.assert_array_equal(hist.column("accept"), 0.5 + np.arange(23))
+
+
+def test_a_returned_column_is_a_copy():
+    hist = History()
+    hist.append_row(_row(0))
+    hist.column("obs")[0] = 99.0
+    assert hist.column("obs")[0] == 0.0
+
+
+def test_set_reward_before_and_after_a_read():
+    hist = History()
+    for i in range(4):
+        hist.append_row(_row(i))
+    hist.set_reward(1, 7.0)
+    assert hist.column("reward")[1] == 7.0
+    hist.set_reward(2, 8.0)  # after the column was converted
+    np.testing.assert_array_equal(hist.column("reward")[1:3], [7.0, 8.0])
+    hist.append_row(_row(4))
+    assert hist.column("reward")[2] == 8.0 and hist.column("reward")[4] == -0.04
+
+
+def test_missing_diagnostics_are_nan_and_unknown_columns_refused():
+    hist = History(("a", "b"))
+    hist.append_row(_row(0), (1.0,))
+    assert hist.column("a")[0] == 1.0 and math.isnan(hist.column("b")[0])
+    with pytest.raises(KeyError, match="'name' parameter of History.column"):
+        hist.column("nope")
+
+
+def test_npz_round_trip_keeps_rows_diagnostics_and_faults():
+    hist = History(("accept",))
+    for i in range(6):
+        hist.append_row(_row(i), (0.1 * i,))
+    hist.add_fault(3, 0, "error", "boom")
+    hist.column("obs")  # a partly converted history saves the same
+    hist.append_row(_row(6), (0.6,))
+    back = History.from_npz_dict(hist.to_npz_dict())
+    assert len(back) == 7 and back.faults == [(3, 0, "error", "boom")] and back.diagnostics == ("accept",)
+    for name in (*COLUMNS, "accept"):
+        np.testing.assert_array_equal(back.column(name), hist.column(name))
+    back.append_row(_row(7), (0.7,))
+    assert back.column("decision")[-1] == 7 and back.column("accept")[-1] == 0.7
