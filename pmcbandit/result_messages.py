@@ -19,7 +19,7 @@ import numpy as np
 from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE
 from pmcbandit.stats.combine import MIN_WEIGHTED_DOF as MIN_INTERVAL_DOF
-from pmcbandit.stats.posterior_check import differ
+from pmcbandit.stats.posterior_check import MISMATCH_SHARE, differ
 
 __all__ = ["RunMessages", "MIN_CONSISTENCY_DOF", "KHAT_MIN_WEIGHTS", "SPREAD_WEIGHT_SHARE"]
 
@@ -393,8 +393,11 @@ class RunMessages:
         :data:`CHECK_RESOLUTION` (a coarser arm agrees with almost any answer).
         """
         other = set(self._other_posterior())
+        candidates = self._check_candidates()
+        if other - set(candidates):
+            return []  # a region the answer's posterior misses carries a share of the evidence: nothing checks it
         families = self._families()
-        return sorted({families[k] for k in self._check_candidates() if k not in other})
+        return sorted({families[k] for k in candidates if k not in other})
 
     def _check_candidates(self) -> list[int]:
         """The arms compared for consistency that declare a family and whose relative SE is at most
@@ -409,13 +412,22 @@ class RunMessages:
         return int(np.argmax(np.nan_to_num(np.asarray(self.combined.weights, dtype=float), nan=-1.0)))
 
     def _other_posterior(self) -> list[int]:
-        """Check candidates whose weighted points stand for another posterior than the answer's arm's (their
-        posterior means of the log likelihood differ, :func:`~pmcbandit.stats.posterior_check.differ`): no check of
-        the answer.
+        """Arms whose weighted points stand for another posterior than the answer's arm's (their posterior means of
+        the log likelihood differ, :func:`~pmcbandit.stats.posterior_check.differ`): check candidates, which then
+        check nothing, and any other arm whose own estimate of the evidence is at least
+        :data:`~pmcbandit.stats.posterior_check.MISMATCH_SHARE` of the answer's arm's. Such an arm found points at
+        likelihoods the answer's posterior all but never reaches (many of its standard deviations away), in a region
+        that by the arm's own account (a lower bound in expectation where its weights are heavy-tailed, as its
+        failed k-hat says) holds a share of the evidence: the answer misses that region, and no arm that agrees with
+        it can say otherwise.
         """
         post = np.column_stack(self.posterior_loglik)
         a = self._answer_arm()
-        return [k for k in self._check_candidates() if k != a and differ(post[a], post[k])]
+        mean = np.asarray(self.combined.mean, dtype=float)
+        candidates = set(self._check_candidates())
+        share = np.divide(mean, mean[a], out=np.zeros_like(mean), where=mean[a] > 0)
+        return [k for k in range(len(self.arm_names))
+                if k != a and (k in candidates or share[k] >= MISMATCH_SHARE) and differ(post[a], post[k])]
 
     def _pool_families(self) -> list[str]:
         """The estimator families the pool's arms declare (``None`` left out)."""

@@ -145,8 +145,8 @@ class _PosteriorArm(_WeightArm):
 
     diagnostics = ("post_loglik", "post_loglik_sd")
 
-    def __init__(self, name, ell, family):
-        super().__init__(name, "lognormal", z=3.0, family=family)
+    def __init__(self, name, ell, family, law="lognormal", z=3.0):
+        super().__init__(name, law, z=z, family=family)
         self.ell = ell
 
     def draw(self, rng):
@@ -168,6 +168,20 @@ def test_arms_that_agree_on_z_but_see_another_posterior_check_nothing(other_ell,
     assert len(other) == (status != "ok")
     if other:
         assert "b 30" in other[0]
+
+
+@pytest.mark.parametrize("z_found, status", [(1.5, "no_cross_check"), (0.03, "ok")])
+def test_an_arm_that_failed_khat_still_shows_a_region_the_answer_misses(z_found, status):
+    """Two families agree on Z = 3 and on their posterior; a third arm, heavy-tailed (its k-hat fails, so it is no
+    check), finds points 30 nats above their posterior's log likelihood. Estimating half the evidence there, it says
+    the answer misses a region: "no_cross_check". Estimating 1 % there, below the tenth that counts, it says
+    nothing."""
+    arms = [_PosteriorArm("a", 0.0, "importance"), _PosteriorArm("b", 0.0, "annealing"),
+            _PosteriorArm("c", 30.0, "importance", law=0.9, z=z_found)]
+    res, messages = _run(arms, random_seed=4, budget=pb.Pulls(300), policy="uniform")
+    assert res.reliability.unreliable.tolist() == [False, False, True]
+    assert res.interval_status == status
+    assert any("see another posterior" in m and "c 30" in m for m in messages) == (status != "ok")
 
 
 def test_an_unpulled_second_family_leaves_the_answer_unchecked():

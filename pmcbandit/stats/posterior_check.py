@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["weighted_loglik", "loglik_means", "differ", "MISMATCH_NATS", "MISMATCH_Z", "MISMATCH_SPREADS", "MIN_PULLS"]
+__all__ = ["weighted_loglik", "loglik_means", "differ", "MISMATCH_NATS", "MISMATCH_Z", "MISMATCH_SPREADS",
+           "MISMATCH_SHARE", "MIN_PULLS"]
 
 #: Smallest difference in the posterior mean of the log likelihood (nats) read as two different posteriors.
 MISMATCH_NATS = 1.0
@@ -39,7 +40,9 @@ MISMATCH_NATS = 1.0
 MISMATCH_Z = 5.0
 #: Smallest difference, in posterior standard deviations of the log likelihood (the larger of the two arms'), read
 #: as two different posteriors.
-MISMATCH_SPREADS = 3.0
+MISMATCH_SPREADS = 5.0
+#: Smallest share of the answer's evidence an arm outside the check must estimate for its other posterior to count.
+MISMATCH_SHARE = 0.1
 #: Pulls with a weighted mean an arm needs for an estimate (its variance must be estimable).
 MIN_PULLS = 2
 

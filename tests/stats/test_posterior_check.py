@@ -56,4 +56,4 @@ def test_loglik_means_need_two_reported_pulls_per_arm():
 def test_differ_needs_the_gap_beyond_nats_errors_and_spreads(gap, se, spread, expected):
     assert differ((0.0, se, spread), (gap, se, spread)) is expected
     assert differ((np.nan, se, spread), (gap, se, spread)) is False
-    assert MISMATCH_NATS == 1.0 and MISMATCH_Z == 5.0 and MISMATCH_SPREADS == 3.0
+    assert MISMATCH_NATS == 1.0 and MISMATCH_Z == 5.0 and MISMATCH_SPREADS == 5.0
