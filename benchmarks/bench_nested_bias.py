@@ -81,8 +81,10 @@ def main(argv=None) -> None:
 
     check = args.cases is not None
     extra = f" | pulls for relative SE {CHECK_RESOLUTION:g} | seconds for them" if check else ""
+    title = ("## Nested-sampling arm on the spike-and-slab targets: bias, and the runs a check needs" if check else
+             "## Nested-sampling arm: the bias of slice-move replacements on models with exact evidence")
     lines = [
-        "## Nested-sampling arm: the bias of slice-move replacements on models with exact evidence",
+        title,
         "",
         f"{utc_now()}, {machine()}; `python -m benchmarks.bench_nested_bias {' '.join(sys.argv[1:])}`. "
         f"{args.n_live} live points, {args.pulls} pulls (one run each) per row; mean of Ẑ/Z ± SE, z = (mean - 1)/SE.",
