@@ -61,6 +61,7 @@ class ComparisonLearner:
         self.rule = rule
         self.chains = chains
         self._chain_stats: list[tuple[float, float]] = []
+        self._reported = np.zeros(rule.n_arms, dtype=np.int64)  # per arm, the pulls that reported both chain stats
         self.components = tuple(components)
         self.arm_names = tuple(arm_names) or tuple(f"arm {i}" for i in range(rule.n_arms))
         self.n_arms = rule.n_arms
@@ -88,28 +89,17 @@ class ComparisonLearner:
         """
         self.blocked = np.asarray(blocked, dtype=bool).copy()
         self.check_gate()
-        short = self.untested()
-        if short.any():  # the budget ended before the convergence rules could test them: not ranked
-            frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
-            reported = np.isfinite(frac) & np.isfinite(var)
-            counts = np.bincount(np.asarray(self._arms, dtype=np.int64)[reported], minlength=self.n_arms)
-            for i in np.flatnonzero(short):
-                self.excluded[i] = True
-                self.reasons[i] = (f"untested: {int(counts[i])} of its pulls reported their chains, fewer than the "
-                                   f"{MIN_PULLS} the convergence rules need; give the run a larger budget")
+        for i in np.flatnonzero(self.untested()):  # the budget ended before the convergence rules could test them
+            self.excluded[i] = True
+            self.reasons[i] = (f"untested: {int(self._reported[i])} of its pulls reported their chains, fewer than "
+                               f"the {MIN_PULLS} the convergence rules need; give the run a larger budget")
         return GateResult(self.excluded.copy(), tuple(self.reasons), self.z.copy())
 
     def untested(self) -> np.ndarray:
         """Arms in play that report their chains (a pull with both diagnostics) with fewer such pulls than the
         convergence rules need (:data:`~pmcbandit.compare.gate.MIN_PULLS`).
         """
-        out = np.zeros(self.n_arms, dtype=bool)
-        if self.chains is None or not self._chain_stats:
-            return out
-        frac, var = np.asarray(self._chain_stats, dtype=np.float64).T
-        reported = np.isfinite(frac) & np.isfinite(var)
-        counts = np.bincount(np.asarray(self._arms, dtype=np.int64)[reported], minlength=self.n_arms)
-        return self.in_play() & (counts > 0) & (counts < MIN_PULLS)
+        return self.in_play() & (self._reported > 0) & (self._reported < MIN_PULLS)
 
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
         pending = self.untested() & eligible
@@ -128,8 +118,10 @@ class ComparisonLearner:
         self._values += decision.values
         self._arms += decision.value_arms
         if self.chains is not None:
-            self._chain_stats += [(float(d[self.chains[0]]), float(d[self.chains[1]]))
-                                  for d in decision.value_diagnostics]
+            stats = [(float(d[self.chains[0]]), float(d[self.chains[1]])) for d in decision.value_diagnostics]
+            self._chain_stats += stats
+            for arm, (frac, var) in zip(decision.value_arms, stats):
+                self._reported[arm] += math.isfinite(frac) and math.isfinite(var)
         got = np.asarray(decision.value_arms, dtype=np.int64)
         state = self.state
         for arm in decision.arms:
