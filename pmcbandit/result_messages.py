@@ -13,6 +13,7 @@ evidence pool size the check arm for).
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -158,10 +159,10 @@ class RunMessages:
             )
         elif self._one_family and not any(getattr(m, "topic", "") == "independent_check" for m in self.issued):
             pool = self._pool_families()
-            other = self._other_posterior()
+            other = self._other_posterior
             if other:
                 est = self.posterior_loglik[0]
-                a = self._answer_arm()
+                a = self.answer_arm
                 seen = ", ".join(f"{self.arm_names[k]} {est[k]:.4g}" for k in other)
                 text = (f"no independent check: arms see another posterior than the "
                         f"answer's arm {self.arm_names[a]} (posterior mean of the log likelihood {est[a]:.4g}; "
@@ -392,13 +393,14 @@ class RunMessages:
         """The families of the arms compared for consistency whose own relative SE is at most
         :data:`CHECK_RESOLUTION` (a coarser arm agrees with almost any answer).
         """
-        other = set(self._other_posterior())
-        candidates = self._check_candidates()
+        other = set(self._other_posterior)
+        candidates = self._check_candidates
         if other - set(candidates):
             return []  # a region the answer's posterior misses carries a share of the evidence: nothing checks it
         families = self._families()
         return sorted({families[k] for k in candidates if k not in other})
 
+    @cached_property
     def _check_candidates(self) -> list[int]:
         """The arms compared for consistency that declare a family and whose relative SE is at most
         :data:`CHECK_RESOLUTION`.
@@ -407,10 +409,12 @@ class RunMessages:
         rel = self._relative_se()
         return [int(k) for k in self.consistency.compared if families[k] is not None and rel[k] <= CHECK_RESOLUTION]
 
-    def _answer_arm(self) -> int:
-        """The arm with the largest weight in the combination (the one the answer rests on)."""
+    @property
+    def answer_arm(self) -> int:
+        """The arm with the largest weight in the combination: the one the answer rests on."""
         return int(np.argmax(np.nan_to_num(np.asarray(self.combined.weights, dtype=float), nan=-1.0)))
 
+    @cached_property
     def _other_posterior(self) -> list[int]:
         """Arms whose weighted points stand for another posterior than the answer's arm's (their posterior means of
         the log likelihood differ, :func:`~pmcbandit.stats.posterior_check.differ`): check candidates, which then
@@ -422,9 +426,9 @@ class RunMessages:
         it can say otherwise.
         """
         post = np.column_stack(self.posterior_loglik)
-        a = self._answer_arm()
+        a = self.answer_arm
         mean = np.asarray(self.combined.mean, dtype=float)
-        candidates = set(self._check_candidates())
+        candidates = set(self._check_candidates)
         share = np.divide(mean, mean[a], out=np.zeros_like(mean), where=mean[a] > 0)
         return [k for k in range(len(self.arm_names))
                 if k != a and (k in candidates or share[k] >= MISMATCH_SHARE) and differ(post[a], post[k])]

@@ -334,8 +334,7 @@ class _SEWatch:
             guards = engine.guards
             step = max(1, n // 50)
             if status == "no_cross_check" and value <= self.target and guards is not None:
-                weights = np.nan_to_num(np.asarray(res.combined.weights, dtype=float), nan=-1.0)
-                guards.finish_check(engine.selected, res.check_pulls_needed(), int(np.argmax(weights)))
+                guards.finish_check(engine.selected, res.check_pulls_needed(), res.answer_arm)
                 step = guards.check_pulls_needed(engine.blocked()) or step
             self.next_n = n + step
         return self.value
