@@ -622,23 +622,26 @@ class AISArm(Arm):
         return ais_imh_parallel if self.parallel else ais_imh_serial
 
     def _run(self, x0, betas, seeds, proposal):
-        """``(log_w, evals, accepts)`` of chains started at ``x0``, whose rows are left at the chains' final states."""
+        """``(log_w, evals, accepts, ll_end)`` of chains started at ``x0``: log weights, density evaluations, accepted
+        moves and the log likelihood at each chain's final state.
+        """
         c = x0.shape[0]
         log_w = np.empty(c)
         evals = np.empty(c, dtype=np.int64)
         accepts = np.zeros(c, dtype=np.int64)
+        ll_end = np.empty(c)
         if self.transition == "slice":
             self._kernel()(self.density.terms_fn, x0, betas, self.slice_width, self.max_stepout, seeds,
-                           log_w, evals)
+                           log_w, evals, ll_end)
         elif self.transition == "hmc":
             eps, index, inv_mass = proposal
             self._kernel()(self.density.grad_terms_fn, x0, betas, eps, index, inv_mass, self.hmc_leapfrog,
-                           self.hmc_persistence, seeds, log_w, evals, accepts)
+                           self.hmc_persistence, seeds, log_w, evals, accepts, ll_end)
         else:
             a, b, mu, prec = proposal
             self._kernel()(self.density.jit_fn, x0, betas, a, b, mu, prec, self.imh_df, seeds,
-                           log_w, evals, accepts)
-        return log_w, evals, accepts
+                           log_w, evals, accepts, ll_end)
+        return log_w, evals, accepts, ll_end
 
     def _warm_up(self) -> None:
         """Compile the kernel on a 3-temperature run so pulls never pay numba's compile time."""
@@ -678,7 +681,7 @@ class AISArm(Arm):
     def draw(self, rng: np.random.Generator):
         x0 = self.density.sample_prior(rng, self.n_chains)
         seeds = chain_seeds(rng, self.n_chains)
-        log_w, evals, accepts = self._run(x0, self.betas, seeds, getattr(self, "_proposal", None))
+        log_w, evals, accepts, ll_end = self._run(x0, self.betas, seeds, getattr(self, "_proposal", None))
         if np.isnan(log_w).any():
             raise FloatingPointError(
                 f"arm {self.name!r} produced a NaN log weight: the model's log density is NaN "
@@ -698,6 +701,6 @@ class AISArm(Arm):
             "accept_rate": accept,
             "log_w_var": float(np.var(log_w)) if log_w.size > 1 and np.isfinite(log_w).all() else float("nan"),
         }
-        # The chains' final states (the kernel leaves them in x0), weighted: the posterior this pull saw.
-        info.update(weighted_loglik(log_w, self.density.logp_terms_batch(x0)[1]))
+        # The chains' final states, weighted: the posterior this pull saw.
+        info.update(weighted_loglik(log_w, ll_end))
         return log_w, info, (float(total) if self.cost == "logp_evals" else None)

@@ -153,7 +153,8 @@ def _flip(z):
         z[i] = -z[i]
 
 
-def _ais_hmc(grad_fn, x0, betas, eps, mass_index, inv_mass, n_leapfrog, persistence, seeds, log_w, evals, accepts):
+def _ais_hmc(grad_fn, x0, betas, eps, mass_index, inv_mass, n_leapfrog, persistence, seeds, log_w, evals, accepts,
+             ll_end):
     n_chains, d = x0.shape
     n = betas.shape[0] - 1
     for c in numba.prange(n_chains):
@@ -183,7 +184,7 @@ def _ais_hmc(grad_fn, x0, betas, eps, mass_index, inv_mass, n_leapfrog, persiste
         log_w[c] = lw
         evals[c] = count
         accepts[c] = acc
-        x0[c, :] = x  # the chain's final state, where its last weight factor was evaluated
+        ll_end[c] = cur[1]  # the log likelihood at the chain's final state, where its last weight factor was read
 
 
 ais_hmc_serial = numba.njit(parallel=False, cache=True)(_ais_hmc)

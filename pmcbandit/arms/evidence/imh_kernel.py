@@ -78,7 +78,7 @@ def _log_q(quad, df, d):
     return -0.5 * (df + d) * np.log1p(quad / df)
 
 
-def _ais_imh(jit_fn, x0, betas, a, b, mu, prec, df, seeds, log_w, evals, accepts):
+def _ais_imh(jit_fn, x0, betas, a, b, mu, prec, df, seeds, log_w, evals, accepts, ll_end):
     n_chains, d = x0.shape
     n = betas.shape[0] - 1
     for c in numba.prange(n_chains):
@@ -135,7 +135,7 @@ def _ais_imh(jit_fn, x0, betas, a, b, mu, prec, df, seeds, log_w, evals, accepts
         log_w[c] = lw
         evals[c] = count
         accepts[c] = acc
-        x0[c, :] = x  # the chain's final state, where its last weight factor was evaluated
+        ll_end[c] = cur_ll  # the log likelihood at the chain's final state, where its last weight factor was read
 
 
 ais_imh_serial = numba.njit(parallel=False)(_ais_imh)

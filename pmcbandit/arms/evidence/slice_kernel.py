@@ -100,7 +100,7 @@ def _slice_sweep(terms, x, cur, beta, width, max_stepout, s):
     return evals
 
 
-def _ais_slice(terms, x0, betas, width, max_stepout, seeds, log_w, evals):
+def _ais_slice(terms, x0, betas, width, max_stepout, seeds, log_w, evals, ll_end):
     n_chains = x0.shape[0]
     n = betas.shape[0] - 1
     for c in numba.prange(n_chains):
@@ -119,7 +119,7 @@ def _ais_slice(terms, x0, betas, width, max_stepout, seeds, log_w, evals):
             count += _slice_sweep(terms, x, cur, betas[j], width, max_stepout, s)
         log_w[c] = lw
         evals[c] = count
-        x0[c, :] = x  # the chain's final state, where its last weight factor was evaluated
+        ll_end[c] = cur[1]  # the log likelihood at the chain's final state, where its last weight factor was read
 
 
 ais_slice_serial = numba.njit(parallel=False, cache=True)(_ais_slice)
