@@ -340,10 +340,7 @@ class Engine:
             values, cost, info = pull
             size = values.size
             if status == "ok":
-                if size == 1 and not self.log_scale:  # _reduce of one linear value
-                    obs = float(values[0])
-                else:
-                    obs, within = _reduce(values, self.log_scale)
+                obs, within = _reduce(values, self.log_scale)
                 if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                     status = "out_of_bounds"
                     message = f"observation {obs!r} outside bounds {self.bounds}"
@@ -352,7 +349,7 @@ class Engine:
         if remote_cpu == remote_cpu:
             self.remote_cpu += remote_cpu
         wall = self.wall_offset + time.perf_counter() - self._t0
-        cpu = self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu  # cpu_seconds(), inline
+        cpu = self.cpu_seconds()
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
                   math.nan, wall, cpu, seconds]
         return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
