@@ -45,6 +45,10 @@ SPREAD_HOPELESS = 1e6
 #: of sd near 1 in ``log Z`` each) agrees with almost any answer and confirms nothing.
 CHECK_RESOLUTION = 0.1
 
+#: Fewest pulls from whose SE :meth:`RunMessages.widen_pulls` estimates the pulls a check needs (fewer: it asks
+#: for :data:`~pmcbandit.runtime.guards.CHECK_PULLS`).
+WIDEN_MIN_PULLS = 10
+
 #: The most pulls :meth:`RunMessages.check_pulls_needed` reports (more than any run makes).
 MAX_CHECK_PULLS = 10**15
 
@@ -244,9 +248,9 @@ class RunMessages:
         )
 
     def _check_advice(self) -> str:
-        """The action that would let the independent check run, estimated from this run's costs: the
-        quickest arm of a family left out of the comparison must reach the observations the
-        consistency test needs (:data:`~pmcbandit.runtime.guards.CHECK_PULLS`) within the cross-check share.
+        """The action that would let the independent check run, estimated from this run's costs: the arm of a
+        family left out of the comparison whose check costs least (the pulls it needs, :meth:`check_pulls_needed`,
+        times their measured duration) must reach them within the cross-check share.
         """
         compared = set(self._families_compared())
         families = self._families()
@@ -257,6 +261,7 @@ class RunMessages:
         if not share > 0:
             return "set cross_check_share > 0 (it is 0), so a share of the budget goes to the other family"
         best = None
+        needed = self.check_pulls_needed()
         for k, family in enumerate(families):
             if family is None or family in compared or self.quarantined[k]:
                 continue
@@ -264,12 +269,13 @@ class RunMessages:
             if not own.any():
                 continue
             per_pull = float(np.mean(seconds[own]))
-            if best is None or per_pull < best[1]:
+            # The arm whose check costs least: its pulls needed times their duration.
+            if best is None or needed[k] * per_pull < needed[best[0]] * best[1]:
                 best = (k, per_pull)
         if best is None:
             return "give the run a larger budget, so an arm of the other family is pulled"
         k, per_pull = best
-        need = int(self.check_pulls_needed()[k])
+        need = int(needed[k])
         name = self.arm_names[k]
         if rel.unreliable[k] and families[k] == "importance":
             return (
@@ -328,6 +334,29 @@ class RunMessages:
         with np.errstate(over="ignore"):  # an arm of SE 1e10 needs more pulls than any run makes: capped
             wanted = np.minimum(np.ceil(pulls[coarse] * (rel[coarse] / CHECK_RESOLUTION) ** 2), MAX_CHECK_PULLS)
         need[coarse] = np.maximum(CHECK_PULLS, wanted)
+        return need
+
+    def widen_pulls(self) -> np.ndarray | None:
+        """Valid pulls each arm needs to count as a cross-family check (:meth:`check_pulls_needed`), 0 for an arm
+        that cannot be one (of the answer's family or of none, out of play, or seeing another posterior than the
+        answer's); ``None`` when no number of pulls gives a check (an arm that is no candidate sees another
+        posterior). What the guards widen the check's share by under a time budget
+        (:meth:`~pmcbandit.runtime.guards.Guards.widen_check`).
+        """
+        other = set(self._other_posterior)
+        if other - set(self._check_candidates):
+            return None
+        families = self._families()
+        a = self.answer_arm
+        need = self.check_pulls_needed()
+        # An SE from a few pulls does not say how many a check needs: such an arm is asked for CHECK_PULLS, and
+        # judged again once it has them.
+        pulls = np.bincount(np.asarray(self.history.column("arm"), dtype=np.int64), minlength=len(self.arm_names))
+        need[pulls < WIDEN_MIN_PULLS] = CHECK_PULLS
+        out = np.asarray(self.quarantined, dtype=bool) | np.asarray(self.reliability.unreliable, dtype=bool)
+        for k, family in enumerate(families):
+            if family is None or family == families[a] or k in other or out[k]:
+                need[k] = 0
         return need
 
     def _spread_check_advice(self, k: int) -> str:

@@ -145,7 +145,9 @@ def run(
     cross_check_share : float
         Smallest share of the spending kept on estimator families other than the leading one
         when the arms declare two or more ``family`` values (:mod:`pmcbandit.runtime.guards`, rule 4;
-        0 switches it off).
+        0 switches it off). Under a wall or CPU budget the check arm's share widens, up to
+        :data:`~pmcbandit.runtime.guards.MAX_CHECK_SHARE` of the budget, while the answer lacks only a check
+        its pulls can bring to the resolution a check needs.
     max_decision_share : float
         Under a time budget, the largest share of its horizon one decision may be predicted to
         take (:mod:`pmcbandit.runtime.guards`, rule 1); time budgets also get the fit and initial rules
@@ -265,7 +267,10 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
     guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
                     cross_check_share=cross_check_share, max_decision_share=max_decision_share,
                     pinned=pol.pinned_arm is not None, adaptive=pol.adaptive)
-    watch = _SEWatch(combine, budget) if isinstance(budget, TargetSE) else None
+    if isinstance(budget, TargetSE):
+        watch = _SEWatch(combine, budget)
+    else:
+        watch = _CheckWatch(combine, budget.horizon) if budget.horizon is not None and guards.checks else None
     config = dict(kind="allocation", policy=pol.name, policy_params=tuple(pol.params), combine=combine,
                   reward=rule.name, ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
                   cross_check_share=cross_check_share, max_decision_share=max_decision_share)
@@ -347,3 +352,52 @@ class _SEWatch:
             est = abs(res.estimate)
             return res.se / est if est > 0 else math.inf
         return res.se
+
+
+class _CheckWatch:
+    """Widens the cross-family check's share under a wall or CPU budget (:mod:`pmcbandit.runtime.guards`, rule 4).
+
+    It evaluates the run's interval when the run's clock passes each of :data:`WIDEN_AT` of the horizon, and once
+    the arm the widened share went to has the pulls it needed: while the interval lacks only the check
+    (``"no_cross_check"``), the guards get the pulls each arm needs to count as a check
+    (:meth:`~pmcbandit.result_messages.RunMessages.widen_pulls`); otherwise the widening ends. It reads the clock
+    only when the pull count has grown by 2 %, and compares no SE (``se`` is NaN, as without a watch).
+    """
+
+    def __init__(self, combine: str, horizon: float):
+        self.combine = combine
+        self.horizon = float(horizon)
+        self.next_n = 1
+        self.value = math.nan
+        self._due = 0  # the next of WIDEN_AT to pass
+        self._widened = False
+
+    def se(self, engine) -> float:
+        n = len(engine.history)
+        if n < self.next_n:
+            return math.nan
+        self.next_n = n + max(1, n // 50)
+        guards = engine.guards
+        done = self._widened and guards.widen_arm >= 0 and not guards.widen_pending()
+        wall = engine.progress(cpu=False).wall
+        passed = self._due
+        while passed < len(WIDEN_AT) and wall >= WIDEN_AT[passed] * self.horizon:
+            passed += 1
+        if not done and passed == self._due:
+            return math.nan
+        self._due = passed
+        res = RunResult(
+            arm_names=[a.name for a in engine.arms], history=engine.history, combine=self.combine,
+            log_scale=engine.log_scale, quarantined=engine.quarantined,
+            settings={"families": [a.family for a in engine.arms]}, policy_state=None,
+            reliability=engine.reliability(),
+        )
+        pulls = res.widen_pulls() if res.interval_status == "no_cross_check" else None
+        guards.widen_check(pulls, res.answer_arm)
+        self._widened = pulls is not None
+        return math.nan
+
+
+#: Shares of a time budget's horizon at which :class:`_CheckWatch` evaluates the run's interval: early enough
+#: that a widened check still fits in the time left, late enough that the arms have the pulls it is judged on.
+WIDEN_AT = (0.2, 0.35, 0.5, 0.65)

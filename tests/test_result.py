@@ -193,6 +193,26 @@ def test_an_unpulled_second_family_leaves_the_answer_unchecked():
     assert any("no independent check" in m and "['annealing', 'importance']" in m for m in messages)
 
 
+def test_the_pulls_a_widened_check_asks_for_go_only_to_arms_that_can_become_a_check():
+    """The answer's family, a failed k-hat and an arm seeing another posterior ask for none; an arm of the other
+    family with a few pulls asks for the consistency test's; one that sees another posterior while it is no check
+    candidate (its k-hat failed) leaves nothing to widen for."""
+    from pmcbandit.runtime.guards import CHECK_PULLS
+
+    arms = [_PosteriorArm("a", 0.0, "importance"), _PosteriorArm("b", 0.0, "importance"),
+            _PosteriorArm("c", 0.0, "annealing"), _PosteriorArm("d", 30.0, "annealing"),
+            _PosteriorArm("e", 0.0, "annealing", law=0.9)]
+    res, _ = _run(arms, random_seed=4, budget=pb.Pulls(36), policy="uniform")
+    assert res.reliability.unreliable.tolist() == [False, False, False, False, True]
+    assert res.history.column("arm").tolist().count(2) < 10
+    need = res.widen_pulls()
+    assert need[[0, 1, 3, 4]].tolist() == [0, 0, 0, 0] and need[2] == CHECK_PULLS
+    arms = [_PosteriorArm("a", 0.0, "importance"), _PosteriorArm("b", 0.0, "annealing"),
+            _PosteriorArm("c", 30.0, "importance", law=0.9, z=1.5)]
+    res, _ = _run(arms, random_seed=4, budget=pb.Pulls(300), policy="uniform")
+    assert res.interval_status == "no_cross_check" and res.widen_pulls() is None
+
+
 def test_too_few_observations_are_flagged_not_printed_as_an_interval():
     arms = [pb.CallableArm(lambda rng: rng.normal(1.0, 1.0), name="one-value", cost=1.0)]
     res, messages = _run(arms, random_seed=5, budget=pb.Pulls(4), policy="ucb1")

@@ -122,7 +122,9 @@ def evidence_arms(
         fewest steps at most those of a pull of which :data:`~pmcbandit.runtime.guards.CHECK_PULLS`
         (the 30 pulls the consistency test needs) fit in :data:`CHECK_FILL` x the ``CROSS_CHECK_SHARE`` of
         the budget, so the cross-check family reaches the observations the consistency test needs
-        (the *independent check*, :mod:`pmcbandit.runtime.guards` rule 4). Shrunk arms keep at least
+        (the *independent check*, :mod:`pmcbandit.runtime.guards` rule 4); the fewest steps asked for stay beside
+        that arm as one more, under the first cap only, when the check arm was shrunk below them (fewer runs of less
+        variance, for a check the guards' widened share can bring to its resolution). Shrunk arms keep at least
         :data:`MIN_AIS_STEPS` steps (an arm that cannot get that many is left out, and of two counts
         less than 1.5x apart the smaller is kept); a note, logged at INFO on the ``pmcbandit``
         logger, reports the new counts. When even :data:`MIN_AIS_STEPS` steps are too many for the
@@ -393,7 +395,13 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         fill = [0.8] * len(steps)
         if check_share > 0:
             fill[0] = CHECK_FILL
-        capped = _distinct_steps([min(n, int(f * cap / probe.step_seconds)) for n, f, cap in zip(steps, fill, caps)])
+        sized = [min(n, int(f * cap / probe.step_seconds)) for n, f, cap in zip(steps, fill, caps)]
+        if check_share > 0:
+            # The smallest count asked for stays beside a check rung shrunk below it: its runs are fewer but of
+            # less variance, and a check the shrunk rung cannot bring to a check's resolution in the share, this
+            # one may bring in a widened share (pmcbandit.runtime.guards, rule 4).
+            sized.append(min(steps[0], int(0.8 * decision_share * budget_seconds / 2 / probe.step_seconds)))
+        capped = _distinct_steps(sized)
         if check_share > 0 and int(CHECK_FILL * caps[0] / probe.step_seconds) < MIN_AIS_STEPS:
             check_budget = need * MIN_AIS_STEPS * probe.step_seconds / (CHECK_FILL * check_share)
         if capped != steps:

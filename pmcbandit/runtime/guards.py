@@ -83,6 +83,21 @@ For every budget, when the arms still in play declare at least two
    arm needs are the only new state (``finish_from``, ``finish_family``, ``finish_pulls``); a checkpoint stores
    them, so a resumed run makes the same decisions. These decisions are recorded with the reason ``cross_check``.
 
+   *Widening the share.* Under a wall or CPU budget the share can be too small for a check arm to reach the
+   resolution a check needs (:data:`pmcbandit.result_messages.CHECK_RESOLUTION`): a few annealing runs of high
+   variance each, though many runs of a costlier arm would reach it in a larger share. While the interval lacks
+   only the check (``"no_cross_check"``), the run's check watch (:mod:`pmcbandit.run`) calls
+   :meth:`Guards.widen_check` with the valid pulls each arm needs to count as a check. The decisions then go to the
+   arm of a family other than the answer's that completes those pulls at the smallest predicted cost, where that
+   cost, with what the arm already spent, fits in :data:`MAX_CHECK_SHARE` of the horizon (or the cross-check share
+   when it is larger) and in the seconds left, until it has them; the watch then evaluates again. While an arm holds
+   the widened share, the share rule above sends nothing to the other family: the family the widening made the
+   one with the most spending is the answer's, which needs no check of its own. No arm fits: the
+   run goes on as before, and the result says ``"no_cross_check"`` with the budget a check needs. The price is the
+   bound above with ``s`` at most :data:`MAX_CHECK_SHARE` (1.67 for 0.4), paid only where the answer would
+   otherwise have no check. These decisions are recorded with the reason ``cross_check``; wall-clock rules do not
+   replay exactly, and a checkpoint does not store the widening (a resumed run's watch evaluates again).
+
 For every budget, when some arms' values are importance weights
 (:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
 
@@ -123,7 +138,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CAP_PRIOR_PULLS", "CROSS_CHECK_SHARE", "CHECK_PULLS",
-           "CHECK_MARGIN", "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
+           "CHECK_MARGIN", "MAX_CHECK_SHARE", "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
 
 #: Largest predicted duration of one decision, as a share of a time budget's horizon.
 MAX_DECISION_SHARE = 0.1
@@ -137,6 +152,8 @@ CROSS_CHECK_SHARE = 0.1
 CHECK_PULLS = 30
 #: How many times over rule 4 prefers a check arm's :data:`CHECK_PULLS` pulls to fit in the share.
 CHECK_MARGIN = 2.0
+#: Largest share of a time budget's horizon a check arm may take when the check widens its share (rule 4).
+MAX_CHECK_SHARE = 0.4
 #: Largest share of the spending the policy may put on arms whose variance estimate is untrusted (rule 5).
 UNTRUSTED_SHARE = 0.1
 
@@ -210,6 +227,9 @@ class Guards:
         self.finish_from = -1  # the decision from which rule 4 finishes the check (-1: not finishing)
         self.finish_pulls = np.full(k, CHECK_PULLS, dtype=np.int64)  # valid pulls each arm needs to count as a check
         self.finish_family = -1  # the family the answer rested on when the finish started
+        self.widen_pulls = None  # valid pulls each arm needs to count as a check, while the share widens
+        self.widen_family = -1  # the family the answer rested on when the share widened
+        self.widen_arm = -1  # the arm the widened share goes to (-1: none chosen)
 
     # --- bookkeeping ----------------------------------------------------------------
     def dispatched(self, arm: int, reason: int = POLICY) -> None:
@@ -245,6 +265,22 @@ class Guards:
             self.finish_family = int(self.family[int(answering)]) if known else self._answering_family()
         if pulls is not None:
             self.finish_pulls = np.maximum(self.finish_pulls, np.asarray(pulls, dtype=np.int64))
+
+    def widen_check(self, pulls, answering: int) -> None:
+        """Widen the check's share under a time budget (module docstring, rule 4): ``pulls`` per arm are the valid
+        pulls each needs to count as a check (0 for an arm that cannot be one; ``None`` ends the widening),
+        ``answering`` the arm the answer rests on. A later call replaces both.
+        """
+        if pulls is None or not self.checks or self.horizon is None or self.family[int(answering)] < 0:
+            self.widen_pulls, self.widen_arm = None, -1
+            return
+        self.widen_pulls = np.asarray(pulls, dtype=np.int64).copy()
+        self.widen_family = int(self.family[int(answering)])
+        self.widen_arm = -1
+
+    def widen_pending(self) -> bool:
+        """Whether the widened share still has pulls to make (the watch evaluates again once it has none)."""
+        return self.widen_arm >= 0 and self.valid[self.widen_arm] < self.widen_pulls[self.widen_arm]
 
     def check_pulls_needed(self, blocked: np.ndarray) -> int:
         """Valid pulls an arm in play outside the family the answer rests on still needs to reach
@@ -302,7 +338,12 @@ class Guards:
             untried = eligible & ~self.tried
             if untried.any():
                 return Plan(_quickest(untried, predicted), INITIAL, eligible)
-        if self.checks:
+        widening = self.widen_pulls is not None
+        if widening:
+            arm = self._widened_arm(eligible, predicted, seconds_left)
+            if arm is not None:
+                return Plan(arm, CROSS_CHECK, eligible)
+        if self.checks and not (widening and self.widen_arm >= 0):
             arm = self._check_arm(open_, eligible, predicted, mean_loss)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
@@ -344,6 +385,27 @@ class Guards:
         if arm is None or self.spent[arm] >= self.cross_check_share * total:
             return None
         return arm
+
+    def _widened_arm(self, eligible, predicted, seconds_left) -> int | None:
+        """The arm the widened share goes to (module docstring, rule 4), or None: once chosen, kept while it still
+        fits; else the arm outside the answer's family that completes its pulls at the smallest predicted cost
+        within the room.
+        """
+        left = np.maximum(0, self.widen_pulls - self.valid)
+        per_pull = predicted / self.per_decision
+        cost = np.where(np.isfinite(per_pull), left * per_pull, np.inf)
+        room = max(MAX_CHECK_SHARE, self.cross_check_share) * self.horizon - self.spent
+        if seconds_left is not None:
+            room = np.minimum(room, seconds_left)
+        fits = (eligible & (self.family >= 0) & (self.family != self.widen_family) & (self.widen_pulls > 0)
+                & (cost <= room))
+        arm = self.widen_arm
+        if arm < 0 or not fits[arm]:
+            if not fits.any():
+                self.widen_arm = -1
+                return None
+            arm = self.widen_arm = int(np.argmin(np.where(fits, cost, np.inf)))
+        return arm if left[arm] > 0 else None
 
     def _answering_family(self) -> int:
         """The family of the arm with the most valid pulls: the one the answer rests on, whose arms the consistency

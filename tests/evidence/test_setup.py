@@ -202,3 +202,23 @@ def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_not
     assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "prior-is"]  # the one search found the mode
     _, notes, _ = pool(None)
     assert asked[-1] is None and not [n for n in notes if n.startswith("mode search cut")]
+
+
+@pytest.mark.parametrize("step_seconds, names", [
+    (6.26e-4, ["ais-95", "ais-400", "ais-1916"]),  # the check rung shrunk below 400: 400 stays beside it
+    (1e-6, ["ais-400", "ais-2000", "ais-8000"]),  # nothing shrunk: the ladder as asked
+])
+def test_the_fewest_steps_asked_for_stay_beside_a_check_rung_shrunk_below_them(monkeypatch, step_seconds, names):
+    """Sized for 30 s at a step of 0.626 ms, the check rung gets 95 steps (30 pulls in 0.6 x the 10 % share) and the
+    others the decision cap's 1916: the 400 asked for stays as a rung between, one whose fewer runs of less variance
+    a widened check share can bring to a check's resolution."""
+    from types import SimpleNamespace
+
+    from pmcbandit.evidence import pool as evidence_pool
+
+    monkeypatch.setattr(evidence_pool, "_probe", lambda *a, **k: SimpleNamespace(step_seconds=step_seconds))
+    arms, _, _ = evidence_pool.build_pool(analytic_models.normal_normal()[0], ais_steps=(400, 2000, 8000), n_chains=1,
+                                          transition="slice", laplace_proposals=(), smc=False, batch_size=200,
+                                          cost="cpu_seconds", budget_seconds=30.0, laplace=False, prior=False,
+                                          refine=False, nested=False)
+    assert [a.name for a in arms] == names

@@ -540,3 +540,78 @@ def test_a_check_arm_too_coarse_to_see_an_error_confirms_nothing(check_sd, statu
     rel_se = np.std(r.history.column("obs")[chk]) / np.sqrt(2 * chk.sum())  # two observations per pull
     assert (rel_se <= CHECK_RESOLUTION) == (status == "ok")
     assert r.interval_status == status
+
+
+# --- widening the check's share (rule 4 under a time budget) --------------------------------
+def test_the_widened_share_goes_to_the_arm_that_completes_its_pulls_cheapest_within_the_room():
+    """Of two check arms, the one whose missing pulls cost least goes first, kept until it has them; an arm whose
+    pulls do not fit in MAX_CHECK_SHARE of the horizon is never chosen; ``None`` ends the widening."""
+    from pmcbandit.runtime.guards import MAX_CHECK_SHARE
+
+    arms = [_Arm("lead", family="importance", expected=0.01), _Arm("noisy", family="annealing", expected=0.02),
+            _Arm("costly", family="annealing", expected=0.1)]
+    g = _guards(arms, horizon=10.0, per_decision=1)
+    for k in range(3):
+        g.dispatched(k, INITIAL)
+        g.observe(k, arms[k].expected_seconds, arms[k].expected_seconds)
+    room = MAX_CHECK_SHARE * 10.0
+    g.widen_check(np.array([0, 250, 30]), answering=0)  # noisy: 249 x 0.02 = 4.98 s; costly: 29 x 0.1 = 2.9 s
+    assert 249 * 0.02 > room > 29 * 0.1
+    for _ in range(29):
+        plan = g.plan(_none_blocked(3), 9.0, _no_loss(3), decision=5)
+        assert (plan.arm, plan.reason) == (2, CROSS_CHECK)
+        assert g.widen_pending()
+        g.dispatched(2, CROSS_CHECK)
+        g.observe(2, 0.1, 0.1)
+    assert not g.widen_pending()
+    assert g.plan(_none_blocked(3), 9.0, _no_loss(3), decision=40).reason == POLICY  # no share rule while held
+    g.widen_check(np.array([0, 250, 60]), answering=0)  # 30 more of costly: 3 s on top of its 3 s spent
+    assert 3.0 + 30 * 0.1 > room
+    assert g.plan(_none_blocked(3), 9.0, _no_loss(3), decision=40).arm != 1  # noisy never fits
+    g.widen_check(None, answering=0)
+    assert g.widen_pulls is None and not g.widen_pending()
+
+
+class _Clock:
+    """A clock that moves only when read (by a tick) or slept on: a run's durations, and with them every decision
+    its time rules make, are then the same on any machine under any load."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def perf_counter(self):
+        self.t += 1e-5
+        return self.t
+
+    def sleep(self, seconds):
+        self.t += seconds
+
+
+def _widening_run(monkeypatch, seed=5):
+    clock = _Clock()
+    monkeypatch.setattr(time, "perf_counter", clock.perf_counter)
+    monkeypatch.setattr(time, "sleep", clock.sleep)
+    arms = [_Arm("lead", sd=0.02, family="importance", sleep=1e-3, cost=1e-3),
+            _Arm("chk", sd=1.0, family="annealing", sleep=0.02, cost=0.02)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        r = pb.run(arms, policy="thompson", budget=pb.WallSeconds(4.0), random_seed=seed, progressbar=False)
+    monkeypatch.undo()
+    return r
+
+
+def test_a_wall_budget_widens_the_check_share_until_the_check_reaches_its_resolution(monkeypatch):
+    """The check arm needs about 50 pulls (1 s) for a relative SE of CHECK_RESOLUTION, more than the 0.4 s of its
+    share: the watch widens the share and the interval is "ok". Held to the share (the mutation), the run ends
+    "no_cross_check"."""
+    import pmcbandit.runtime.guards as guards
+
+    r = _widening_run(monkeypatch)
+    chk = r.history.column("arm") == 1
+    assert r.interval_status == "ok"
+    assert chk.sum() >= CHECK_PULLS and (r.history.column("reason")[chk] == CROSS_CHECK).sum() > 30
+    again = _widening_run(monkeypatch)
+    np.testing.assert_array_equal(again.history.column("arm"), r.history.column("arm"))
+    monkeypatch.setattr(guards, "MAX_CHECK_SHARE", guards.CROSS_CHECK_SHARE)
+    held = _widening_run(monkeypatch)
+    assert held.interval_status == "no_cross_check"

@@ -318,8 +318,9 @@ def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatc
         laplace_proposals=(), prior=True, smc=False, batch_size=100, cost="cpu_seconds", budget_seconds=60.0,
         non_centre=False, hmc_arm=False, pilot_is=False)
     sized = [a for a in arms if isinstance(a, ais.AISArm)]
-    # 0.8 x (0.1 x 60 / 2) / 0.004 = 600 steps; the check arm 0.6 x 0.1 x 60 / 30 / 0.004 = 30
-    assert [a.name for a in sized] == ["ais-30", "ais-600"]
+    # 0.8 x (0.1 x 60 / 2) / 0.004 = 600 steps; the check arm 0.6 x 0.1 x 60 / 30 / 0.004 = 30, and the 400 asked
+    # for beside it
+    assert [a.name for a in sized] == ["ais-30", "ais-400", "ais-600"]
     for arm in sized:
         assert arm.step_seconds == 0.004 and arm.expected_seconds == arm.n_steps * 0.004
     # so each paired decision is predicted within the run's decision cap, as it was sized
