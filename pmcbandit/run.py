@@ -270,7 +270,7 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
     if isinstance(budget, TargetSE):
         watch = _SEWatch(combine, budget)
     else:
-        watch = _CheckWatch(combine, budget.horizon) if budget.horizon is not None and guards.checks else None
+        watch = _CheckWatch(combine, budget) if budget.horizon is not None and guards.checks else None
     config = dict(kind="allocation", policy=pol.name, policy_params=tuple(pol.params), combine=combine,
                   reward=rule.name, ranges="per_arm" if learner.state.per_arm else "shared", centre=rule.centre_rule,
                   cross_check_share=cross_check_share, max_decision_share=max_decision_share)
@@ -357,16 +357,17 @@ class _SEWatch:
 class _CheckWatch:
     """Widens the cross-family check's share under a wall or CPU budget (:mod:`pmcbandit.runtime.guards`, rule 4).
 
-    It evaluates the run's interval when the run's clock passes each of :data:`WIDEN_AT` of the horizon, and once
+    It evaluates the run's interval when the budget's fraction spent (wall or CPU seconds) passes each of
+    :data:`WIDEN_AT`, and once
     the arm the widened share went to has the pulls it needed: while the interval lacks only the check
     (``"no_cross_check"``), the guards get the pulls each arm needs to count as a check
     (:meth:`~pmcbandit.result_messages.RunMessages.widen_pulls`); otherwise the widening ends. It reads the clock
     only when the pull count has grown by 2 %, and compares no SE (``se`` is NaN, as without a watch).
     """
 
-    def __init__(self, combine: str, horizon: float):
+    def __init__(self, combine: str, budget: Budget):
         self.combine = combine
-        self.horizon = float(horizon)
+        self.budget = budget
         self.next_n = 1
         self.value = math.nan
         self._due = 0  # the next of WIDEN_AT to pass
@@ -379,9 +380,9 @@ class _CheckWatch:
         self.next_n = n + max(1, n // 50)
         guards = engine.guards
         done = self._widened and guards.widen_arm >= 0 and not guards.widen_pending()
-        wall = engine.progress(cpu=False).wall
+        spent = self.budget.fraction(engine.progress(cpu=self.budget.uses_cpu))
         passed = self._due
-        while passed < len(WIDEN_AT) and wall >= WIDEN_AT[passed] * self.horizon:
+        while passed < len(WIDEN_AT) and spent >= WIDEN_AT[passed]:
             passed += 1
         if not done and passed == self._due:
             return math.nan
@@ -398,6 +399,6 @@ class _CheckWatch:
         return math.nan
 
 
-#: Shares of a time budget's horizon at which :class:`_CheckWatch` evaluates the run's interval: early enough
+#: Fractions of a time budget spent at which :class:`_CheckWatch` evaluates the run's interval: early enough
 #: that a widened check still fits in the time left, late enough that the arms have the pulls it is judged on.
 WIDEN_AT = (0.2, 0.35, 0.5, 0.65)
