@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pytest
 
 from pmcbandit.arms.evidence import AISArm
 from pmcbandit.arms.evidence._kernels import eval_terms_rows
@@ -60,3 +61,31 @@ def test_terms_fn_follows_a_replaced_jit_fn(evidence_models):
     np.testing.assert_array_equal(lp, np.full(4, density.dim + 0.5))
     np.testing.assert_array_equal(ll, np.full(4, -1.25))
     np.testing.assert_array_equal(density.logp_terms_batch(x)[0], before[0])
+
+
+def test_the_density_c_function_is_loaded_from_the_disk_cache_where_pytensor_caches_the_graph(evidence_models):
+    """Where PyTensor keeps the model's dispatcher in its numba cache, the C function around it is kept beside it:
+    a second build for the same dispatcher is a cache hit (counted by numba, ``cache_hits``), not a compilation, and
+    it computes what the dispatcher computes. A dispatcher PyTensor does not cache gets the uncached closure.
+    """
+    from pmcbandit._compat import numba_src_function
+    from pmcbandit.arms.evidence import _kernels
+
+    density, _ = evidence_models("linear_regression")
+    if numba_src_function("def f():\n    pass\n", "f", {}, density.jit_fn, "probe") is None:
+        pytest.skip("PyTensor keeps no numba cache entry for this graph (numba__cache off)")
+    _kernels.terms_cfunc(density.jit_fn, density.dim)  # compiled and saved, or loaded from an earlier process
+    again = _kernels.terms_cfunc(density.jit_fn, density.dim)
+    assert again.cache_hits == 1
+    x = density.sample_prior(np.random.default_rng(3), 5)
+    lp, ll = eval_terms_rows(again, x).T
+    np.testing.assert_array_equal(lp, [density.logp_terms(r)[0] for r in x])
+    np.testing.assert_array_equal(ll, [density.logp_terms(r)[1] for r in x])
+
+    @numba.njit
+    def constant(v):
+        return np.asarray(v.size + 0.5), np.asarray(-1.25)
+
+    plain = _kernels.terms_cfunc(constant, density.dim)
+    assert plain.cache_hits == 0
+    np.testing.assert_array_equal(eval_terms_rows(plain, x)[:, 0], np.full(5, density.dim + 0.5))
