@@ -21,9 +21,12 @@ loads them instead of compiling them again.
 
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
 from numba import types
+from numba.core.errors import NumbaWarning
 from numba.extending import intrinsic
 
 __all__ = ["chain_seeds", "eval_rows", "eval_terms_rows", "eval_terms", "terms_cfunc", "grad_terms_cfunc", "TERMS_SIG",
@@ -115,7 +118,13 @@ def _cached_cfunc(jit_fn, src: str, name: str):
     from pmcbandit._compat import numba_src_function
 
     fn = numba_src_function(src, name, {"jit_fn": jit_fn, "carray": numba.carray}, jit_fn, f"_kernels.{name}")
-    return None if fn is None else numba.cfunc(TERMS_SIG, cache=True)(fn)
+    if fn is None:
+        return None
+    with warnings.catch_warnings():
+        # A dispatcher that holds data numba cannot write to disk makes its C function uncacheable too: numba
+        # compiles it, warns and keeps it in memory, as the closure would be.
+        warnings.filterwarnings("ignore", message="Cannot cache compiled function", category=NumbaWarning)
+        return numba.cfunc(TERMS_SIG, cache=True)(fn)
 
 
 def grad_terms_cfunc(grad_jit_fn, dim: int):
