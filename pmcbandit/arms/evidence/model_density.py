@@ -174,6 +174,9 @@ class ModelDensity:
         Their shapes.
     dim : int
         Length of ``x``.
+    initial_x : ndarray of shape (dim,)
+        The model's initial point (``model.initial_point()``) as a flat vector ``x``, read once here: where
+        :func:`~pmcbandit.arms.evidence.modes.search_mode` starts by default.
     point_fn : pytensor.compile.function.types.Function
         ``point_fn(x) -> [logprior, loglik]``, NUMBA mode.
     jit_fn : numba dispatcher
@@ -227,6 +230,7 @@ class ModelDensity:
             self.slices[name] = slice(start, start + size)
             start += size
         self.dim = start
+        self.initial_x = np.concatenate([np.ravel(point[n]) for n in self.value_names]).astype(np.float64)
         logprior = model.logp(vars=model.free_RVs, jacobian=True, sum=True)
         lik_terms = list(model.observed_RVs) + list(model.potentials)
         if lik_terms:
