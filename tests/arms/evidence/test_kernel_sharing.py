@@ -93,3 +93,24 @@ def test_the_density_c_function_is_loaded_from_the_disk_cache_where_pytensor_cac
     plain = _kernels.terms_cfunc(constant, density.dim)
     assert plain.cache_hits == 0
     np.testing.assert_array_equal(eval_terms_rows(plain, x)[:, 0], np.full(5, density.dim + 0.5))
+
+
+def test_models_that_differ_only_in_their_data_get_c_functions_of_their_own_data():
+    """The C functions kept on disk are keyed by the graph's PyTensor key, which holds the data: two models of one
+    structure and different observations each evaluate their own density through the C function (loaded or built).
+    """
+    import pymc as pm
+
+    from pmcbandit.arms.evidence.model_density import ModelDensity
+
+    x = None
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        design, y = rng.normal(size=(12, 2)), rng.normal(size=12)
+        with pm.Model() as model:
+            b = pm.Normal("b", 0.0, 1.0, shape=2)
+            pm.Normal("y", pm.math.dot(design, b), 0.5, observed=y)
+        density = ModelDensity(model)
+        x = density.sample_prior(np.random.default_rng(5), 4) if x is None else x
+        rows = eval_terms_rows(density.terms_fn, x)
+        np.testing.assert_array_equal(rows, [density.logp_terms(r) for r in x])
