@@ -49,6 +49,7 @@ import numpy as np
 from numba.core.errors import NumbaWarning
 
 from pmcbandit._compat import numba_jit_fn
+from pmcbandit.arms.evidence._initial_point import initial_point
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, register_custom
 from pmcbandit.arms.evidence.modes import search_mode
@@ -175,7 +176,8 @@ class ModelDensity:
     dim : int
         Length of ``x``.
     initial_x : ndarray of shape (dim,)
-        The model's initial point (``model.initial_point()``) as a flat vector ``x``, read once here: where
+        The model's initial point (``model.initial_point()``, evaluated by
+        :func:`~pmcbandit.arms.evidence._initial_point.initial_point`) as a flat vector ``x``, read once here: where
         :func:`~pmcbandit.arms.evidence.modes.search_mode` starts by default.
     point_fn : pytensor.compile.function.types.Function
         ``point_fn(x) -> [logprior, loglik]``, NUMBA mode.
@@ -221,7 +223,7 @@ class ModelDensity:
         self.model = model = check_model(model)
         value_vars = list(model.value_vars)
         self.value_names = tuple(v.name for v in value_vars)
-        point = model.initial_point()
+        point = initial_point(model)  # model.initial_point(), without compiling a function for it
         self.shapes = {name: tuple(np.shape(point[name])) for name in self.value_names}
         self.slices = {}
         start = 0
