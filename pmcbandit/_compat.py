@@ -13,7 +13,8 @@ PyTensor BLAS
 PyMC and PyTensor in the model code
     :func:`setup_step_chain` (step methods), the model-graph helpers and :func:`numba_jit_fn` (the numba
     function of a compiled graph: PyTensor has no public accessor, so this one wrapper reads the internal and a
-    test fails loudly when it changes). Each difference is detected from the API itself (an attribute, a
+    test fails loudly when it changes), and :func:`numba_src_function` (a numba function from source that PyTensor's
+    on-disk numba cache holds under a key of ours). Each difference is detected from the API itself (an attribute, a
     signature), not from a version number.
 ArviZ 0.x (``arviz.InferenceData``) and 1.x (``xarray.DataTree``)
     :func:`import_arviz`, :func:`arviz_major`, :func:`inference_data`, :func:`is_inference_data`, :func:`group_names`,
@@ -153,6 +154,34 @@ def numba_jit_fn(fn):
             f"compiled with mode='NUMBA'; pmcbandit.arms.evidence needs it (pmcbandit._compat.numba_jit_fn)."
         )
     return jit_fn
+
+
+def numba_src_function(src: str, name: str, global_env: dict, key_of, tag: str):
+    """The function ``name`` defined by the source ``src`` (globals ``global_env``), registered so that numba caches
+    what it compiles from it (``cache=True``) in PyTensor's on-disk numba cache, under a key derived from ``tag``,
+    ``src`` and the PyTensor cache key of the numba dispatcher ``key_of``; ``None`` where there is no such key.
+
+    A numba function that calls a dispatcher of a model's graph (:func:`numba_jit_fn`) cannot be cached by numba
+    itself: its own cache is keyed by the source file and the pickled closure, and a dispatcher pickles with a
+    random identifier. PyTensor caches the dispatchers of its graphs by a hash of the graph (its
+    ``NumbaPyTensorCacheLocator``, keyed by ``CACHED_SRC_FUNCTIONS``); a function registered there with a key that
+    names that hash and its own source is cached beside them, and found again in the next process. ``None`` (the
+    caller compiles without a cache): no key for ``key_of`` (a graph PyTensor does not cache, e.g. one holding data
+    as constants numba cannot cache, or ``numba__cache`` off), or a PyTensor without that cache.
+    """
+    import hashlib
+
+    try:
+        from pytensor.link.numba.cache import CACHED_SRC_FUNCTIONS, compile_numba_function_src
+    except ImportError:
+        return None
+    graph_key = CACHED_SRC_FUNCTIONS.get(getattr(key_of, "py_func", None))
+    if not graph_key:
+        return None
+    key = hashlib.sha256(f"pmcbandit:{tag}:{graph_key}:{src}".encode()).hexdigest()
+    # numba rebuilds a cached function's environment from the module named by its globals' __name__.
+    env = {"__name__": __name__, **global_env}
+    return compile_numba_function_src(src, name, env, cache_key=key)
 
 
 # --- ArviZ 0.x (arviz.InferenceData) and 1.x (xarray.DataTree) ---------------------------------

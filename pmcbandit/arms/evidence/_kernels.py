@@ -14,14 +14,19 @@ cannot be cached on disk). The kernels the default pool runs take the model's de
 as a C function of one fixed signature instead, :data:`TERMS_SIG` (a numba
 first-class function, built per model by :func:`terms_cfunc`, a small compilation):
 they are compiled once for all models and cached on disk (``cache=True``), and call the
-density through a pointer, with the same arithmetic.
+density through a pointer, with the same arithmetic. The C functions themselves are cached on disk too, per model
+graph, where PyTensor caches the graph's dispatcher (:func:`pmcbandit._compat.numba_src_function`): a later process
+loads them instead of compiling them again.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
 from numba import types
+from numba.core.errors import NumbaWarning
 from numba.extending import intrinsic
 
 __all__ = ["chain_seeds", "eval_rows", "eval_terms_rows", "eval_terms", "terms_cfunc", "grad_terms_cfunc", "TERMS_SIG",
@@ -87,12 +92,50 @@ def eval_rows(jit_fn, x):
     return out
 
 
+_TERMS_SRC = """
+def terms(x_ptr, out_ptr):
+    lp, ll = jit_fn(carray(x_ptr, ({dim},)))
+    out_ptr[0] = lp.item()
+    out_ptr[1] = ll.item()
+"""
+
+_GRAD_TERMS_SRC = """
+def grad_terms(x_ptr, out_ptr):
+    lp, ll, g_lp, g_ll = jit_fn(carray(x_ptr, ({dim},)))
+    out_ptr[0] = lp.item()
+    out_ptr[1] = ll.item()
+    for i in range({dim}):
+        out_ptr[2 + i] = g_lp[i]
+        out_ptr[2 + {dim} + i] = g_ll[i]
+"""
+
+
+def _cached_cfunc(jit_fn, src: str, name: str):
+    """``numba.cfunc(TERMS_SIG, cache=True)`` of the function ``name`` of ``src`` (calling ``jit_fn``), kept in
+    PyTensor's numba cache beside ``jit_fn``'s own entry (:func:`pmcbandit._compat.numba_src_function`); ``None``
+    where ``jit_fn`` has no entry there (the caller compiles the closure, uncached).
+    """
+    from pmcbandit._compat import numba_src_function
+
+    fn = numba_src_function(src, name, {"jit_fn": jit_fn, "carray": numba.carray}, jit_fn, f"_kernels.{name}")
+    if fn is None:
+        return None
+    with warnings.catch_warnings():
+        # A dispatcher that holds data numba cannot write to disk makes its C function uncacheable too: numba
+        # compiles it, warns and keeps it in memory, as the closure would be.
+        warnings.filterwarnings("ignore", message="Cannot cache compiled function", category=NumbaWarning)
+        return numba.cfunc(TERMS_SIG, cache=True)(fn)
+
+
 def grad_terms_cfunc(grad_jit_fn, dim: int):
     """``grad_jit_fn(x) -> (logprior, loglik, grad logprior, grad loglik)`` of a ``dim``-vector as a C function of
     :data:`TERMS_SIG`: ``out`` receives the two values, then the ``dim`` entries of each gradient (``2 + 2 dim``
     doubles). What the cached HMC kernels call (:mod:`pmcbandit.arms.evidence.hmc_kernel`).
     """
     dim = int(dim)
+    cached = _cached_cfunc(grad_jit_fn, _GRAD_TERMS_SRC.format(dim=dim), "grad_terms")
+    if cached is not None:
+        return cached
 
     @numba.cfunc(TERMS_SIG)
     def grad_terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba
@@ -110,9 +153,13 @@ def terms_cfunc(jit_fn, dim: int):
     """``jit_fn(x) -> (logprior, loglik)`` (0-d arrays) of a ``dim``-vector as a C function of :data:`TERMS_SIG`.
 
     The returned ``numba.cfunc`` object is passed to the cached kernels (:func:`eval_terms_rows`, the slice AIS
-    kernel), which call it through :func:`eval_terms`.
+    kernel), which call it through :func:`eval_terms`. Cached on disk where PyTensor caches ``jit_fn``
+    (:func:`_cached_cfunc`); compiled in every process otherwise.
     """
     dim = int(dim)
+    cached = _cached_cfunc(jit_fn, _TERMS_SRC.format(dim=dim), "terms")
+    if cached is not None:
+        return cached
 
     @numba.cfunc(TERMS_SIG)
     def terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba

@@ -49,6 +49,7 @@ import numpy as np
 from numba.core.errors import NumbaWarning
 
 from pmcbandit._compat import numba_jit_fn
+from pmcbandit.arms.evidence._initial_point import initial_point
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, register_custom
 from pmcbandit.arms.evidence.modes import search_mode
@@ -174,6 +175,10 @@ class ModelDensity:
         Their shapes.
     dim : int
         Length of ``x``.
+    initial_x : ndarray of shape (dim,)
+        The model's initial point (``model.initial_point()``, evaluated by
+        :func:`~pmcbandit.arms.evidence._initial_point.initial_point`) as a flat vector ``x``, read once here: where
+        :func:`~pmcbandit.arms.evidence.modes.search_mode` starts by default.
     point_fn : pytensor.compile.function.types.Function
         ``point_fn(x) -> [logprior, loglik]``, NUMBA mode.
     jit_fn : numba dispatcher
@@ -218,7 +223,7 @@ class ModelDensity:
         self.model = model = check_model(model)
         value_vars = list(model.value_vars)
         self.value_names = tuple(v.name for v in value_vars)
-        point = model.initial_point()
+        point = initial_point(model)  # model.initial_point(), without compiling a function for it
         self.shapes = {name: tuple(np.shape(point[name])) for name in self.value_names}
         self.slices = {}
         start = 0
@@ -227,6 +232,7 @@ class ModelDensity:
             self.slices[name] = slice(start, start + size)
             start += size
         self.dim = start
+        self.initial_x = np.concatenate([np.ravel(point[n]) for n in self.value_names]).astype(np.float64)
         logprior = model.logp(vars=model.free_RVs, jacobian=True, sum=True)
         lik_terms = list(model.observed_RVs) + list(model.potentials)
         if lik_terms:

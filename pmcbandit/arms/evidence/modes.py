@@ -152,7 +152,7 @@ def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = MAX_ITER
     beta : float
         Inverse temperature (1: the posterior, 0: the prior).
     x0 : array_like of shape (dim,), optional
-        Start; the model's initial point by default.
+        Start; the model's initial point by default (the density's ``initial_x``, read when it was compiled).
     max_iter : int
         Iteration limit of the Newton search.
 
@@ -175,7 +175,9 @@ def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = MAX_ITER
     def neg_hessian(x):
         return -np.asarray(hessian(x, beta), dtype=np.float64)
 
-    if x0 is None:
+    if x0 is None and getattr(density, "initial_x", None) is not None:
+        x0 = density.initial_x.copy()
+    elif x0 is None:  # a density that does not keep its model's initial point
         point = density.model.initial_point()
         x0 = np.concatenate([np.ravel(point[n]) for n in density.value_names])
     x0 = np.asarray(x0, dtype=np.float64)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pytest
 
 from pmcbandit.arms.evidence import AISArm
 from pmcbandit.arms.evidence._kernels import eval_terms_rows
@@ -60,3 +61,56 @@ def test_terms_fn_follows_a_replaced_jit_fn(evidence_models):
     np.testing.assert_array_equal(lp, np.full(4, density.dim + 0.5))
     np.testing.assert_array_equal(ll, np.full(4, -1.25))
     np.testing.assert_array_equal(density.logp_terms_batch(x)[0], before[0])
+
+
+def test_the_density_c_function_is_loaded_from_the_disk_cache_where_pytensor_caches_the_graph(evidence_models):
+    """Where PyTensor keeps the model's dispatcher in its numba cache, the C function around it is kept beside it:
+    a second build for the same dispatcher is a cache hit (counted by numba, ``cache_hits``), not a compilation, and
+    it computes what the dispatcher computes. A dispatcher PyTensor does not cache gets the uncached closure.
+    """
+    from pmcbandit._compat import numba_src_function
+    from pmcbandit.arms.evidence import _kernels
+
+    import pytensor
+
+    if not pytensor.config.numba__cache:
+        pytest.skip("PyTensor's numba cache is switched off (numba__cache=False)")
+    density, _ = evidence_models("linear_regression")
+    # PyTensor keeps this graph's dispatcher in its cache: a PyTensor that moved what _compat reads fails here.
+    assert numba_src_function("def f():\n    pass\n", "f", {}, density.jit_fn, "probe") is not None
+    _kernels.terms_cfunc(density.jit_fn, density.dim)  # compiled and saved, or loaded from an earlier process
+    again = _kernels.terms_cfunc(density.jit_fn, density.dim)
+    assert again.cache_hits == 1
+    x = density.sample_prior(np.random.default_rng(3), 5)
+    lp, ll = eval_terms_rows(again, x).T
+    np.testing.assert_array_equal(lp, [density.logp_terms(r)[0] for r in x])
+    np.testing.assert_array_equal(ll, [density.logp_terms(r)[1] for r in x])
+
+    @numba.njit
+    def constant(v):
+        return np.asarray(v.size + 0.5), np.asarray(-1.25)
+
+    plain = _kernels.terms_cfunc(constant, density.dim)
+    assert plain.cache_hits == 0
+    np.testing.assert_array_equal(eval_terms_rows(plain, x)[:, 0], np.full(5, density.dim + 0.5))
+
+
+def test_models_that_differ_only_in_their_data_get_c_functions_of_their_own_data():
+    """The C functions kept on disk are keyed by the graph's PyTensor key, which holds the data: two models of one
+    structure and different observations each evaluate their own density through the C function (loaded or built).
+    """
+    import pymc as pm
+
+    from pmcbandit.arms.evidence.model_density import ModelDensity
+
+    x = None
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        design, y = rng.normal(size=(12, 2)), rng.normal(size=12)
+        with pm.Model() as model:
+            b = pm.Normal("b", 0.0, 1.0, shape=2)
+            pm.Normal("y", pm.math.dot(design, b), 0.5, observed=y)
+        density = ModelDensity(model)
+        x = density.sample_prior(np.random.default_rng(5), 4) if x is None else x
+        rows = eval_terms_rows(density.terms_fn, x)
+        np.testing.assert_array_equal(rows, [density.logp_terms(r) for r in x])

@@ -321,3 +321,55 @@ def test_hessian_of_a_correlated_gaussian_is_exact_by_either_gradient(monkeypatc
         expected = np.linalg.inv(cov) + beta * np.eye(d) / 4.0
         assert np.allclose(h, expected, rtol=0.0, atol=1e-6 * np.abs(exact).max())
     assert np.array_equal(h, h.T)
+
+
+def test_the_initial_point_is_pymc_s_without_compiling_it(monkeypatch):
+    """The density reads the frozen model's initial point (support points, mapped to the unconstrained space) by
+    evaluating PyMC's expressions, and gets what ``Model.initial_point`` gives, values and dtypes, without calling it.
+    """
+    import pymc as pm
+
+    from pmcbandit.arms.evidence._initial_point import initial_point
+    from pmcbandit.arms.evidence.model_density import check_model
+
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 1.5, 2.0, shape=2)
+        sigma = pm.HalfNormal("sigma", 3.0)
+        p = pm.Beta("p", 2.0, 5.0)
+        pm.Normal("y", mu.sum() * p, sigma, observed=np.linspace(-1.0, 1.0, 7))
+    frozen = check_model(model)
+    expected = frozen.initial_point()
+    got = initial_point(frozen)
+    assert set(got) == set(expected) == {"mu", "sigma_log__", "p_logodds__"}
+    for name, value in expected.items():
+        np.testing.assert_array_equal(got[name], value)
+        assert got[name].dtype == value.dtype
+
+    def not_compiled(self, *args, **kwargs):
+        raise AssertionError("Model.initial_point compiled the initial point")
+
+    monkeypatch.setattr(pm.Model, "initial_point", not_compiled)
+    density = ModelDensity(model)
+    flat = np.concatenate([np.ravel(expected[name]) for name in density.value_names])
+    np.testing.assert_array_equal(density.initial_x, flat)
+
+
+def test_an_initial_point_that_reads_a_shared_variable_is_pymc_s(monkeypatch):
+    """Expressions that read more than constants (here a data container; a random draw alike) go to
+    ``Model.initial_point``, whose seeding and data rules then apply."""
+    import pymc as pm
+
+    from pmcbandit.arms.evidence._initial_point import initial_point
+
+    with pm.Model() as model:
+        centre = pm.Data("centre", 2.0)
+        pm.Normal("x", centre, 1.0)
+    calls = []
+    original = pm.Model.initial_point
+
+    def spy(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pm.Model, "initial_point", spy)
+    assert initial_point(model) == {"x": 2.0} and calls == [model]
