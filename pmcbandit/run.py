@@ -302,6 +302,16 @@ def _check_share(value, name: str, door: str, allow_zero: bool) -> None:
         raise ValueError(f"The '{name}' parameter of {door} must be in {bound}. Got {value!r} instead.")
 
 
+def _interim_result(engine, combine: str) -> RunResult:
+    """The run's result so far, as a watch reads it (its interval, the arms' SEs and families)."""
+    return RunResult(
+        arm_names=[a.name for a in engine.arms], history=engine.history, combine=combine,
+        log_scale=engine.log_scale, quarantined=engine.quarantined,
+        settings={"families": [a.family for a in engine.arms]}, policy_state=None,
+        reliability=engine.reliability(),
+    )
+
+
 class _SEWatch:
     """The SE a :class:`TargetSE` budget compares, evaluated on a deterministic schedule.
 
@@ -327,12 +337,7 @@ class _SEWatch:
     def se(self, engine) -> float:
         n = len(engine.history)
         if n >= self.next_n:
-            res = RunResult(
-                arm_names=[a.name for a in engine.arms], history=engine.history, combine=self.combine,
-                log_scale=engine.log_scale, quarantined=engine.quarantined,
-                settings={"families": [a.family for a in engine.arms]}, policy_state=None,
-                reliability=engine.reliability(),
-            )
+            res = _interim_result(engine, self.combine)
             status = res.interval_status
             value = self._value(res) if status in ("ok", "random_effects", "no_cross_check") else math.inf
             self.value = value if res.interval_reliable else math.inf
@@ -387,12 +392,7 @@ class _CheckWatch:
         if not done and passed == self._due:
             return math.nan
         self._due = passed
-        res = RunResult(
-            arm_names=[a.name for a in engine.arms], history=engine.history, combine=self.combine,
-            log_scale=engine.log_scale, quarantined=engine.quarantined,
-            settings={"families": [a.family for a in engine.arms]}, policy_state=None,
-            reliability=engine.reliability(),
-        )
+        res = _interim_result(engine, self.combine)
         pulls = res.widen_pulls() if res.interval_status == "no_cross_check" else None
         guards.widen_check(pulls, res.answer_arm)
         self._widened = pulls is not None
@@ -401,4 +401,4 @@ class _CheckWatch:
 
 #: Fractions of a time budget spent at which :class:`_CheckWatch` evaluates the run's interval: early enough
 #: that a widened check still fits in the time left, late enough that the arms have the pulls it is judged on.
-WIDEN_AT = (0.2, 0.35, 0.5, 0.65)
+WIDEN_AT = (0.1, 0.2, 0.35, 0.5, 0.65)

@@ -93,10 +93,12 @@ For every budget, when the arms still in play declare at least two
    when it is larger) and in the seconds left, until it has them; the watch then evaluates again. While an arm holds
    the widened share, the share rule above sends nothing to the other family: the family the widening made the
    one with the most spending is the answer's, which needs no check of its own. No arm fits: the
-   run goes on as before, and the result says ``"no_cross_check"`` with the budget a check needs. The price is the
-   bound above with ``s`` at most :data:`MAX_CHECK_SHARE` (1.67 for 0.4), paid only where the answer would
-   otherwise have no check. These decisions are recorded with the reason ``cross_check``; wall-clock rules do not
-   replay exactly, and a checkpoint does not store the widening (a resumed run's watch evaluates again).
+   run goes on as before, and the result says ``"no_cross_check"`` with the budget a check needs. The price: the
+   check arm takes up to :data:`MAX_CHECK_SHARE` of the budget from the answer's arm (the bound above with
+   ``s = 0.4``: 1.67), besides what the share rule and the other arms' first pulls took before, paid only where the
+   answer would otherwise have no check. These decisions are recorded with the reason ``cross_check``; wall-clock
+   rules do not replay exactly, and a checkpoint does not store the widening (a resumed run's watch evaluates
+   again).
 
 For every budget, when some arms' values are importance weights
 (:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
