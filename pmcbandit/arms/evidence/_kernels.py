@@ -110,19 +110,21 @@ def grad_terms(x_ptr, out_ptr):
 """
 
 
-def _cached_cfunc(jit_fn, src: str, name: str):
-    """``numba.cfunc(TERMS_SIG, cache=True)`` of the function ``name`` of ``src`` (calling ``jit_fn``), kept in
-    PyTensor's numba cache beside ``jit_fn``'s own entry (:func:`pmcbandit._compat.numba_src_function`); ``None``
-    where ``jit_fn`` has no entry there (the caller compiles the closure, uncached).
+def _cfunc(jit_fn, src: str, name: str):
+    """The function ``name`` of ``src`` (calling ``jit_fn``) as a ``numba.cfunc`` of :data:`TERMS_SIG`: kept in
+    PyTensor's numba cache beside ``jit_fn``'s own entry (:func:`pmcbandit._compat.numba_src_function`), so a later
+    process loads it; compiled in this process only where ``jit_fn`` has no entry there. The one source serves both.
     """
     from pmcbandit._compat import numba_src_function
 
-    fn = numba_src_function(src, name, {"jit_fn": jit_fn, "carray": numba.carray}, jit_fn, f"_kernels.{name}")
+    env = {"jit_fn": jit_fn, "carray": numba.carray}
+    fn = numba_src_function(src, name, env, jit_fn, f"_kernels.{name}")
     if fn is None:
-        return None
+        exec(compile(src, f"<pmcbandit._kernels.{name}>", "exec"), env)  # this module's own source, and an int
+        return numba.cfunc(TERMS_SIG)(env[name])
     with warnings.catch_warnings():
         # A dispatcher that holds data numba cannot write to disk makes its C function uncacheable too: numba
-        # compiles it, warns and keeps it in memory, as the closure would be.
+        # compiles it, warns and keeps it in memory.
         warnings.filterwarnings("ignore", message="Cannot cache compiled function", category=NumbaWarning)
         return numba.cfunc(TERMS_SIG, cache=True)(fn)
 
@@ -130,23 +132,10 @@ def _cached_cfunc(jit_fn, src: str, name: str):
 def grad_terms_cfunc(grad_jit_fn, dim: int):
     """``grad_jit_fn(x) -> (logprior, loglik, grad logprior, grad loglik)`` of a ``dim``-vector as a C function of
     :data:`TERMS_SIG`: ``out`` receives the two values, then the ``dim`` entries of each gradient (``2 + 2 dim``
-    doubles). What the cached HMC kernels call (:mod:`pmcbandit.arms.evidence.hmc_kernel`).
+    doubles). What the cached HMC kernels call (:mod:`pmcbandit.arms.evidence.hmc_kernel`). Cached on disk where
+    PyTensor caches ``grad_jit_fn`` (:func:`_cfunc`).
     """
-    dim = int(dim)
-    cached = _cached_cfunc(grad_jit_fn, _GRAD_TERMS_SRC.format(dim=dim), "grad_terms")
-    if cached is not None:
-        return cached
-
-    @numba.cfunc(TERMS_SIG)
-    def grad_terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba
-        lp, ll, g_lp, g_ll = grad_jit_fn(numba.carray(x_ptr, (dim,)))
-        out_ptr[0] = lp.item()
-        out_ptr[1] = ll.item()
-        for i in range(dim):
-            out_ptr[2 + i] = g_lp[i]
-            out_ptr[2 + dim + i] = g_ll[i]
-
-    return grad_terms
+    return _cfunc(grad_jit_fn, _GRAD_TERMS_SRC.format(dim=int(dim)), "grad_terms")
 
 
 def terms_cfunc(jit_fn, dim: int):
@@ -154,20 +143,9 @@ def terms_cfunc(jit_fn, dim: int):
 
     The returned ``numba.cfunc`` object is passed to the cached kernels (:func:`eval_terms_rows`, the slice AIS
     kernel), which call it through :func:`eval_terms`. Cached on disk where PyTensor caches ``jit_fn``
-    (:func:`_cached_cfunc`); compiled in every process otherwise.
+    (:func:`_cfunc`); compiled in every process otherwise.
     """
-    dim = int(dim)
-    cached = _cached_cfunc(jit_fn, _TERMS_SRC.format(dim=dim), "terms")
-    if cached is not None:
-        return cached
-
-    @numba.cfunc(TERMS_SIG)
-    def terms(x_ptr, out_ptr):  # pragma: no cover - compiled by numba
-        lp, ll = jit_fn(numba.carray(x_ptr, (dim,)))
-        out_ptr[0] = lp.item()
-        out_ptr[1] = ll.item()
-
-    return terms
+    return _cfunc(jit_fn, _TERMS_SRC.format(dim=int(dim)), "terms")
 
 
 @intrinsic
