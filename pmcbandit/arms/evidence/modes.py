@@ -175,12 +175,7 @@ def search_mode(density, beta: float = 1.0, x0=None, *, max_iter: int = MAX_ITER
     def neg_hessian(x):
         return -np.asarray(hessian(x, beta), dtype=np.float64)
 
-    if x0 is None and getattr(density, "initial_x", None) is not None:
-        x0 = density.initial_x.copy()
-    elif x0 is None:  # a density that does not keep its model's initial point
-        point = density.model.initial_point()
-        x0 = np.concatenate([np.ravel(point[n]) for n in density.value_names])
-    x0 = np.asarray(x0, dtype=np.float64)
+    x0 = density.initial_x.copy() if x0 is None else np.asarray(x0, dtype=np.float64)
     if x0.shape != (density.dim,):
         raise ValueError(
             f"The 'x0' parameter of search_mode must have shape ({density.dim},). "
