@@ -322,15 +322,16 @@ class RunMessages:
             se = np.sqrt(c.var / c.n)
             return se / c.mean if self.log_scale else se / abs(c.estimate)
 
-    def check_pulls_needed(self) -> np.ndarray:
+    def check_pulls_needed(self, trusted_from: int = 1) -> np.ndarray:
         """Valid pulls each arm needs to count as a cross-family check (:mod:`pmcbandit.result`, step 4):
         :data:`~pmcbandit.runtime.guards.CHECK_PULLS`, and enough for its relative SE to reach
-        :data:`CHECK_RESOLUTION` (the SE falling as one over the root of its pulls).
+        :data:`CHECK_RESOLUTION` (the SE falling as one over the root of its pulls), estimated from the SE of an arm
+        with at least ``trusted_from`` pulls (fewer: :data:`~pmcbandit.runtime.guards.CHECK_PULLS`).
         """
         pulls = np.bincount(np.asarray(self.history.column("arm"), dtype=np.int64), minlength=len(self.arm_names))
         rel = self._relative_se()
         need = np.full(len(self.arm_names), CHECK_PULLS, dtype=np.int64)
-        coarse = (pulls > 0) & np.isfinite(rel) & (rel > CHECK_RESOLUTION)
+        coarse = (pulls >= max(trusted_from, 1)) & np.isfinite(rel) & (rel > CHECK_RESOLUTION)
         with np.errstate(over="ignore"):  # an arm of SE 1e10 needs more pulls than any run makes: capped
             wanted = np.minimum(np.ceil(pulls[coarse] * (rel[coarse] / CHECK_RESOLUTION) ** 2), MAX_CHECK_PULLS)
         need[coarse] = np.maximum(CHECK_PULLS, wanted)
@@ -348,11 +349,9 @@ class RunMessages:
             return None
         families = self._families()
         a = self.answer_arm
-        need = self.check_pulls_needed()
         # An SE from a few pulls does not say how many a check needs: such an arm is asked for CHECK_PULLS, and
         # judged again once it has them.
-        pulls = np.bincount(np.asarray(self.history.column("arm"), dtype=np.int64), minlength=len(self.arm_names))
-        need[pulls < WIDEN_MIN_PULLS] = CHECK_PULLS
+        need = self.check_pulls_needed(trusted_from=WIDEN_MIN_PULLS)
         out = np.asarray(self.quarantined, dtype=bool) | np.asarray(self.reliability.unreliable, dtype=bool)
         for k, family in enumerate(families):
             if family is None or family == families[a] or k in other or out[k]:

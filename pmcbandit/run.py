@@ -376,7 +376,6 @@ class _CheckWatch:
         self.next_n = 1
         self.value = math.nan
         self._due = 0  # the next of WIDEN_AT to pass
-        self._widened = False
 
     def se(self, engine) -> float:
         n = len(engine.history)
@@ -384,7 +383,7 @@ class _CheckWatch:
             return math.nan
         self.next_n = n + max(1, n // 50)
         guards = engine.guards
-        done = self._widened and guards.widen_arm >= 0 and not guards.widen_pending()
+        done = guards.widen_arm >= 0 and not guards.widen_pending()  # the widened arm has its pulls
         spent = self.budget.fraction(engine.progress(cpu=self.budget.uses_cpu))
         passed = self._due
         while passed < len(WIDEN_AT) and spent >= WIDEN_AT[passed]:
@@ -395,7 +394,6 @@ class _CheckWatch:
         res = _interim_result(engine, self.combine)
         pulls = res.widen_pulls() if res.interval_status == "no_cross_check" else None
         guards.widen_check(pulls, res.answer_arm)
-        self._widened = pulls is not None
         return math.nan
 
 

@@ -386,7 +386,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             # The probe compiled the annealing kernel for this model: set-up the pulls will not have.
             spent = time.perf_counter() - started
             budget_seconds = seconds_after_setup(total, spent)
-        caps = [decision_share * budget_seconds / 2] * len(steps)
+        decision_cap = decision_share * budget_seconds / 2  # a paired decision is two pulls (rule 1)
+        caps = [decision_cap] * len(steps)
         if check_share > 0:
             caps[0] = check_cap = min(caps[0], check_share * budget_seconds / need)
         # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1); the
@@ -400,7 +401,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             # The smallest count asked for stays beside a check rung shrunk below it: its runs are fewer but of
             # less variance, and a check the shrunk rung cannot bring to a check's resolution in the share, this
             # one may bring in a widened share (pmcbandit.runtime.guards, rule 4).
-            sized.append(min(steps[0], int(0.8 * decision_share * budget_seconds / 2 / probe.step_seconds)))
+            sized.append(min(steps[0], int(0.8 * decision_cap / probe.step_seconds)))
         capped = _distinct_steps(sized)
         if check_share > 0 and int(CHECK_FILL * caps[0] / probe.step_seconds) < MIN_AIS_STEPS:
             check_budget = need * MIN_AIS_STEPS * probe.step_seconds / (CHECK_FILL * check_share)
