@@ -234,13 +234,15 @@ def check_allocation(door: str, arms, policy, *, budget, combine, random_seed, r
 def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, bounds, ranges, centre,
              policy_kwargs, max_in_flight, pull_timeout, executor, max_faults, cross_check_share,
              max_decision_share, progressbar, callback, checkpoint, checkpoint_every, notes=(),
-             checked=None) -> RunResult:
+             checked=None, carry=None) -> RunResult:
     """The allocation run behind :func:`run` and :func:`pmcbandit.estimate_evidence`: build the policy's
     learner and guards, drive the one loop (:func:`pmcbandit.runtime.door.drive_run`), combine. Emits
     no warning (the door does, once).
 
     ``checked`` is what :func:`check_allocation` returned for these arguments when the door already
-    checked them (before building its arms); they are then not checked again.
+    checked them (before building its arms); they are then not checked again. ``carry`` is what earlier runs on
+    the same arms leave the cross-family check (:class:`~pmcbandit.runtime.guards.CheckCarry`; the slices of
+    :func:`pmcbandit.compare_models`).
     """
     arms = check_arms(arms, door)
     if checked is None:
@@ -266,7 +268,7 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
         )
     guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
                     cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-                    pinned=pol.pinned_arm is not None, adaptive=pol.adaptive)
+                    pinned=pol.pinned_arm is not None, adaptive=pol.adaptive, carry=carry)
     if isinstance(budget, TargetSE):
         watch = _SEWatch(combine, budget)
     else:

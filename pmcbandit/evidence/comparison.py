@@ -33,10 +33,13 @@ Slices
 A slice is an :func:`~pmcbandit.estimate_evidence` run of ``budget / slices`` on the model's one
 pool of arms (built once, before the budget starts, sized for a slice) with its own random stream;
 the slices of a model are merged into one run (:mod:`pmcbandit.evidence.slices`), so its SE is
-the honest SE of all its pulls. Stop rules, checked after every slice once each model had one:
-the budget (its slices spent, or its time used), a :class:`~pmcbandit.TargetSE` budget on the
-log Bayes factor of the two leading models once no evidence is flagged, and ``decide``: the leading model's probability
-interval lies above ``decide`` and no evidence is flagged.
+the honest SE of all its pulls. Each slice's guards start from what the model's earlier slices left
+(:class:`~pmcbandit.runtime.guards.CheckCarry`: the arms' pulls and spending, the arm that held the
+cross-family check's share), so the check's pulls accumulate across the slices as in one run instead of restarting
+in each, where a 10 % share of a slice may never reach the pulls a check needs. Stop rules, checked after every
+slice once each model had one: the budget (its slices spent, or its time used), a :class:`~pmcbandit.TargetSE`
+budget on the log Bayes factor of the two leading models once no evidence is flagged, and ``decide``: the leading
+model's probability interval lies above ``decide`` and no evidence is flagged.
 """
 
 from __future__ import annotations
@@ -54,13 +57,14 @@ from pmcbandit._rng import get_random_generator
 from pmcbandit._validation import param_message
 from pmcbandit.arms.evidence._draws import reservoir_states
 from pmcbandit.evidence.pool import DEFAULT_AIS_STEPS, DEFAULT_LAPLACE_PROPOSALS, build_pool, seconds_after_setup
-from pmcbandit.evidence.estimate import EvidenceLoop, compile_loop, estimate_evidence
+from pmcbandit.evidence.estimate import EvidenceLoop, compile_loop, evidence_run
 from pmcbandit.evidence.slices import merge_slices, slice_arms
 from pmcbandit.evidence.trace import read_trace
 from pmcbandit.exceptions import PmcBanditWarning
 from pmcbandit.evidence.comparison_result import ModelComparison, model_probabilities
 from pmcbandit.runtime.budget import CpuSeconds, Pulls, TargetSE, WallSeconds, as_budget, budget_label
 from pmcbandit.runtime.door import emit_warnings
+from pmcbandit.runtime.guards import CheckCarry
 
 __all__ = ["compare_models", "next_model", "SPLITS", "TARGETS"]
 
@@ -409,8 +413,8 @@ def compare_models(
         name = names[k]
         index = slice_arms(len(pools[name]), done[name])
         start = time.perf_counter()
-        result = _run_slice(named[name], [pools[name][i] for i in index], policy, loop, budget=slice_budget,
-                            random_seed=streams[k].spawn(1)[0])
+        result = _run_slice([pools[name][i] for i in index], policy, loop, budget=slice_budget,
+                            random_seed=streams[k].spawn(1)[0], carry=_carry(merged.get(name), index))
         elapsed += time.perf_counter() - start
         done[name].append((index, result))
         for arm, state in reservoir_states(pools[name]).items():
@@ -456,8 +460,29 @@ def _reported_se(merged: dict, names: list[str], prior) -> float:
     return float(math.hypot(se[order[0]], se[order[1]]))
 
 
-def _run_slice(model, arms, policy, loop: EvidenceLoop, *, budget, random_seed):
-    """One slice: an :func:`~pmcbandit.estimate_evidence` run whose warnings are kept for the merged result."""
+def _run_slice(arms, policy, loop: EvidenceLoop, *, budget, random_seed, carry):
+    """One slice: an evidence run (:func:`~pmcbandit.evidence.estimate.evidence_run`, as
+    :func:`~pmcbandit.estimate_evidence` on these arms) whose warnings are kept for the merged result.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PmcBanditWarning)
-        return estimate_evidence(model, policy, arms=arms, budget=budget, random_seed=random_seed, **loop.keywords())
+        return evidence_run("estimate_evidence", arms, policy, loop, budget=budget, random_seed=random_seed,
+                            carry=carry)
+
+
+def _carry(merged, index: list[int]) -> CheckCarry | None:
+    """What the model's earlier slices (merged) leave the next slice's guards, for the slice's arms ``index``
+    (:class:`~pmcbandit.runtime.guards.CheckCarry`); ``None`` before the first slice.
+    """
+    if merged is None:
+        return None
+    arrays = merged.history.arrays()
+    position = np.full(len(merged.arm_names), -1, dtype=np.int64)
+    position[np.asarray(index, dtype=np.int64)] = np.arange(len(index))
+    at = position[np.asarray(arrays["arm"], dtype=np.int64)]
+    kept = at >= 0
+    rows = {c: np.asarray(v)[kept] for c, v in arrays.items()}
+    rows["arm"] = at[kept]
+    rel = merged.reliability
+    suspect = (np.asarray(rel.unreliable) | np.asarray(rel.undersampled))[np.asarray(index, dtype=np.int64)]
+    return CheckCarry.from_history(rows, len(index), suspect)

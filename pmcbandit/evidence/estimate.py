@@ -54,7 +54,7 @@ from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.door import emit_warnings
 from pmcbandit.evidence.trace import read_trace
 
-__all__ = ["evidence_arms", "estimate_evidence", "resolve_model", "EvidenceResult", "EvidenceLoop",
+__all__ = ["evidence_arms", "estimate_evidence", "evidence_run", "resolve_model", "EvidenceResult", "EvidenceLoop",
            "DEFAULT_AIS_STEPS", "MIN_AIS_STEPS"]
 
 
@@ -206,8 +206,7 @@ def estimate_evidence(
         Arms quarantined after faults, or every arm failed the Pareto k-hat check.
     """
     from pmcbandit.arms.evidence import check_model
-    from pmcbandit.arms.evidence._draws import reservoir_states, reset_reservoirs
-    from pmcbandit.run import allocate, check_allocation
+    from pmcbandit.run import check_allocation
 
     door = "estimate_evidence"
     model = resolve_model(model, door)
@@ -246,19 +245,40 @@ def estimate_evidence(
         notes.append(note)
     else:
         setup = 0.0
+    return evidence_run(door, arms, policy, loop, budget=budget, random_seed=random_seed, checked=checked,
+                        notes=notes, alerts=alerts, setup=setup)
+
+
+def evidence_run(door: str, arms, policy, loop: EvidenceLoop, *, budget, random_seed, checked=None, notes=(),
+                 alerts=(), setup: float = 0.0, carry=None) -> EvidenceResult:
+    """The allocation run of :func:`estimate_evidence` on arms already built, and its result; also one slice of
+    :func:`pmcbandit.compare_models`, which passes the guards' ``carry`` of the model's earlier slices
+    (:class:`pmcbandit.runtime.guards.CheckCarry`).
+
+    ``checked`` is what :func:`pmcbandit.run.check_allocation` returned for these arguments (``None``: checked
+    here); ``notes`` and ``alerts`` are the pool's; ``setup`` the seconds its set-up took (counted in a wall
+    budget).
+    """
+    from pmcbandit.arms.evidence._draws import reservoir_states, reset_reservoirs
+    from pmcbandit.run import allocate, check_allocation
+
     arms = list(arms)
     if arms and not all(getattr(a, "log_scale", False) for a in arms):
         raise ValueError(
             f"The 'arms' parameter of {door} must hold log-scale evidence arms (log-weights whose exponentials "
             f"estimate Z). Got {[getattr(a, 'name', a) for a in arms]!r} instead."
         )
+    if checked is None:
+        checked = check_allocation(door, arms, policy, budget=budget, random_seed=random_seed,
+                                   **loop.allocation_keywords())
+    options = checked[1]
     # Said up front, before the budget is spent, and not again when the run ends (result.issued).
     for alert in alerts:
-        warnings.warn(str(alert), alert.category, stacklevel=2)
+        warnings.warn(str(alert), alert.category, stacklevel=3)
     reset_reservoirs(arms)
     run_start = time.perf_counter()
-    result = allocate(door, arms, policy, budget=budget, random_seed=random_seed, notes=notes, checked=checked,
-                      **loop.allocation_keywords())
+    result = allocate(door, arms, policy, budget=budget, random_seed=random_seed, notes=list(notes),
+                      checked=checked, carry=carry, **loop.allocation_keywords())
     result.settings["setup_seconds"] = setup
     result.settings["run_seconds"] = time.perf_counter() - run_start
     if setup and isinstance(options.budget, WallSeconds):  # the time budget counted the set-up
@@ -266,7 +286,7 @@ def estimate_evidence(
     result = EvidenceResult.from_run(result)
     result._draw_source = (reservoir_states(arms), arms)
     result.issued = tuple(alerts)
-    emit_warnings(result)
+    emit_warnings(result, stacklevel=4)  # this function, estimate_evidence, the caller
     return result
 
 

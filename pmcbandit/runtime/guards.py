@@ -51,8 +51,10 @@ For every budget, when the arms still in play declare at least two
    arm): a check arm must reach the observations a consistency test needs within the share, and
    the prediction, made from the first pulls, and the share, of the spending rather than of the
    horizon, both err on the short side. The check arm keeps the share while it stays a candidate
-   (and, under a time budget, its pulls still fit in the share once): the share is not spread
-   over arms whose mean losses take turns at the minimum. While the spending on the check arm is below
+   (and, under a time budget, its pulls still fit in the share once) and its mean loss is at most
+   :data:`CHECK_SWITCH` times the smallest candidate's: the share is not spread over arms whose mean
+   losses take turns at the minimum, but it leaves an arm first chosen unseen (by pool order or
+   duration) that proves far costlier than another. While the spending on the check arm is below
    :data:`CROSS_CHECK_SHARE`
    of all spending, the next decision goes to it. One arm, not a whole family, gets the share,
    so the check accumulates the observations a consistency test needs
@@ -126,6 +128,17 @@ itself come from a timed probe when the arm is built (the AIS arms'), so orderin
 make the decisions depend on the machine's load. The same seed therefore makes the same
 decisions on an idle and on a loaded machine, and a checkpoint replays them exactly.
 
+Runs in pieces. A run spent in pieces whose pulls are combined as one (the slices of
+:func:`pmcbandit.compare_models`) passes each piece a :class:`CheckCarry` of the earlier ones: rule 4 counts their
+valid pulls and spending, keeps the arm that held the share, and durations are predicted from their pulls too, so
+the check accumulates across the pieces as in one run instead of restarting in each (where a 10 % share of a
+quarter of the budget may never reach the pulls a check needs). The widened share's room counts only the piece's
+own spending, against the piece's horizon. Rules 3 and 5 and the policy start afresh in each piece.
+
+Rule 4 prefers a check arm whose variance estimate is trusted (rule 5's mask, or ``suspect`` in the carry: too
+spread for its number of weights, or failing :math:`\hat k`) when another family's arm is: the consistency test
+leaves out such an arm (:mod:`pmcbandit.result`), so a share spent on it checks nothing.
+
 Forced decisions (rules 3–4) do not consult the policy; the policy still receives their rewards.
 A policy pinned to one arm (the oracle) is never overridden. Which rule chose each decision is
 recorded in the history's ``reason`` column (:data:`pmcbandit.runtime.history.REASONS`).
@@ -139,8 +152,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Guards", "Plan", "MAX_DECISION_SHARE", "CAP_PRIOR_PULLS", "CROSS_CHECK_SHARE", "CHECK_PULLS",
-           "CHECK_MARGIN", "MAX_CHECK_SHARE", "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
+__all__ = ["Guards", "Plan", "CheckCarry", "MAX_DECISION_SHARE", "CAP_PRIOR_PULLS", "CROSS_CHECK_SHARE", "CHECK_PULLS",
+           "CHECK_MARGIN", "CHECK_SWITCH", "MAX_CHECK_SHARE", "UNTRUSTED_SHARE", "POLICY", "INITIAL", "CROSS_CHECK"]
 
 #: Largest predicted duration of one decision, as a share of a time budget's horizon.
 MAX_DECISION_SHARE = 0.1
@@ -154,6 +167,8 @@ CROSS_CHECK_SHARE = 0.1
 CHECK_PULLS = 30
 #: How many times over rule 4 prefers a check arm's :data:`CHECK_PULLS` pulls to fit in the share.
 CHECK_MARGIN = 2.0
+#: How many times a check arm's mean loss may exceed another candidate's before rule 4 leaves it for that one.
+CHECK_SWITCH = 4.0
 #: Largest share of a time budget's horizon a check arm may take when the check widens its share (rule 4).
 MAX_CHECK_SHARE = 0.4
 #: Largest share of the spending the policy may put on arms whose variance estimate is untrusted (rule 5).
@@ -171,6 +186,41 @@ class Plan(NamedTuple):
     arm: int | None
     reason: int
     eligible: np.ndarray
+
+
+class CheckCarry(NamedTuple):
+    """What earlier runs on the same arms leave the guards (module docstring, *Runs in pieces*): per arm, its pulls,
+    valid pulls, cost of the valid pulls and measured seconds (sum, count); the arm that last held rule 4's share
+    (-1: none); the arms the combination of those runs found too spread or unreliable (``suspect``).
+    """
+
+    pulls: np.ndarray
+    valid: np.ndarray
+    cost: np.ndarray
+    seconds_sum: np.ndarray
+    seconds_n: np.ndarray
+    check_arm: int
+    suspect: np.ndarray
+
+    @classmethod
+    def from_history(cls, arrays: dict, n_arms: int, suspect: np.ndarray) -> CheckCarry:
+        """The carry of the history columns ``arrays`` (:meth:`pmcbandit.runtime.history.History.arrays`, arms
+        numbered as in the next run; rows of other arms dropped beforehand) and the ``suspect`` arms.
+        """
+        arm = np.asarray(arrays["arm"], dtype=np.int64)
+        ok = np.asarray(arrays["status"]) == 0
+        seconds = np.asarray(arrays["seconds"], dtype=np.float64)
+        timed = np.isfinite(seconds)
+        checks = np.flatnonzero(np.asarray(arrays["reason"]) == CROSS_CHECK)
+        return cls(
+            pulls=np.bincount(arm, minlength=n_arms),
+            valid=np.bincount(arm[ok], minlength=n_arms),
+            cost=np.bincount(arm[ok], weights=np.asarray(arrays["cost"], dtype=np.float64)[ok], minlength=n_arms),
+            seconds_sum=np.bincount(arm[timed], weights=seconds[timed], minlength=n_arms),
+            seconds_n=np.bincount(arm[timed], minlength=n_arms),
+            check_arm=int(arm[checks[-1]]) if checks.size else -1,
+            suspect=np.asarray(suspect, dtype=bool).copy(),
+        )
 
 
 class Guards:
@@ -194,11 +244,13 @@ class Guards:
     adaptive : bool
         The policy chooses by the rewards it has seen (:attr:`pmcbandit.policies.Policy.adaptive`); rule 5 narrows
         only such a policy's choice.
+    carry : CheckCarry, optional
+        What earlier runs on the same arms leave (module docstring, *Runs in pieces*).
     """
 
     def __init__(self, arms: Sequence, horizon: float | None, pulls_per_decision: int, count_pulls: bool,
                  cross_check_share: float = CROSS_CHECK_SHARE, max_decision_share: float = MAX_DECISION_SHARE,
-                 pinned: bool = False, adaptive: bool = True):
+                 pinned: bool = False, adaptive: bool = True, carry: CheckCarry | None = None):
         k = len(arms)
         self.n_arms = k
         self.horizon = None if pinned else horizon
@@ -232,6 +284,16 @@ class Guards:
         self.widen_pulls = None  # valid pulls each arm needs to count as a check, while the share widens
         self.widen_family = -1  # the family the answer rested on when the share widened
         self.widen_arm = -1  # the arm the widened share goes to (-1: none chosen)
+        self.suspect = np.zeros(k, dtype=bool)  # arms earlier runs found too spread or unreliable
+        self.carried = np.zeros(k)  # the spending of earlier runs (in self.spent)
+        if carry is not None:
+            self.valid += carry.valid
+            self.carried = np.asarray(carry.pulls if self.count_pulls else carry.cost, dtype=np.float64).copy()
+            self.spent += self.carried
+            self.seconds_sum += carry.seconds_sum
+            self.seconds_n += carry.seconds_n
+            self.check_arm = int(carry.check_arm)
+            self.suspect |= carry.suspect
 
     # --- bookkeeping ----------------------------------------------------------------
     def dispatched(self, arm: int, reason: int = POLICY) -> None:
@@ -332,8 +394,9 @@ class Guards:
                 eligible &= ~(np.isfinite(predicted) & (predicted > seconds_left))
         if not eligible.any():
             return None
+        suspect = self.suspect | untrusted if untrusted is not None else self.suspect
         if self.checks and 0 <= self.finish_from <= decision:
-            arm = self._check_arm(open_, eligible, predicted, mean_loss, finishing=True, share=False)
+            arm = self._check_arm(open_, eligible, predicted, mean_loss, suspect, finishing=True, share=False)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
         if self.horizon is not None:
@@ -346,7 +409,7 @@ class Guards:
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
         if self.checks and not (widening and self.widen_arm >= 0):
-            arm = self._check_arm(open_, eligible, predicted, mean_loss)
+            arm = self._check_arm(open_, eligible, predicted, mean_loss, suspect)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
         if untrusted is not None and self.untrusted_rule:
@@ -364,7 +427,7 @@ class Guards:
             return eligible
         return eligible & ~untrusted
 
-    def _check_arm(self, open_, eligible, predicted, mean_loss, finishing: bool = False,
+    def _check_arm(self, open_, eligible, predicted, mean_loss, untrusted, finishing: bool = False,
                    share: bool = True) -> int | None:
         """Rule 4's arm when ``finishing`` the check and it has fewer valid pulls than it needs, or (with ``share``)
         when its share of the spending is below the floor; else None.
@@ -378,12 +441,12 @@ class Guards:
         if total <= 0:
             return None
         if finishing:
-            arm = self._pick(self.finish_family, eligible, predicted, mean_loss)
+            arm = self._pick(self.finish_family, eligible, predicted, mean_loss, untrusted)
             if arm is not None and self.valid[arm] < self.finish_pulls[arm]:
                 return arm
         if not share:
             return None
-        arm = self._pick(int(np.argmax(spent)), eligible, predicted, mean_loss)
+        arm = self._pick(int(np.argmax(spent)), eligible, predicted, mean_loss, untrusted)
         if arm is None or self.spent[arm] >= self.cross_check_share * total:
             return None
         return arm
@@ -396,7 +459,7 @@ class Guards:
         left = np.maximum(0, self.widen_pulls - self.valid)
         per_pull = predicted / self.per_decision
         cost = np.where(np.isfinite(per_pull), left * per_pull, np.inf)
-        room = max(MAX_CHECK_SHARE, self.cross_check_share) * self.horizon - self.spent
+        room = max(MAX_CHECK_SHARE, self.cross_check_share) * self.horizon - (self.spent - self.carried)
         if seconds_left is not None:
             room = np.minimum(room, seconds_left)
         fits = (eligible & (self.family >= 0) & (self.family != self.widen_family) & (self.widen_pulls > 0)
@@ -417,12 +480,14 @@ class Guards:
         counted = self.family >= 0
         return int(self.family[int(np.argmax(np.where(counted, self.valid, -1)))])
 
-    def _pick(self, leader: int, eligible, predicted, mean_loss) -> int | None:
+    def _pick(self, leader: int, eligible, predicted, mean_loss, untrusted) -> int | None:
         """The check arm against the ``leader`` family (module docstring, rule 4), or None without a candidate."""
         counted = self.family >= 0
         candidates = eligible & counted & (self.family != leader)
         if not candidates.any():
             return None
+        if (candidates & ~untrusted).any():
+            candidates &= ~untrusted  # an arm the consistency test would leave out is no check while another is
         kept = self.check_arm if self.check_arm >= 0 and candidates[self.check_arm] else -1
         if self.horizon is not None:
             per_pull = predicted / self.per_decision
@@ -437,10 +502,14 @@ class Guards:
         else:
             order = np.zeros(self.n_arms)  # pool order (module docstring, *Determinism*)
         seen = candidates & np.isfinite(mean_loss)
+        best = int(np.argmin(np.where(seen, mean_loss, np.inf))) if seen.any() else -1
+        if kept >= 0 and best >= 0 and np.isfinite(mean_loss[kept]) and mean_loss[best] > 0 \
+                and mean_loss[kept] > CHECK_SWITCH * mean_loss[best]:
+            kept = -1  # far costlier than another candidate: chosen unseen, or before the first pulls told
         if kept >= 0:
             return kept  # still a candidate (under a time budget: its pulls still fit in the share once)
-        if seen.any():
-            return int(np.argmin(np.where(seen, mean_loss, np.inf)))
+        if best >= 0:
+            return best
         return _quickest(candidates, order)
 
 

@@ -64,7 +64,9 @@ def compare(models, pools, seed, pulls=240, **kw):
 @pytest.mark.slow
 def test_log_bf_matches_the_exact_value(pair):
     models, pools = pair
-    res = compare(models, pools, seed=11)
+    # 320 pulls a model: the cross-family check's 10 % share reaches the 30 pulls a check needs only as the
+    # slices' check pulls add up (each slice starts from what the model's earlier slices left the guards).
+    res = compare(models, pools, seed=11, pulls=640)
     exact = models["three"][1] - models["one"][1]
     lbf, se = res.log_bf("three", "one")
     assert_within_se(lbf, exact, se, "log BF three vs one")
@@ -313,6 +315,6 @@ def test_the_run_loop_compile_is_set_up_a_wall_budget_counts(pair, monkeypatch):
         warnings.simplefilter("ignore", PmcBanditWarning)
         res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=3.0, arms=pools, random_seed=0,
                                 slices=4, progressbar=False)
-    assert order[0] == "compare_models" and set(order[1:]) == {"estimate_evidence"}
+    assert order == ["compare_models"]  # once, before the first slice; the slices run on what it compiled
     share = float(res.settings["slice_budget"].split("=")[1].rstrip(")"))
     assert share * 4 <= 3.0 - 0.6

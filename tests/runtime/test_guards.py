@@ -13,7 +13,8 @@ import pytest
 
 import pmcbandit as pb
 from pmcbandit.arms.base import CallableArm
-from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK, INITIAL, POLICY, UNTRUSTED_SHARE, Guards
+from pmcbandit.runtime.guards import (CHECK_PULLS, CHECK_SWITCH, CROSS_CHECK, INITIAL, POLICY, UNTRUSTED_SHARE,
+                                     CheckCarry, Guards)
 from pmcbandit.exceptions import PmcBanditWarning
 
 
@@ -126,6 +127,66 @@ def test_the_check_arm_keeps_the_share_when_mean_losses_take_turns():
     assert (plan.arm, plan.reason) == (2, CROSS_CHECK)
     blocked = np.array([False, False, True])  # once out of play, the share moves on
     assert g.plan(blocked, None, np.array([0.1, 1.0, 2.0])).arm == 1
+
+
+@pytest.mark.parametrize("switch", [CHECK_SWITCH, 1e300])  # 1e300: the mutation that keeps any arm
+def test_the_check_arm_is_left_for_one_far_less_costly(switch, monkeypatch):
+    monkeypatch.setattr("pmcbandit.runtime.guards.CHECK_SWITCH", switch)
+    arms = [_Arm("is-1", family="importance"), _Arm("ais-a", family="annealing"), _Arm("nested", family="nested")]
+    g = _guards(arms, count_pulls=True)
+    for _ in range(40):
+        g.observe(0, 0.0, 1.0)
+    plan = g.plan(_none_blocked(3), None, _no_loss(3))  # nothing seen: the first candidate in pool order
+    assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
+    g.dispatched(plan.arm, plan.reason)
+    g.observe(1, 0.0, 1.0)
+    g.observe(2, 0.0, 1.0)
+    loss = np.array([0.1, 1.1 * CHECK_SWITCH, 1.0])  # ais-a proves more than CHECK_SWITCH times costlier
+    assert g.plan(_none_blocked(3), None, loss).arm == (2 if switch == CHECK_SWITCH else 1)
+    loss[1] = 0.9 * CHECK_SWITCH  # within the factor: the arm keeps the share (mean losses taking turns)
+    g.check_arm = 1
+    assert g.plan(_none_blocked(3), None, loss).arm == 1
+
+
+def test_the_check_arm_is_one_whose_variance_is_trusted_where_another_family_has_one():
+    arms = [_Arm("is-1", family="importance"), _Arm("ais-a", family="annealing"), _Arm("nested", family="nested")]
+    g = _guards(arms, count_pulls=True)
+    for _ in range(40):
+        g.observe(0, 0.0, 1.0)
+    loss = np.array([0.1, 1.0, 2.0])  # ais-a looks better, on weights too spread to be trusted
+    untrusted = np.array([False, True, False])
+    assert g.plan(_none_blocked(3), None, loss, untrusted=untrusted).arm == 2
+    assert g.plan(_none_blocked(3), None, loss, untrusted=np.array([False, True, True])).arm == 1  # none trusted
+    carried = _guards(arms, count_pulls=True, carry=CheckCarry.from_history(
+        _rows([0] * 40), 3, suspect=np.array([False, True, False])))
+    assert carried.plan(_none_blocked(3), None, loss).arm == 2  # an earlier piece found it too spread
+
+
+def _rows(arms, reasons=None, cost=1.0):
+    n = len(arms)
+    return {"arm": np.asarray(arms), "status": np.zeros(n, dtype=np.int64), "seconds": np.full(n, 0.5),
+            "reason": np.asarray(reasons if reasons is not None else [POLICY] * n), "cost": np.full(n, cost)}
+
+
+def test_a_run_in_pieces_counts_the_earlier_pieces_check():
+    arms = [_Arm("is-1", family="importance"), _Arm("ais-a", family="annealing"), _Arm("nested", family="nested")]
+    # An earlier piece: 36 pulls of is-1, 4 check pulls of nested (a 10 % share, which it keeps).
+    carry = CheckCarry.from_history(_rows([0] * 36 + [2] * 4, [POLICY] * 36 + [CROSS_CHECK] * 4), 3,
+                                    suspect=np.zeros(3, dtype=bool))
+    assert carry.valid.tolist() == [36, 0, 4] and carry.check_arm == 2 and carry.seconds_n.tolist() == [36, 0, 4]
+    loss = np.array([0.1, 1.0, 2.0])  # ais-a would be the fresh piece's check arm
+    g = _guards(arms, count_pulls=True, carry=carry)
+    assert g.valid.tolist() == [36, 0, 4] and g.spent.tolist() == [36.0, 0.0, 4.0]
+    assert g.plan(_none_blocked(3), None, loss).reason == POLICY  # the share of all 40 pulls is met
+    g.observe(0, 0.0, 1.0)
+    plan = g.plan(_none_blocked(3), None, loss)
+    assert (plan.arm, plan.reason) == (2, CROSS_CHECK)  # the earlier piece's check arm, not a fresh one
+    fresh = _guards(arms, count_pulls=True)
+    fresh.observe(0, 0.0, 1.0)
+    assert fresh.plan(_none_blocked(3), None, loss).arm == 1
+    timed = _guards(arms, horizon=10.0, carry=carry)
+    assert timed.predicted()[2] == pytest.approx(2 * 0.5)  # durations measured in the earlier piece
+    assert timed.spent[2] == timed.carried[2] == 4.0  # costs, for a budget of costs
 
 
 def test_the_check_arm_prefers_one_whose_pulls_fit_the_share_with_room_to_spare():
