@@ -136,7 +136,7 @@ def test_pool_runs_it_where_the_laplace_arms_fail_without_an_hmc_arm(normal, mon
     model = normal[0].model
     kw = dict(ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
-              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
+              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None, nested=False)
     # The Laplace arms pass their set-up check on this Gaussian: no pilot.
     arms, notes, _ = ev.build_pool(model, budget_seconds=10.0, **kw)
     assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
@@ -174,7 +174,7 @@ def test_pool_stops_its_draws_once_a_pilot_t_arm_passes(normal, monkeypatch):
 
     kw = dict(ais_steps=(), n_chains=1, transition="slice", laplace=True,
               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=500,
-              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None)
+              cost="cpu_seconds", non_centre=False, hmc_arm=False, pilot_is=None, nested=False)
     monkeypatch.setattr(pp, "draw_moves", lambda dim, n_chains: 400)
     monkeypatch.setattr(ev, "setup_check_passes", lambda arms: False)  # the Laplace arms fail; the pilot-t arms pass
     _, notes, _ = ev.build_pool(normal[0].model, budget_seconds=10.0, **kw)
