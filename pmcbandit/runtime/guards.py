@@ -129,11 +129,12 @@ make the decisions depend on the machine's load. The same seed therefore makes t
 decisions on an idle and on a loaded machine, and a checkpoint replays them exactly.
 
 Runs in pieces. A run spent in pieces whose pulls are combined as one (the slices of
-:func:`pmcbandit.compare_models`) passes each piece a :class:`CheckCarry` of the earlier ones: rule 4 counts their
-valid pulls and spending, keeps the arm that held the share, and durations are predicted from their pulls too, so
+:func:`pmcbandit.compare_models`) passes each piece a :class:`CheckCarry` of the earlier ones: rule 4's share
+counts their spending, the arm that held the share keeps it, and durations are predicted from their pulls too, so
 the check accumulates across the pieces as in one run instead of restarting in each (where a 10 % share of a
-quarter of the budget may never reach the pulls a check needs). The widened share's room counts only the piece's
-own spending, against the piece's horizon. Rules 3 and 5 and the policy start afresh in each piece.
+quarter of the budget may never reach the pulls a check needs). The valid pulls the finish and the widened share
+count stay the piece's own, as do the widened share's room (against the piece's horizon): the watch that asks for
+them reads the piece's interval. Rules 3 and 5 and the policy start afresh in each piece.
 
 Rule 4 prefers a check arm whose variance estimate is trusted (rule 5's mask, or ``suspect`` in the carry: too
 spread for its number of weights, or failing :math:`\hat k`) when another family's arm is: the consistency test
@@ -190,12 +191,11 @@ class Plan(NamedTuple):
 
 class CheckCarry(NamedTuple):
     """What earlier runs on the same arms leave the guards (module docstring, *Runs in pieces*): per arm, its pulls,
-    valid pulls, cost of the valid pulls and measured seconds (sum, count); the arm that last held rule 4's share
+    the cost of its valid pulls and its measured seconds (sum, count); the arm that last held rule 4's share
     (-1: none); the arms the combination of those runs found too spread or unreliable (``suspect``).
     """
 
     pulls: np.ndarray
-    valid: np.ndarray
     cost: np.ndarray
     seconds_sum: np.ndarray
     seconds_n: np.ndarray
@@ -214,7 +214,6 @@ class CheckCarry(NamedTuple):
         checks = np.flatnonzero(np.asarray(arrays["reason"]) == CROSS_CHECK)
         return cls(
             pulls=np.bincount(arm, minlength=n_arms),
-            valid=np.bincount(arm[ok], minlength=n_arms),
             cost=np.bincount(arm[ok], weights=np.asarray(arrays["cost"], dtype=np.float64)[ok], minlength=n_arms),
             seconds_sum=np.bincount(arm[timed], weights=seconds[timed], minlength=n_arms),
             seconds_n=np.bincount(arm[timed], minlength=n_arms),
@@ -287,7 +286,6 @@ class Guards:
         self.suspect = np.zeros(k, dtype=bool)  # arms earlier runs found too spread or unreliable
         self.carried = np.zeros(k)  # the spending of earlier runs (in self.spent)
         if carry is not None:
-            self.valid += carry.valid
             self.carried = np.asarray(carry.pulls if self.count_pulls else carry.cost, dtype=np.float64).copy()
             self.spent += self.carried
             self.seconds_sum += carry.seconds_sum

@@ -173,10 +173,10 @@ def test_a_run_in_pieces_counts_the_earlier_pieces_check():
     # An earlier piece: 36 pulls of is-1, 4 check pulls of nested (a 10 % share, which it keeps).
     carry = CheckCarry.from_history(_rows([0] * 36 + [2] * 4, [POLICY] * 36 + [CROSS_CHECK] * 4), 3,
                                     suspect=np.zeros(3, dtype=bool))
-    assert carry.valid.tolist() == [36, 0, 4] and carry.check_arm == 2 and carry.seconds_n.tolist() == [36, 0, 4]
+    assert carry.pulls.tolist() == [36, 0, 4] and carry.check_arm == 2 and carry.seconds_n.tolist() == [36, 0, 4]
     loss = np.array([0.1, 1.0, 2.0])  # ais-a would be the fresh piece's check arm
     g = _guards(arms, count_pulls=True, carry=carry)
-    assert g.valid.tolist() == [36, 0, 4] and g.spent.tolist() == [36.0, 0.0, 4.0]
+    assert g.valid.tolist() == [0, 0, 0] and g.spent.tolist() == [36.0, 0.0, 4.0]  # the piece's own valid pulls
     assert g.plan(_none_blocked(3), None, loss).reason == POLICY  # the share of all 40 pulls is met
     g.observe(0, 0.0, 1.0)
     plan = g.plan(_none_blocked(3), None, loss)
