@@ -24,15 +24,17 @@ from benchmarks import _revision
 from benchmarks._common import machine, utc_now, write_section
 
 
-def measure(pair: str, seed: int, seconds: float) -> dict:
-    """One ``compare_models`` call on ``pair`` (default pools, ``budget=seconds``): statuses, best, log BF, SE."""
+def measure(pair: str, seed: int, seconds: float, pulls: int | None = None) -> dict:
+    """One ``compare_models`` call on ``pair`` (default pools, ``budget=seconds``, or ``Pulls(pulls)``): statuses,
+    best, log BF, SE."""
     import pmcbandit as pb
     from benchmarks.bench_compare_models import _models
 
     models = _models(pair)
+    budget = seconds if pulls is None else pb.Pulls(pulls)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=seconds, random_seed=seed,
+        res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=budget, random_seed=seed,
                                 progressbar=False)
     lbf, se = res.log_bf("b", "a")
     return dict(status=[res.results[n].interval_status for n in ("a", "b")], best=res.best, log_bf=float(lbf),
@@ -44,6 +46,7 @@ def main(argv=None) -> str:
     _revision.add_argument(parser)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--pulls", type=int, default=None, help="a Pulls budget instead of --seconds")
     parser.add_argument("--pairs", nargs="+", default=["costly", "equal"])
     args = parser.parse_args(argv)
     rev = _revision.resolve(args.against)
@@ -54,14 +57,16 @@ def main(argv=None) -> str:
             for seed in range(args.seeds):
                 for label, where in sources.items():
                     out = _revision.call(where, "benchmarks.bench_compare_checks:measure", pair=pair, seed=seed,
-                                         seconds=args.seconds)
+                                         seconds=args.seconds, pulls=args.pulls)
                     rows.setdefault((pair, label), []).append(out)
                     print(pair, label, out, flush=True)
     command = "python -m benchmarks.bench_compare_checks " + " ".join(sys.argv[1:] if argv is None else argv)
     lines = ["## compare_models: evidences checked and best models declared (`bench_compare_checks`)", "",
              f"- machine: {machine()}; date: {utc_now()}; command: `{command}`",
-             f"- `compare_models` with default pools, `budget={args.seconds:g}` (wall seconds, set-up included), "
-             f"seeds 0-{args.seeds - 1}, each call a fresh one-thread process, the two packages alternating",
+             "- `compare_models` with default pools, `budget="
+             + (f"{args.seconds:g}` (wall seconds, set-up included), " if args.pulls is None else
+                f"Pulls({args.pulls})` (reproducible: no decision reads a clock), ")
+             + f"seeds 0-{args.seeds - 1}, each call a fresh one-thread process, the two packages alternating",
              "", "| pair | package | evidences `ok` | best declared | mean SE(log BF) | max abs z (log BF) |",
              "|---|---|---:|---:|---:|---:|"]
     for (pair, label), outs in rows.items():
