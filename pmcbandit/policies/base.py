@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import ClassVar, NamedTuple, Protocol
 
 import numba
@@ -131,6 +132,10 @@ class BanditState(NamedTuple):
     per_arm: bool = False
 
 
+# A BanditState from a tuple of all its fields, without the keyword handling of the NamedTuple's __new__.
+_new_state = partial(tuple.__new__, BanditState)
+
+
 class Policy(NamedTuple):
     """A policy: its name, parameters and pure functions.
 
@@ -207,21 +212,13 @@ def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | Non
 
 
 def add_pending(state: BanditState, arm: int) -> BanditState:
-    """Record that a decision for ``arm`` was dispatched (the run loop calls this)."""
-    pending = state.pending.copy()
+    """Record that a decision for ``arm`` was dispatched (the run loop calls this at every decision, so the new
+    state is built from the fields unpacked at once, without the NamedTuple's keyword handling).
+    """
+    n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t, extra, per_arm = state
+    pending = pending.copy()
     pending[arm] += 1
-    return BanditState(
-        state.n,
-        pending,
-        state.loss_sum,
-        state.loss_sq_sum,
-        state.cost_sum,
-        state.scale,
-        state.fixed_scale,
-        state.t + 1,
-        state.extra,
-        state.per_arm,
-    )
+    return _new_state((n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t + 1, extra, per_arm))
 
 
 def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:

@@ -21,6 +21,7 @@ scale.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from pmcbandit.base import Selection
 from pmcbandit.policies.base import BanditState, add_pending, restrict
 
 __all__ = ["PolicyLearner", "MAX_LOG_GAP"]
+
+# A Selection from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
+_new_selection = partial(tuple.__new__, Selection)
 
 #: Largest excess of a log observation over the shift before the shift is raised. Working values then
 #: stay below e^50, losses below cost * e^100 and squared losses below cost^2 * e^200, far from the
@@ -61,6 +65,7 @@ class PolicyLearner:
         self.n_arms = n_arms
         self.state: BanditState = _init_state(policy, n_arms, rule)
         self.pulls_per_decision = rule.pulls_per_decision
+        self._pulls = (self.pulls_per_decision,)  # a decision's pull counts, one arm (the same tuple every time)
         pinned = policy.pinned_arm
         self.pinned = pinned if pinned is not None and 0 <= pinned < n_arms else None
         # False once a policy update got pull info the history does not hold exactly (e.g.
@@ -69,7 +74,7 @@ class PolicyLearner:
 
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
         """The policy's arm among the ``eligible`` ones (it sees its state restricted to them)."""
-        if self.pinned is not None or eligible.all():
+        if self.pinned is not None or np.count_nonzero(eligible) == self.n_arms:  # cheaper than eligible.all()
             arm = int(self.policy.select(rng, self.state))
         else:
             idx = np.flatnonzero(eligible)
@@ -79,7 +84,7 @@ class PolicyLearner:
                     f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
                 )
             arm = int(idx[choice])
-        return Selection((arm,), (self.pulls_per_decision,))
+        return _new_selection(((arm,), self._pulls))
 
     def forced(self, arm: int) -> Selection:
         """The decision a guard forces on ``arm``."""
