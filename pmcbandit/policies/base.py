@@ -160,6 +160,11 @@ class Policy(NamedTuple):
     ``simulator_rule`` names the branch of the replicated-run simulator that reproduces the policy
     (:mod:`pmcbandit.simulate`): ``"index"`` (its ``index``), ``"thompson"``, ``"round_robin"`` or
     ``"fixed"`` (``pinned_arm``); ``None``: not simulated.
+    ``update_reads_pending=False`` says that ``update`` reads the state's ``pending`` counts and decision count
+    ``t`` only through :func:`record_loss` (every built-in policy), so its new state is the same whether or not
+    the decision was counted pending by :func:`add_pending` (record_loss counts it then): the run loop skips
+    that count for a decision that closes before the next choice (:class:`pmcbandit.policies.learner.PolicyLearner`).
+    ``True`` (the default, for a policy that may read them) keeps the count at every decision.
     """
 
     name: str
@@ -175,6 +180,7 @@ class Policy(NamedTuple):
     per_arm_ranges: bool = False
     simulator_rule: str | None = None
     adaptive: bool = True
+    update_reads_pending: bool = True
 
 
 def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | None = None, *,
@@ -427,7 +433,8 @@ def index_policy(
         return record_loss(state, arm, reward, cost)
 
     return Policy(
-        name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True, simulator_rule="index"
+        name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True, simulator_rule="index",
+        update_reads_pending=False,
     )
 
 

@@ -172,6 +172,9 @@ class Engine:
         every = np.ones(self.n_arms, dtype=bool)
         every.flags.writeable = False
         self._open_plan = Plan(None, POLICY, every)
+        # A learner's choice with every arm eligible, where it offers one (``choose_any(rng)``: the same choice as
+        # ``choose(rng, eligible)`` without reading the mask).
+        self._choose_any = getattr(learner, "choose_any", None)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -295,7 +298,12 @@ class Engine:
             if plan is None:
                 raise RuntimeError("no decision may be made: every arm is out of play, or the learner stopped")
         learner = self.learner
-        selection = learner.choose(self.streams.policy, plan.eligible) if plan.arm is None else learner.forced(plan.arm)
+        if plan.arm is not None:
+            selection = learner.forced(plan.arm)
+        elif plan is self._open_plan and self._choose_any is not None:  # every arm in play
+            selection = self._choose_any(self.streams.policy)
+        else:
+            selection = learner.choose(self.streams.policy, plan.eligible)
         learner.opened(selection)
         arms, counts = selection
         d = self.selected
