@@ -197,12 +197,12 @@ class Arm(abc.ABC):
             start = clock()
             out = self.draw(rng)
             elapsed = clock() - start
-        info: Mapping[str, float] = {}
+        info: Mapping[str, float] | None = None
         cost = None
         if isinstance(out, tuple):
             values = out[0]
             if len(out) > 1:
-                info = out[1] or {}
+                info = out[1]
                 if len(out) > 2:
                     cost = out[2]
         else:
@@ -228,7 +228,7 @@ class Arm(abc.ABC):
                 raise TypeError(f"arm {self.name!r} returned the cost {cost!r} of type {type(cost).__name__}; "
                                 "a cost must be a real number (or None to measure CPU time)")
             cost = float(cost)
-        return _new_pull((values, cost, dict(info)))
+        return _new_pull((values, cost, dict(info) if info else {}))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

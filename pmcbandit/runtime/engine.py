@@ -298,10 +298,10 @@ class Engine:
             if plan is None:
                 raise RuntimeError("no decision may be made: every arm is out of play, or the learner stopped")
         learner = self.learner
-        if plan.arm is not None:
-            selection = learner.forced(plan.arm)
-        elif plan is self._open_plan and self._choose_any is not None:  # every arm in play
+        if plan is self._open_plan and self._choose_any is not None:  # every arm in play
             selection = self._choose_any(self.streams.policy)
+        elif plan.arm is not None:
+            selection = learner.forced(plan.arm)
         else:
             selection = learner.choose(self.streams.policy, plan.eligible)
         learner.opened(selection)
@@ -341,25 +341,28 @@ class Engine:
     def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
         """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
         (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
-        obs = within = cost = math.nan
-        size = 0
-        info = None
-        if pull is not None:
+        if pull is None:
+            obs = within = cost = math.nan
+            size = 0
+            info = None
+        else:
             values, cost, info = pull
             size = values.size
             if status == "ok":
-                obs, within = _reduce(values, self.log_scale)
+                # One value is its own observation on either scale (_reduce's batch of one), without the call.
+                obs, within = (float(values[0]), math.nan) if size == 1 else _reduce(values, self.log_scale)
                 if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                     status = "out_of_bounds"
                     message = f"observation {obs!r} outside bounds {self.bounds}"
                 elif self.tails is not None and self.weighted[arm]:
                     self._add_weights(arm, values)
+            else:
+                obs = within = math.nan
         if remote_cpu == remote_cpu:
             self.remote_cpu += remote_cpu
-        wall = self.wall_offset + time.perf_counter() - self._t0
-        cpu = self.cpu_seconds()
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
-                  math.nan, wall, cpu, seconds]
+                  math.nan, self.wall_offset + time.perf_counter() - self._t0,
+                  self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu, seconds]  # cpu_seconds()
         return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def receive(self, outcome) -> None:
