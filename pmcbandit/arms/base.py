@@ -44,12 +44,14 @@ import numbers
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = ["Arm", "Pull", "CallableArm", "check_arms", "real_values", "thread_cpu_clock", "warm_up_arms"]
+
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
 
 
 class _ThreadClock(threading.local):
@@ -89,8 +91,6 @@ class Pull(NamedTuple):
     info: Mapping[str, float]
 
 
-# A Pull from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
-_new_pull = partial(tuple.__new__, Pull)
 
 
 class Arm(abc.ABC):
@@ -228,7 +228,7 @@ class Arm(abc.ABC):
                 raise TypeError(f"arm {self.name!r} returned the cost {cost!r} of type {type(cost).__name__}; "
                                 "a cost must be a real number (or None to measure CPU time)")
             cost = float(cost)
-        return _new_pull((values, cost, dict(info) if info else {}))
+        return _new(Pull, (values, cost, dict(info) if info else {}))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

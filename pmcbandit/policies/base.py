@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import ClassVar, NamedTuple, Protocol
 
 import numba
@@ -68,6 +67,9 @@ __all__ = [
     "argmax_random",
     "index_policy",
 ]
+
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
 
 
 class PolicyExtra(Protocol):
@@ -132,8 +134,6 @@ class BanditState(NamedTuple):
     per_arm: bool = False
 
 
-# A BanditState from a tuple of all its fields, without the keyword handling of the NamedTuple's __new__.
-_new_state = partial(tuple.__new__, BanditState)
 
 
 class Policy(NamedTuple):
@@ -224,7 +224,7 @@ def add_pending(state: BanditState, arm: int) -> BanditState:
     n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t, extra, per_arm = state
     pending = pending.copy()
     pending[arm] += 1
-    return _new_state((n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t + 1, extra, per_arm))
+    return _new(BanditState, (n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t + 1, extra, per_arm))
 
 
 def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:

@@ -21,7 +21,6 @@ scale.
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import numpy as np
 
@@ -30,8 +29,9 @@ from pmcbandit.policies.base import BanditState, add_pending, restrict
 
 __all__ = ["PolicyLearner", "MAX_LOG_GAP"]
 
-# A Selection from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
-_new_selection = partial(tuple.__new__, Selection)
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
+
 
 #: Largest excess of a log observation over the shift before the shift is raised. Working values then
 #: stay below e^50, losses below cost * e^100 and squared losses below cost^2 * e^200, far from the
@@ -111,13 +111,13 @@ class PolicyLearner:
             raise RuntimeError(
                 f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
             )
-        return _new_selection(((int(idx[choice]),), self._pulls))
+        return _new(Selection, ((int(idx[choice]),), self._pulls))
 
     def choose_any(self, rng: np.random.Generator) -> Selection:
         """:meth:`choose` with every arm eligible (the run loop's plan while every arm is in play)."""
         if self._uncounted is not None:
             self._count_uncounted()
-        return _new_selection(((int(self.policy.select(rng, self._state)),), self._pulls))
+        return _new(Selection, ((int(self.policy.select(rng, self._state)),), self._pulls))
 
     def forced(self, arm: int) -> Selection:
         """The decision a guard forces on ``arm``."""

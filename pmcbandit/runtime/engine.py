@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -71,15 +70,14 @@ from pmcbandit.stats.psis import ArmReliability
 
 __all__ = ["Engine", "Row"]
 
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
+
 _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4, "lost": 5}
 # A pull lost with its worker (after the executor's retries) says nothing about its arm.
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
-# A PullRecord from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
-_new_record = partial(tuple.__new__, PullRecord)
-_new_progress = partial(tuple.__new__, Progress)
-_new_ticket = partial(tuple.__new__, Ticket)
 
 
 class Row(NamedTuple):
@@ -93,7 +91,6 @@ class Row(NamedTuple):
     info: dict | None
 
 
-_new_row = partial(tuple.__new__, Row)
 
 
 class _Decision:
@@ -205,7 +202,7 @@ class Engine:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
         process clock is a system call, and most budgets do not read it).
         """
-        return _new_progress((
+        return _new(Progress, (
             self.rows,
             self.wall_offset + time.perf_counter() - self._t0,
             self.cpu_seconds() if cpu else math.nan,
@@ -313,12 +310,12 @@ class Engine:
             arm = arms[0]
             first = next_pull[arm]
             next_pull[arm] = first + 1
-            tickets = [_new_ticket((d, arm, first))]
+            tickets = [_new(Ticket, (d, arm, first))]
         else:
             tickets = []
             for arm, pulls in zip(arms, counts):
                 first = next_pull[arm]
-                tickets += [_new_ticket((d, arm, j)) for j in range(first, first + pulls)]
+                tickets += [_new(Ticket, (d, arm, j)) for j in range(first, first + pulls)]
                 next_pull[arm] = first + pulls
                 if self.guards is not None:
                     self.guards.dispatched(arm, plan.reason)
@@ -336,7 +333,7 @@ class Engine:
         restores the tails from the file instead.
         """
         fields, diag, message, info = self._fields(outcome)
-        return _new_row((_new_record(fields), diag, message, info))
+        return _new(Row, (_new(PullRecord, fields), diag, message, info))
 
     def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
         """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
@@ -446,7 +443,7 @@ class Engine:
             decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
             fields[_REWARD] = self.learner.close(self.streams.policy, decision)
-        self.history.append_row(_new_record(fields), diag)
+        self.history.append_row(_new(PullRecord, fields), diag)
         self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)

@@ -18,7 +18,6 @@ import sys
 import time
 import traceback
 from collections import deque
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -26,6 +25,9 @@ import numpy as np
 from pmcbandit.arms.base import Arm, Pull
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel", "InProcessExecutor", "SerialExecutor"]
+
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
 
 
 class Ticket(NamedTuple):
@@ -71,7 +73,7 @@ def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
     seconds = time.perf_counter() - start
     values, cost = pull.values, pull.cost
     if values.size == 1 and math.isfinite(values[0]) and 0.0 <= cost < math.inf:  # most pulls: ok, seen at once
-        return _new_outcome((ticket, "ok", pull, "", seconds, math.nan))
+        return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
     return _classify(arm, pull, ticket, seconds)
 
 
@@ -97,11 +99,9 @@ def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
     cost = pull.cost
     if not (math.isfinite(cost) and cost >= 0):
         return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0", seconds)
-    return _new_outcome((ticket, "ok", pull, "", seconds, math.nan))
+    return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
 
 
-# An Outcome from a tuple of all its fields, without the defaults handling of the NamedTuple's __new__.
-_new_outcome = partial(tuple.__new__, Outcome)
 
 
 def caller_stacklevel() -> int:
