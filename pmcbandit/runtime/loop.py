@@ -89,7 +89,7 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     bar = _progress_bar(progressbar, len(engine.arms))
     try:
         while True:
-            progress = progress_of(se_of(engine) if se_of else nan, cpu=need_cpu)
+            progress = progress_of(se_of(engine) if se_of else nan, need_cpu)
             if exhausted(progress):
                 stopped_by = budget.stop_reason(progress)
                 break

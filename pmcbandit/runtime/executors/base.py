@@ -165,7 +165,8 @@ class SerialExecutor(InProcessExecutor):
 
     def _pull(self, ticket) -> Outcome:
         """The pull ``ticket`` names, made now (:func:`execute_pull` with the ticket's stream)."""
-        return execute_pull(self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index), ticket)
+        _, arm, j = ticket
+        return execute_pull(self.arms[arm], self.streams.pull_rng(arm, j), ticket)
 
     def submit(self, ticket) -> None:
         self._done.append(self._pull(ticket))
