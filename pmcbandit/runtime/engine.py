@@ -91,8 +91,6 @@ class Row(NamedTuple):
     info: dict | None
 
 
-
-
 class _Decision:
     """One open decision: its arms, why it was chosen, its tickets, and what came back so far."""
 
