@@ -50,8 +50,21 @@ import numpy as np
 
 __all__ = ["Arm", "Pull", "CallableArm", "check_arms", "real_values", "thread_cpu_clock", "warm_up_arms"]
 
-# The CPU clock Arm.pull reads, per thread: the process clock unless a worker set the thread clock.
-_CLOCK = threading.local()
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
+
+
+class _ThreadClock(threading.local):
+    """The CPU clock :meth:`Arm.pull` reads, per thread: the process clock unless a worker set the thread clock.
+
+    A class attribute is the default of every thread, so reading it costs an attribute lookup (``getattr`` with a
+    default on a bare ``threading.local`` raises and catches ``AttributeError`` in every thread that never set it).
+    """
+
+    fn = staticmethod(time.process_time)
+
+
+_CLOCK = _ThreadClock()
 
 
 @contextlib.contextmanager
@@ -62,7 +75,7 @@ def thread_cpu_clock():
     process runs other threads (Dask's event loop, neighbouring pulls), whose CPU time is not
     the pull's. Other threads of the process keep the process clock.
     """
-    previous = getattr(_CLOCK, "fn", None)
+    previous = _CLOCK.fn
     _CLOCK.fn = time.thread_time
     try:
         yield
@@ -76,6 +89,8 @@ class Pull(NamedTuple):
     values: np.ndarray
     cost: float
     info: Mapping[str, float]
+
+
 
 
 class Arm(abc.ABC):
@@ -131,6 +146,11 @@ class Arm(abc.ABC):
         ``False`` (the evidence arms: their compiled prior sampler reseeds shared
         random states on every call) makes a run with several threads in flight
         refuse the arm (``executor="processes"`` runs it in worker processes).
+    reports_cost : bool
+        ``True`` when :meth:`draw` reports the cost of every pull (a ``(values, info, cost)`` tuple with a
+        real ``cost``): :meth:`pull` then reads no clock (it saves two CPU-clock reads, a system call each, around
+        every draw), and a pull whose ``draw`` reports no cost raises
+        ``TypeError``. ``False`` (the default): the cost is measured unless ``draw`` reports one.
     """
 
     name: str = "arm"
@@ -143,6 +163,7 @@ class Arm(abc.ABC):
     deterministic: bool = False
     components: tuple[str, ...] = ()
     thread_safe: bool = True
+    reports_cost: bool = False
 
     @abc.abstractmethod
     def draw(self, rng: np.random.Generator) -> Any:
@@ -161,32 +182,53 @@ class Arm(abc.ABC):
         """
 
     def pull(self, rng: np.random.Generator) -> Pull:
-        clock = getattr(_CLOCK, "fn", None) or time.process_time
-        start = clock()
-        out = self.draw(rng)
-        elapsed = clock() - start
-        info: Mapping[str, float] = {}
+        """Draw once (:meth:`draw`) and return the checked :class:`Pull`.
+
+        The cost is the CPU time around :meth:`draw` on this thread's clock (:func:`thread_cpu_clock`) unless
+        ``draw`` reports one; an arm that declares :attr:`reports_cost` reads no clock at all, and its ``draw``
+        must report a cost on every pull (else ``TypeError``). The values are checked by :func:`real_values` (a
+        Python float, what most cheap draws return, is taken as it is: it is a real number).
+        """
+        if self.reports_cost:
+            out = self.draw(rng)
+            elapsed = None
+        else:
+            clock = _CLOCK.fn
+            start = clock()
+            out = self.draw(rng)
+            elapsed = clock() - start
+        info: Mapping[str, float] | None = None
         cost = None
         if isinstance(out, tuple):
-            values, *rest = out
-            if rest:
-                info = rest[0] or {}
-            if len(rest) > 1:
-                cost = rest[1]
+            values = out[0]
+            if len(out) > 1:
+                info = out[1]
+                if len(out) > 2:
+                    cost = out[2]
         else:
             values = out
-        values = np.atleast_1d(real_values(values, self.name))
-        if values.ndim != 1 or values.size == 0:
-            raise ValueError(
-                f"arm {self.name!r} returned values of shape {values.shape}; "
-                "a pull must return a non-empty 1-D array of estimates"
-            )
-        if isinstance(cost, np.ndarray) and cost.ndim == 0 and cost.dtype.kind in "iuf":
-            cost = cost.item()
-        if cost is not None and (isinstance(cost, (bool, np.bool_)) or not isinstance(cost, numbers.Real)):
-            raise TypeError(f"arm {self.name!r} returned the cost {cost!r} of type {type(cost).__name__}; "
-                            "a cost must be a real number (or None to measure CPU time)")
-        return Pull(values, float(elapsed if cost is None else cost), dict(info))
+        if type(values) is float:
+            values = np.array((values,))
+        else:
+            values = np.atleast_1d(real_values(values, self.name))
+            if values.ndim != 1 or values.size == 0:
+                raise ValueError(
+                    f"arm {self.name!r} returned values of shape {values.shape}; "
+                    "a pull must return a non-empty 1-D array of estimates"
+                )
+        if cost is None:
+            if elapsed is None:
+                raise TypeError(f"arm {self.name!r} reports its cost (reports_cost=True) but returned none; "
+                                "a cost must be a real number")
+            cost = elapsed
+        elif type(cost) is not float:
+            if isinstance(cost, np.ndarray) and cost.ndim == 0 and cost.dtype.kind in "iuf":
+                cost = cost.item()
+            if isinstance(cost, (bool, np.bool_)) or not isinstance(cost, numbers.Real):
+                raise TypeError(f"arm {self.name!r} returned the cost {cost!r} of type {type(cost).__name__}; "
+                                "a cost must be a real number (or None to measure CPU time)")
+            cost = float(cost)
+        return _new(Pull, (values, cost, dict(info) if info else {}))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -273,13 +315,18 @@ class CallableArm(Arm):
         if cost is not None:
             self.cost_unit = "declared"
 
+    @property
+    def reports_cost(self) -> bool:
+        """Whether a cost is declared (:attr:`Arm.reports_cost`): then every pull reports it and reads no clock."""
+        return self.cost is not None
+
     def draw(self, rng):
         out = self.fn(rng)
-        if self.cost is None:
+        cost = self.cost
+        if cost is None:
             return out
         values, info = (out[0], out[1]) if isinstance(out, tuple) else (out, {})
-        cost = self.cost(np.asarray(values)) if callable(self.cost) else float(self.cost)
-        return values, info, cost
+        return values, info, cost(np.asarray(values)) if callable(cost) else float(cost)
 
 
 def check_arms(arms, door: str) -> list[Arm]:

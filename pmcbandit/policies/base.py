@@ -68,6 +68,9 @@ __all__ = [
     "index_policy",
 ]
 
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
+
 
 class PolicyExtra(Protocol):
     """A policy's own immutable statistics, kept in :attr:`BanditState.extra`: a NamedTuple that
@@ -131,6 +134,8 @@ class BanditState(NamedTuple):
     per_arm: bool = False
 
 
+
+
 class Policy(NamedTuple):
     """A policy: its name, parameters and pure functions.
 
@@ -155,6 +160,11 @@ class Policy(NamedTuple):
     ``simulator_rule`` names the branch of the replicated-run simulator that reproduces the policy
     (:mod:`pmcbandit.simulate`): ``"index"`` (its ``index``), ``"thompson"``, ``"round_robin"`` or
     ``"fixed"`` (``pinned_arm``); ``None``: not simulated.
+    ``update_reads_pending=False`` says that ``update`` reads the state's ``pending`` counts and decision count
+    ``t`` only through :func:`record_loss` (every built-in policy), so its new state is the same whether or not
+    the decision was counted pending by :func:`add_pending` (record_loss counts it then): the run loop skips
+    that count for a decision that closes before the next choice (:class:`pmcbandit.policies.learner.PolicyLearner`).
+    ``True`` (the default, for a policy that may read them) keeps the count at every decision.
     """
 
     name: str
@@ -170,6 +180,7 @@ class Policy(NamedTuple):
     per_arm_ranges: bool = False
     simulator_rule: str | None = None
     adaptive: bool = True
+    update_reads_pending: bool = True
 
 
 def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | None = None, *,
@@ -207,21 +218,13 @@ def init_state(n_arms: int, scale: float | None = None, extra: PolicyExtra | Non
 
 
 def add_pending(state: BanditState, arm: int) -> BanditState:
-    """Record that a decision for ``arm`` was dispatched (the run loop calls this)."""
-    pending = state.pending.copy()
+    """Record that a decision for ``arm`` was dispatched (the run loop calls this at every decision, so the new
+    state is built from the fields unpacked at once, without the NamedTuple's keyword handling).
+    """
+    n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t, extra, per_arm = state
+    pending = pending.copy()
     pending[arm] += 1
-    return BanditState(
-        state.n,
-        pending,
-        state.loss_sum,
-        state.loss_sq_sum,
-        state.cost_sum,
-        state.scale,
-        state.fixed_scale,
-        state.t + 1,
-        state.extra,
-        state.per_arm,
-    )
+    return _new(BanditState, (n, pending, loss_sum, loss_sq_sum, cost_sum, scale, fixed_scale, t + 1, extra, per_arm))
 
 
 def grown_scale(state: BanditState, arm: int, loss: float) -> np.ndarray:
@@ -430,7 +433,8 @@ def index_policy(
         return record_loss(state, arm, reward, cost)
 
     return Policy(
-        name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True, simulator_rule="index"
+        name, init, select, update, index, params, ranges, recentre_state, per_arm_ranges=True, simulator_rule="index",
+        update_reads_pending=False,
     )
 
 

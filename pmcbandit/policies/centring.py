@@ -128,8 +128,21 @@ def empty_moments(n_arms: int) -> np.ndarray:
     return m
 
 
+@numba.njit(cache=True)
+def accumulate_all(moments, n, arms, ys):
+    """:func:`accumulate` of every ``(arms[i], ys[i])`` in order, counting each in ``n``, in place."""
+    for i in range(arms.shape[0]):
+        accumulate(moments, arms[i], ys[i])
+        n[arms[i]] += 1
+
+
 class ObservationMoments:
     """Per-arm power sums of the observations about the run's first one (live loop).
+
+    Observations are kept in a short buffer and folded into the sums (:func:`accumulate_all`, the same
+    operations in the same order as one :func:`accumulate` per observation, so the sums are the same to the
+    bit) when the sums are read, when they are rescaled, and every :data:`FOLD_EVERY` observations: one call of
+    the compiled kernel per block instead of one per reward.
 
     Attributes
     ----------
@@ -142,18 +155,43 @@ class ObservationMoments:
         Sums of ``y, y^2, y^3, y^4`` and min, max of ``y = x - o``.
     """
 
+    #: Observations buffered at most before they are folded into the sums.
+    FOLD_EVERY = 256
+
     def __init__(self, n_arms: int):
         self.origin: float | None = None
         self.count = 0
-        self.n = np.zeros(n_arms, dtype=np.int64)
-        self.moments = empty_moments(n_arms)
+        self._n = np.zeros(n_arms, dtype=np.int64)
+        self._moments = empty_moments(n_arms)
+        self._arms: list[int] = []  # observations not folded in yet: their arms and shifted values
+        self._ys: list[float] = []
+
+    @property
+    def n(self) -> np.ndarray:
+        self._fold()
+        return self._n
+
+    @property
+    def moments(self) -> np.ndarray:
+        self._fold()
+        return self._moments
 
     def add(self, arm: int, x: float) -> None:
         if self.origin is None:
             self.origin = float(x)
-        accumulate(self.moments, arm, x - self.origin)
-        self.n[arm] += 1
+        self._arms.append(arm)
+        self._ys.append(x - self.origin)
         self.count += 1
+        if len(self._ys) >= self.FOLD_EVERY:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Fold the buffered observations into the sums."""
+        if self._ys:
+            accumulate_all(self._moments, self._n, np.array(self._arms, dtype=np.int64),
+                           np.array(self._ys, dtype=np.float64))
+            self._arms.clear()
+            self._ys.clear()
 
     def centre_and_losses(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """The running centre and every arm's loss sum, squared-loss sum and largest loss about it."""
@@ -165,10 +203,11 @@ class ObservationMoments:
 
     def rescale(self, factor: float) -> None:
         """Every observation was multiplied by ``factor`` > 0 (a log-scale run's re-shift)."""
+        moments = self.moments  # folded in first: they were observed before the rescaling
         if self.origin is not None:
             self.origin *= factor
         f = factor
         for p in range(4):
-            self.moments[p] *= f
+            moments[p] *= f
             f *= factor
-        self.moments[4:] *= factor
+        moments[4:] *= factor

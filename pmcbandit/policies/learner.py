@@ -29,6 +29,10 @@ from pmcbandit.policies.base import BanditState, add_pending, restrict
 
 __all__ = ["PolicyLearner", "MAX_LOG_GAP"]
 
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
+
+
 #: Largest excess of a log observation over the shift before the shift is raised. Working values then
 #: stay below e^50, losses below cost * e^100 and squared losses below cost^2 * e^200, far from the
 #: float64 limit (e^709) even summed over 1e9 pulls with costs of 1e6 (a gap of 300 lets squared
@@ -59,34 +63,75 @@ class PolicyLearner:
         self.shift: float | None = None  # the working scale's shift (module docstring)
         self.rule = rule
         self.n_arms = n_arms
-        self.state: BanditState = _init_state(policy, n_arms, rule)
+        self._state: BanditState = _init_state(policy, n_arms, rule)
+        # Decisions opened and counted pending in the state, and the arm of the one decision opened last and not
+        # counted yet (None): see `state`.
+        self._counted = 0
+        self._uncounted: int | None = None
+        self._defer = not policy.update_reads_pending
         self.pulls_per_decision = rule.pulls_per_decision
+        self._pulls = (self.pulls_per_decision,)  # a decision's pull counts, one arm (the same tuple every time)
         pinned = policy.pinned_arm
         self.pinned = pinned if pinned is not None and 0 <= pinned < n_arms else None
         # False once a policy update got pull info the history does not hold exactly (e.g.
         # PMC's per-path arrays): a checkpoint of this run cannot be replayed exactly.
         self.info_replayable = True
 
+    @property
+    def state(self) -> BanditState:
+        """The policy's state, every open decision counted pending (:func:`~pmcbandit.policies.base.add_pending`).
+
+        For a policy whose ``update`` reads the pending counts only through ``record_loss``
+        (``update_reads_pending=False``), a decision opened while no other is open is counted only once it is read
+        here or another decision is chosen: if it closes first (one decision at a time, as the serial loop runs),
+        ``record_loss`` counts it, and the state after the update is the one add_pending and update would give.
+        """
+        if self._uncounted is not None:
+            self._count_uncounted()
+        return self._state
+
+    @state.setter
+    def state(self, value: BanditState) -> None:
+        self._state = value
+        self._uncounted = None
+        self._counted = int(np.sum(value.pending))
+
+    def _count_uncounted(self) -> None:
+        self._state = add_pending(self._state, self._uncounted)
+        self._uncounted = None
+        self._counted += 1
+
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
         """The policy's arm among the ``eligible`` ones (it sees its state restricted to them)."""
-        if self.pinned is not None or eligible.all():
-            arm = int(self.policy.select(rng, self.state))
-        else:
-            idx = np.flatnonzero(eligible)
-            choice = int(self.policy.select(rng, restrict(self.state, idx)))
-            if not 0 <= choice < idx.size:
-                raise RuntimeError(
-                    f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
-                )
-            arm = int(idx[choice])
-        return Selection((arm,), (self.pulls_per_decision,))
+        if self.pinned is not None or np.count_nonzero(eligible) == self.n_arms:  # cheaper than eligible.all()
+            return self.choose_any(rng)
+        idx = np.flatnonzero(eligible)
+        choice = int(self.policy.select(rng, restrict(self.state, idx)))
+        if not 0 <= choice < idx.size:
+            raise RuntimeError(
+                f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
+            )
+        return _new(Selection, ((int(idx[choice]),), self._pulls))
+
+    def choose_any(self, rng: np.random.Generator) -> Selection:
+        """:meth:`choose` with every arm eligible (the run loop's plan while every arm is in play)."""
+        if self._uncounted is not None:
+            self._count_uncounted()
+        return _new(Selection, ((int(self.policy.select(rng, self._state)),), self._pulls))
 
     def forced(self, arm: int) -> Selection:
         """The decision a guard forces on ``arm``."""
         return Selection.one(arm, self.pulls_per_decision)
 
     def opened(self, selection: Selection) -> None:
-        self.state = add_pending(self.state, selection.arms[0])
+        """Count the decision pending (at once, or when it is read: :attr:`state`)."""
+        if self._uncounted is not None:
+            self._count_uncounted()
+        if self._defer and not self._counted:
+            self._uncounted = selection.arms[0]
+        else:
+            self._state = add_pending(self._state, selection.arms[0])
+            self._counted += 1
 
     def close(self, rng: np.random.Generator, decision) -> float:
         """Feed a closed decision to the policy and return its reward (the rule of
@@ -94,14 +139,24 @@ class PolicyLearner:
         stops counting as pending.
         """
         arm = decision.arms[0]
-        if decision.failed:
-            self.state = _release_pending(self.state, arm)
-            return math.nan
+        if self._uncounted is not None and self._counted:
+            self._count_uncounted()  # another decision is open: this one closes as counted
+        if self._uncounted is None:
+            self._counted -= 1
+            if decision.failed:
+                self._state = _release_pending(self._state, arm)
+                return math.nan
+        else:  # the one open decision, not counted: the update counts it (record_loss), as does a faulty one here
+            self._uncounted = None
+            if decision.failed:
+                self._state = self._state._replace(t=self._state.t + 1)
+                return math.nan
         values = self._working(decision.values) if self.log_scale else decision.values
         reward = float(self.rule.reward(values, decision.costs, arm))
         costs = decision.costs
         cost = costs[0] if len(costs) == 1 else sum(costs)
-        if self.policy.observes:
+        policy = self.policy
+        if policy.observes:
             value = values[0] if len(values) == 1 else sum(values) / len(values)
             recorded = decision.diagnostics
             if decision.info is None:
@@ -110,11 +165,11 @@ class PolicyLearner:
                 info = dict(decision.info)
                 if self.info_replayable and not _same_info(info, recorded):
                     self.info_replayable = False
-            self.state = self.policy.update(rng, self.state, arm, reward, cost, value=value, info=info)
+            self._state = policy.update(rng, self._state, arm, reward, cost, value=value, info=info)
         else:
-            self.state = self.policy.update(rng, self.state, arm, reward, cost)
+            self._state = policy.update(rng, self._state, arm, reward, cost)
         if self.rule.due:
-            self.state = self.policy.recentre(self.state, *self.rule.recentre())
+            self._state = policy.recentre(self._state, *self.rule.recentre())
         return reward
 
     def done(self, blocked: np.ndarray) -> bool:
@@ -122,7 +177,7 @@ class PolicyLearner:
 
     def mean_loss(self) -> np.ndarray:
         """Each arm's mean loss (its estimated :math:`\\delta_k V_k` under the paired reward)."""
-        s = self.state
+        s = self._state  # pending counts do not enter
         return np.divide(s.loss_sum, s.n, out=np.full(self.n_arms, np.nan), where=s.n > 0)
 
     def _working(self, logs: list) -> list:
@@ -140,8 +195,8 @@ class PolicyLearner:
         ``f^4``; policies see ``loss/scale``, so decisions are unchanged.
         """
         f2 = f * f
-        s = self.state
-        self.state = s._replace(loss_sum=s.loss_sum * f2, loss_sq_sum=s.loss_sq_sum * f2 * f2, scale=s.scale * f2)
+        s = self._state
+        self._state = s._replace(loss_sum=s.loss_sum * f2, loss_sq_sum=s.loss_sq_sum * f2 * f2, scale=s.scale * f2)
         self.rule.rescale(f)
 
 

@@ -35,4 +35,4 @@ def policy(arm: int = 0, *, scale: float | None = None) -> Policy:
         return record_loss(state, arm, reward, cost)
 
     return Policy(f"oracle-{fixed}", init, select, update, recentre=recentre_state, pinned_arm=fixed,
-                  per_arm_ranges=True, simulator_rule="fixed")
+                  per_arm_ranges=True, simulator_rule="fixed", update_reads_pending=False)

@@ -217,4 +217,4 @@ def policy(population_size: int = 10, *, alpha_min: float | None = None, rao_bla
 
     # The mixture weights come from importance weights, not losses: re-centring leaves them.
     return Policy("pmc", init, select, update, None, (float(g),), recentre=recentre_state, observes=True,
-                  per_arm_ranges=True)
+                  per_arm_ranges=True, update_reads_pending=False)

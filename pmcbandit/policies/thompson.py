@@ -364,4 +364,4 @@ def policy(*, sampler: str = "numba", scale: float | None = None) -> Policy:
 
     return Policy(f"thompson[{sampler}]" if sampler != "numba" else "thompson", init, select, update,
                   ranges="per_arm", recentre=recentre, per_arm_ranges=True,
-                  simulator_rule="thompson" if sampler == "numba" else None)
+                  simulator_rule="thompson" if sampler == "numba" else None, update_reads_pending=False)

@@ -26,4 +26,4 @@ def policy(*, scale: float | None = None) -> Policy:
         return record_loss(state, arm, reward, cost)
 
     return Policy("uniform", init, select, update, recentre=recentre_state, per_arm_ranges=True,
-                  simulator_rule="round_robin", adaptive=False)
+                  simulator_rule="round_robin", adaptive=False, update_reads_pending=False)

@@ -132,6 +132,9 @@ class Pulls(Budget):
     def __post_init__(self):
         check_positive(self.n, "n", "Pulls", integer=True)
 
+    def exhausted(self, p: Progress) -> bool:
+        return p.pulls >= self.n  # fraction(p) >= 1, without its division (the run loop asks before every pull)
+
     def fraction(self, p: Progress) -> float:
         return p.pulls / self.n
 

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -71,15 +70,14 @@ from pmcbandit.stats.psis import ArmReliability
 
 __all__ = ["Engine", "Row"]
 
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
+
 _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4, "lost": 5}
 # A pull lost with its worker (after the executor's retries) says nothing about its arm.
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
-# A PullRecord from a tuple of its fields, without the keyword handling of the NamedTuple's __new__.
-_new_record = partial(tuple.__new__, PullRecord)
-_new_progress = partial(tuple.__new__, Progress)
-_new_ticket = partial(tuple.__new__, Ticket)
 
 
 class Row(NamedTuple):
@@ -91,9 +89,6 @@ class Row(NamedTuple):
     diagnostics: tuple
     message: str
     info: dict | None
-
-
-_new_row = partial(tuple.__new__, Row)
 
 
 class _Decision:
@@ -172,6 +167,9 @@ class Engine:
         every = np.ones(self.n_arms, dtype=bool)
         every.flags.writeable = False
         self._open_plan = Plan(None, POLICY, every)
+        # A learner's choice with every arm eligible, where it offers one (``choose_any(rng)``: the same choice as
+        # ``choose(rng, eligible)`` without reading the mask).
+        self._choose_any = getattr(learner, "choose_any", None)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -202,7 +200,7 @@ class Engine:
         """Pulls done, wall and CPU seconds of the run (CPU is NaN when ``cpu=False``: the
         process clock is a system call, and most budgets do not read it).
         """
-        return _new_progress((
+        return _new(Progress, (
             self.rows,
             self.wall_offset + time.perf_counter() - self._t0,
             self.cpu_seconds() if cpu else math.nan,
@@ -295,7 +293,12 @@ class Engine:
             if plan is None:
                 raise RuntimeError("no decision may be made: every arm is out of play, or the learner stopped")
         learner = self.learner
-        selection = learner.choose(self.streams.policy, plan.eligible) if plan.arm is None else learner.forced(plan.arm)
+        if plan is self._open_plan and self._choose_any is not None:  # every arm in play
+            selection = self._choose_any(self.streams.policy)
+        elif plan.arm is not None:
+            selection = learner.forced(plan.arm)
+        else:
+            selection = learner.choose(self.streams.policy, plan.eligible)
         learner.opened(selection)
         arms, counts = selection
         d = self.selected
@@ -305,12 +308,12 @@ class Engine:
             arm = arms[0]
             first = next_pull[arm]
             next_pull[arm] = first + 1
-            tickets = [_new_ticket((d, arm, first))]
+            tickets = [_new(Ticket, (d, arm, first))]
         else:
             tickets = []
             for arm, pulls in zip(arms, counts):
                 first = next_pull[arm]
-                tickets += [_new_ticket((d, arm, j)) for j in range(first, first + pulls)]
+                tickets += [_new(Ticket, (d, arm, j)) for j in range(first, first + pulls)]
                 next_pull[arm] = first + pulls
                 if self.guards is not None:
                     self.guards.dispatched(arm, plan.reason)
@@ -328,30 +331,33 @@ class Engine:
         restores the tails from the file instead.
         """
         fields, diag, message, info = self._fields(outcome)
-        return _new_row((_new_record(fields), diag, message, info))
+        return _new(Row, (_new(PullRecord, fields), diag, message, info))
 
     def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
         """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
         (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
-        obs = within = cost = math.nan
-        size = 0
-        info = None
-        if pull is not None:
+        if pull is None:
+            obs = within = cost = math.nan
+            size = 0
+            info = None
+        else:
             values, cost, info = pull
             size = values.size
             if status == "ok":
-                obs, within = _reduce(values, self.log_scale)
+                # One value is its own observation on either scale (_reduce's batch of one), without the call.
+                obs, within = (float(values[0]), math.nan) if size == 1 else _reduce(values, self.log_scale)
                 if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                     status = "out_of_bounds"
                     message = f"observation {obs!r} outside bounds {self.bounds}"
                 elif self.tails is not None and self.weighted[arm]:
                     self._add_weights(arm, values)
+            else:
+                obs = within = math.nan
         if remote_cpu == remote_cpu:
             self.remote_cpu += remote_cpu
-        wall = self.wall_offset + time.perf_counter() - self._t0
-        cpu = self.cpu_seconds()
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
-                  math.nan, wall, cpu, seconds]
+                  math.nan, self.wall_offset + time.perf_counter() - self._t0,
+                  self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu, seconds]  # cpu_seconds()
         return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def receive(self, outcome) -> None:
@@ -435,7 +441,7 @@ class Engine:
             decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
             fields[_REWARD] = self.learner.close(self.streams.policy, decision)
-        self.history.append_row(_new_record(fields), diag)
+        self.history.append_row(_new(PullRecord, fields), diag)
         self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)

@@ -24,11 +24,15 @@ against NumPy's own ``SeedSequence`` when it is built and falls back to it on an
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numpy.random.bit_generator import ISpawnableSeedSequence
 
-__all__ = ["Streams", "PullSeed"]
+__all__ = ["Streams", "PullSeed", "ArmSeed"]
+
+_Generator = np.random.Generator
 
 # Constants of NumPy's SeedSequence (numpy/random/bit_generator.pyx).
 _INIT_A = 0x43B0D7E5
@@ -141,39 +145,60 @@ def _seed_block(pool, h, j0, count):
     return out
 
 
+class ArmSeed(NamedTuple):
+    """What every pull seed of one arm shares: NumPy's ``SeedSequence`` arguments but the pull counter, and the
+    pool and hash constant after them (:func:`_prefix_pool`).
+    """
+
+    entropy: object
+    key: tuple  # the spawn key without the pull counter: the arms' parent's key and the arm
+    pool_size: int
+    pool: np.ndarray
+    h: np.uint64
+
+
 class PullSeed(ISpawnableSeedSequence):
-    """The seed of pull ``j`` of one arm: NumPy's ``SeedSequence(entropy, spawn_key=key)``, fast.
+    """The seed of pull ``j`` of one arm: NumPy's ``SeedSequence(entropy, spawn_key=arm.key + (j,))``, fast.
 
     ``generate_state`` returns exactly the words the ``SeedSequence`` would (served from a
     block computed ahead for the arm when at most 4 64-bit words are asked, as every NumPy bit
-    generator but MT19937 does); ``spawn`` returns real ``SeedSequence`` children with the
-    keys it would hand out. Built by :meth:`Streams.pull_seed`.
+    generator but MT19937 does: ``words64``); ``spawn`` returns real ``SeedSequence`` children with the
+    keys it would hand out; ``entropy``, ``spawn_key`` and ``pool_size`` are the ``SeedSequence``'s. Built by
+    :meth:`Streams.pull_seed` from the arm's :class:`ArmSeed` (one per arm: a pull's seed holds three fields).
     """
 
-    __slots__ = ("entropy", "spawn_key", "pool_size", "n_children_spawned", "_pool", "_h", "_words64")
+    __slots__ = ("arm", "j", "_words64", "n_children_spawned")
 
-    def __init__(self, entropy, spawn_key: tuple, pool_size: int, pool: np.ndarray, h: np.uint64,
-                 words64: np.ndarray | None = None):
-        self.entropy = entropy
-        self.spawn_key = spawn_key
-        self.pool_size = pool_size
-        self.n_children_spawned = 0
-        self._pool = pool
-        self._h = h
+    def __init__(self, arm: ArmSeed, j: int, words64: np.ndarray | None = None):
+        self.arm = arm
+        self.j = j
         self._words64 = words64
+        self.n_children_spawned = 0
+
+    @property
+    def entropy(self):
+        return self.arm.entropy
+
+    @property
+    def spawn_key(self) -> tuple:
+        return (*self.arm.key, self.j)
+
+    @property
+    def pool_size(self) -> int:
+        return self.arm.pool_size
 
     def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
         if dtype is np.uint64 or np.dtype(dtype) == np.uint64:
             if self._words64 is not None and n_words <= _CACHED_WORDS64:
                 return self._words64.copy() if n_words == _CACHED_WORDS64 else self._words64[:n_words].copy()
-            return _seed_words(self._pool, self._h, self._tail(), 2 * n_words, True)
+            return _seed_words(self.arm.pool, self.arm.h, self._tail(), 2 * n_words, True)
         if np.dtype(dtype) == np.uint32:
-            return _seed_words(self._pool, self._h, self._tail(), n_words, False).astype(np.uint32)
+            return _seed_words(self.arm.pool, self.arm.h, self._tail(), n_words, False).astype(np.uint32)
         raise ValueError(f"The 'dtype' parameter of generate_state must be uint32 or uint64. Got {dtype!r} instead.")
 
     def _tail(self) -> np.ndarray:
         """The words of the pull counter ``j`` (the last spawn-key entry)."""
-        return np.asarray(_words(self.spawn_key[-1]), dtype=np.uint64)
+        return np.asarray(_words(self.j), dtype=np.uint64)
 
     def spawn(self, n_children: int) -> list[np.random.SeedSequence]:
         first = self.n_children_spawned
@@ -204,7 +229,8 @@ class Streams:
         self.policy_seq = policy_seq
         self.arm_seq = arm_seq
         self.policy = np.random.Generator(bitgen_type(policy_seq))
-        self._arm_pools: dict[int, list] = {}  # arm -> [pool, hash constant, block start, block rows, key prefix]
+        # arm -> [its ArmSeed, first pull of the block of seed words computed ahead, the block's rows]
+        self._arm_pools: dict[int, list] = {}
         self._fast = self._fast_path_agrees()
 
     @classmethod
@@ -212,28 +238,38 @@ class Streams:
         policy_gen, arm_gen = root.spawn(2)
         return cls(policy_gen.bit_generator.seed_seq, arm_gen.bit_generator.seed_seq, type(root.bit_generator))
 
+    def _arm_seed(self, arm: int) -> ArmSeed:
+        seq = self.arm_seq
+        key = (*seq.spawn_key, arm)
+        pool, h = _prefix_pool(seq.entropy, key, seq.pool_size)
+        return ArmSeed(seq.entropy, key, seq.pool_size, np.asarray(pool, dtype=np.uint64), np.uint64(h))
+
     def pull_seed(self, arm: int, j: int):
         """Seed of pull ``j`` of arm ``arm`` (a :class:`PullSeed`, or a SeedSequence on fallback)."""
         seq = self.arm_seq
         if not self._fast:
             return np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, arm, j), pool_size=seq.pool_size)
-        prefix = self._arm_pools.get(arm)
-        if prefix is None:
-            pool, h = _prefix_pool(seq.entropy, (*seq.spawn_key, arm), seq.pool_size)
-            prefix = self._arm_pools[arm] = [np.asarray(pool, dtype=np.uint64), np.uint64(h), -2 * _BLOCK, None,
-                                             (*seq.spawn_key, arm)]
-        pool, h, start, rows, key = prefix
+        entry = self._arm_pools.get(arm)
+        if entry is None:
+            entry = self._arm_pools[arm] = [self._arm_seed(arm), -2 * _BLOCK, None]
+        arm_seed, start, rows = entry
         if 0 <= j <= _M32 - _BLOCK:
             if not start <= j < start + _BLOCK:
                 start = j - j % _BLOCK
-                rows = list(_seed_block(pool, h, np.uint64(start), _BLOCK))  # its rows, made once: no view per pull
-                prefix[2:4] = start, rows
-            return PullSeed(seq.entropy, (*key, j), seq.pool_size, pool, h, rows[j - start])
-        return PullSeed(seq.entropy, (*key, j), seq.pool_size, pool, h)
+                # its rows, made once: no view per pull
+                rows = list(_seed_block(arm_seed.pool, arm_seed.h, np.uint64(start), _BLOCK))
+                entry[1:] = start, rows
+            return PullSeed(arm_seed, j, rows[j - start])
+        return PullSeed(arm_seed, j)
 
     def pull_rng(self, arm: int, j: int) -> np.random.Generator:
         """A fresh Generator for pull ``j`` of arm ``arm`` (the same one on every call)."""
-        return np.random.Generator(self._bitgen_type(self.pull_seed(arm, j)))
+        entry = self._arm_pools.get(arm)
+        if entry is not None and 0 <= j and entry[1] <= j < entry[1] + _BLOCK:  # its seed words are computed
+            seed = PullSeed(entry[0], j, entry[2][j - entry[1]])
+        else:
+            seed = self.pull_seed(arm, j)
+        return _Generator(self._bitgen_type(seed))
 
     def _fast_path_agrees(self) -> bool:
         """Whether :class:`PullSeed` reproduces NumPy's SeedSequence for this seed (else fall back)."""
@@ -243,10 +279,7 @@ class Streams:
         try:
             for arm, j in ((0, 0), (3, 2**40 + 5)):
                 ref = np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, arm, j), pool_size=seq.pool_size)
-                pool, h = _prefix_pool(seq.entropy, (*seq.spawn_key, arm), seq.pool_size)
-                fast = PullSeed(
-                    seq.entropy, ref.spawn_key, seq.pool_size, np.asarray(pool, dtype=np.uint64), np.uint64(h)
-                )
+                fast = PullSeed(self._arm_seed(arm), j)
                 for n, dtype in ((4, np.uint64), (5, np.uint32)):
                     if not np.array_equal(fast.generate_state(n, dtype), ref.generate_state(n, dtype)):
                         return False

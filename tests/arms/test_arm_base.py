@@ -63,6 +63,31 @@ def test_a_cost_that_is_not_a_number_is_refused(rng):
         arm.pull(rng)
 
 
+def test_an_arm_that_reports_its_cost_reads_no_clock(rng, monkeypatch):
+    from pmcbandit.arms import base
+
+    reads = []
+    monkeypatch.setattr(base._CLOCK, "fn", lambda: reads.append(1) or 0.0)
+    declared = pb.CallableArm(lambda r: r.random(), name="declared", cost=2.0)
+    p = declared.pull(rng)
+    assert declared.reports_cost and reads == [] and p.cost == 2.0 and p.values.dtype == np.float64
+    measured = pb.CallableArm(lambda r: r.random(), name="measured")
+    p = measured.pull(rng)
+    assert not measured.reports_cost and len(reads) == 2 and p.cost == 0.0
+
+
+def test_a_declared_cost_that_is_missing_is_refused(rng):
+    arm = pb.CallableArm(lambda r: 1.0, name="no-cost", cost=lambda v: None)
+    with pytest.raises(TypeError, match="reports its cost"):
+        arm.pull(rng)
+
+
+@pytest.mark.parametrize("x", [0.25, float("nan"), float("inf")])
+def test_a_python_float_is_one_value(rng, x):
+    values = pb.CallableArm(lambda r: x, name="one").pull(rng).values
+    assert values.shape == (1,) and values.dtype == np.float64 and np.array_equal(values, [x], equal_nan=True)
+
+
 def test_a_string_observation_is_a_fault_of_the_run_not_a_value():
     arm = pb.CallableArm(lambda r: "1.0", name="text", cost=1.0)
     good = pb.CallableArm(lambda r: r.normal(1.0, 1.0), name="good", cost=1.0)

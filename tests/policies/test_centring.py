@@ -56,6 +56,24 @@ def test_rescale_equals_moments_of_the_scaled_observations():
     np.testing.assert_allclose(a.moments, b.moments, rtol=1e-12)
 
 
+def test_buffered_moments_equal_one_accumulation_per_observation_to_the_bit():
+    """Observations folded in blocks give the sums of one accumulate per observation, also when read midway."""
+    from pmcbandit.policies.centring import accumulate, empty_moments
+
+    rng = np.random.default_rng(2)
+    n_arms, n = 3, 3 * ObservationMoments.FOLD_EVERY + 17
+    arm, x = rng.integers(0, n_arms, n), 1e3 + rng.standard_normal(n)
+    mom = ObservationMoments(n_arms)
+    ref, counts = empty_moments(n_arms), np.zeros(n_arms, dtype=np.int64)
+    for i, (a, v) in enumerate(zip(arm, x)):
+        mom.add(int(a), float(v))
+        accumulate(ref, int(a), float(v) - float(x[0]))
+        counts[a] += 1
+        if i == n // 2:
+            assert np.array_equal(mom.moments, ref) and np.array_equal(mom.n, counts)
+    assert np.array_equal(mom.moments, ref) and np.array_equal(mom.n, counts) and mom.count == n
+
+
 def test_reward_rule_moves_its_centre_at_doubling_times():
     rule = make_reward_rule("squared", None, True, policy=get_policy("ucb1"), n_arms=2)
     assert rule.centre_rule == "running"

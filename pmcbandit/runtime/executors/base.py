@@ -18,7 +18,6 @@ import sys
 import time
 import traceback
 from collections import deque
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -26,6 +25,9 @@ import numpy as np
 from pmcbandit.arms.base import Arm, Pull
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel", "InProcessExecutor", "SerialExecutor"]
+
+# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
+_new = tuple.__new__
 
 
 class Ticket(NamedTuple):
@@ -68,7 +70,11 @@ def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
     except Exception as exc:  # an arm's bug must not lose the run: recorded as a fault
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return Outcome(ticket, "error", None, last, time.perf_counter() - start)
-    return _classify(arm, pull, ticket, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    values, cost = pull.values, pull.cost
+    if values.size == 1 and math.isfinite(values[0]) and 0.0 <= cost < math.inf:  # most pulls: ok, seen at once
+        return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
+    return _classify(arm, pull, ticket, seconds)
 
 
 def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
@@ -93,11 +99,9 @@ def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
     cost = pull.cost
     if not (math.isfinite(cost) and cost >= 0):
         return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0", seconds)
-    return _new_outcome((ticket, "ok", pull, "", seconds, math.nan))
+    return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
 
 
-# An Outcome from a tuple of all its fields, without the defaults handling of the NamedTuple's __new__.
-_new_outcome = partial(tuple.__new__, Outcome)
 
 
 def caller_stacklevel() -> int:
@@ -161,7 +165,8 @@ class SerialExecutor(InProcessExecutor):
 
     def _pull(self, ticket) -> Outcome:
         """The pull ``ticket`` names, made now (:func:`execute_pull` with the ticket's stream)."""
-        return execute_pull(self.arms[ticket.arm], self.streams.pull_rng(ticket.arm, ticket.pull_index), ticket)
+        _, arm, j = ticket
+        return execute_pull(self.arms[arm], self.streams.pull_rng(arm, j), ticket)
 
     def submit(self, ticket) -> None:
         self._done.append(self._pull(ticket))
