@@ -50,6 +50,7 @@ from numba.core.errors import NumbaWarning
 
 from pmcbandit._compat import numba_jit_fn
 from pmcbandit.arms.evidence._initial_point import initial_point
+from pmcbandit.arms.evidence._log_terms import log_terms
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, register_custom
 from pmcbandit.arms.evidence.modes import search_mode
@@ -233,12 +234,7 @@ class ModelDensity:
             start += size
         self.dim = start
         self.initial_x = np.concatenate([np.ravel(point[n]) for n in self.value_names]).astype(np.float64)
-        logprior = model.logp(vars=model.free_RVs, jacobian=True, sum=True)
-        lik_terms = list(model.observed_RVs) + list(model.potentials)
-        if lik_terms:
-            loglik = model.logp(vars=lik_terms, jacobian=True, sum=True)
-        else:
-            loglik = pytensor.tensor.constant(0.0, dtype="float64")
+        logprior, loglik = log_terms(model)  # one derivation of both terms' graphs
         (logprior, loglik), x = join_nonshared_inputs(point, [logprior, loglik], value_vars)
         outputs = [pytensor.tensor.cast(o, "float64") for o in (logprior, loglik)]
         self._x, self._graphs = x, outputs
