@@ -416,3 +416,22 @@ def test_log_terms_are_pymc_s_two_logp_graphs_from_one_call(monkeypatch):
         calls.clear()
         assert equal_computations(list(got), expected)
         assert [g.name for g in got] == [e.name for e in expected]
+
+
+def test_the_density_s_graphs_are_built_without_creation_traces():
+    """The nodes the density makes carry no creation trace (``traceback__limit`` 0 while it builds and compiles
+    them), the nodes made outside keep theirs, and PyTensor's flag is back to what it was."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    before = pytensor.config.traceback__limit
+    assert before != 0
+    from tests.arms.conftest import BUILDERS
+
+    model, _ = BUILDERS[sorted(BUILDERS)[0]]()
+    density = ModelDensity(model)
+    density._laplace_functions()
+    density.compile_logp_terms_batch(None)
+    assert pytensor.config.traceback__limit == before
+    assert [g.tag.trace for g in density._graphs] == [[], []]
+    assert pt.vector("outside").tag.trace != []
