@@ -225,7 +225,7 @@ def estimate_evidence(
                                **loop.allocation_keywords())
     options = checked[1]
     start = time.perf_counter()
-    compile_loop(door, policy, loop)
+    compile_loop(door, policy, loop, budget=options.budget)
     notes: list[str] = []
     alerts: list[WarningText] = []
     if arms is None:
@@ -290,16 +290,23 @@ def evidence_run(door: str, arms, policy, loop: EvidenceLoop, *, budget, random_
     return result
 
 
-#: (policy, reward) of the allocation loops whose numba kernels this process has compiled (:func:`compile_loop`).
+#: (policy, reward) of the allocation loops whose numba kernels this process has compiled (:func:`compile_loop`; the
+#: reward as the toy run resolved it, ``"auto"`` when no budget was given).
 _COMPILED_LOOPS: set = set()
 #: Pulls of the toy run that compiles them: enough for every arm's log weights to get a Pareto k-hat.
 _COMPILE_PULLS = 16
 
 
-def compile_loop(door: str, policy, loop: EvidenceLoop) -> None:
+def compile_loop(door: str, policy, loop: EvidenceLoop, budget: Budget | None = None) -> None:
     """Compile the numba kernels the run loop calls (the policy's select and update, the per-pull streams, the
     Pareto k-hat of the weights), once per process and policy, by a :data:`_COMPILE_PULLS`-pull run of the same
     policy and reward on two toy arms of 128 log weights a pull.
+
+    The toy run's budget counts pulls, on which ``reward="auto"`` is the squared loss with a running centre; the
+    run's ``budget``, when given, decides it as the run will (:func:`pmcbandit.policies.rewards.make_reward_rule`:
+    the squared loss for a :class:`~pmcbandit.runtime.budget.Pulls` budget, the paired loss for any other). A
+    time or standard-error budget thus loads the paired loss's kernels and not the re-centring kernels
+    (:mod:`pmcbandit.policies.centring`) that only the squared loss calls.
 
     It is part of the set-up: a time budget counts it, and the AIS arms are sized for what is left. Without it, the
     first run in a fresh environment compiles them inside its first pulls, past the budget and unreported (where
@@ -309,7 +316,10 @@ def compile_loop(door: str, policy, loop: EvidenceLoop) -> None:
     from pmcbandit.run import allocate
     from pmcbandit.runtime.budget import Pulls
 
-    key = (policy if isinstance(policy, str) else type(policy).__name__, loop.reward)
+    reward = loop.reward
+    if reward == "auto" and budget is not None:
+        reward = "squared" if isinstance(budget, Pulls) else "paired"
+    key = (policy if isinstance(policy, str) else type(policy).__name__, reward)
     if key in _COMPILED_LOOPS:
         return
     class ToyWeights(CallableArm):
@@ -317,8 +327,8 @@ def compile_loop(door: str, policy, loop: EvidenceLoop) -> None:
 
     toy = [ToyWeights(lambda rng, s=s: rng.normal(0.0, s, size=128), name=f"compile-{i}", log_scale=True, cost=1.0)
            for i, s in enumerate((1.0, 0.5))]
-    quiet = replace(loop, max_in_flight=None, pull_timeout=None, executor=None, progressbar=False, callback=None,
-                    checkpoint=None)
+    quiet = replace(loop, reward=reward, max_in_flight=None, pull_timeout=None, executor=None, progressbar=False,
+                    callback=None, checkpoint=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         allocate(door, toy, policy, budget=Pulls(_COMPILE_PULLS), random_seed=0, **quiet.allocation_keywords())

@@ -167,9 +167,50 @@ def test_the_run_loop_is_compiled_once_per_process_inside_the_counted_set_up(mon
     assert np.isfinite(fitted[0]).all()  # the toy run fits the weights' k-hat, as the evidence run will
     assert names[1] == "pool"  # compiled before the pool is built, so the set-up counts it
     assert names.count(["compile-0", "compile-1"]) == 1  # once per process
-    assert evidence._COMPILED_LOOPS == {("thompson", "auto")}
+    assert evidence._COMPILED_LOOPS == {("thompson", "squared")}  # "auto" on a Pulls budget, as the run decides
     # The toy run draws from its own seed: the user's run is the same whether or not it ran.
     assert res.log_z == again.log_z and res.history.column("arm").tolist() == again.history.column("arm").tolist()
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.PmcBanditWarning")
+@pytest.mark.parametrize("budget, reward, recentred", [(Pulls(40), "squared", True), (1.5, "paired", False)])
+def test_the_toy_run_compiles_the_reward_the_run_will_use(monkeypatch, budget, reward, recentred):
+    """The toy run's ``reward="auto"`` is decided by the run's budget, as the run decides it: on a time budget the
+    paired loss, which has no centre, so the toy run makes no call of the re-centring kernels (counted at the
+    Python methods that call them), which the run would never call either; on a Pulls budget the squared loss with
+    its running centre, whose kernels it calls."""
+    import importlib
+
+    from pmcbandit.evidence import estimate as evidence
+    from pmcbandit.policies.centring import ObservationMoments
+
+    run_module = importlib.import_module("pmcbandit.run")
+    toy, calls = [], {"add": 0, "centre_and_losses": 0}
+    allocate = run_module.allocate
+
+    def spy(door, arms, policy, **kwargs):
+        if arms[0].name == "compile-0":
+            toy.append(kwargs["reward"])
+            counted = {name: getattr(ObservationMoments, name) for name in calls}
+            for name, method in counted.items():
+                def count(self, *args, _name=name, _method=method):
+                    calls[_name] += 1
+                    return _method(self, *args)
+                monkeypatch.setattr(ObservationMoments, name, count)
+            try:
+                return allocate(door, arms, policy, **kwargs)
+            finally:
+                for name, method in counted.items():
+                    monkeypatch.setattr(ObservationMoments, name, method)
+        return allocate(door, arms, policy, **kwargs)
+
+    monkeypatch.setattr(run_module, "allocate", spy)
+    monkeypatch.setattr(evidence, "_COMPILED_LOOPS", set())
+    model, _ = analytic_models.normal_normal()
+    estimate_evidence(model, budget=budget, random_seed=1, progressbar=False)
+    assert toy == [reward]
+    assert evidence._COMPILED_LOOPS == {("thompson", reward)}
+    assert (calls["add"] > 0 and calls["centre_and_losses"] > 0) if recentred else calls == dict.fromkeys(calls, 0)
 
 
 def test_the_mode_search_gets_its_share_of_the_time_left_and_a_cut_search_is_noted(monkeypatch):

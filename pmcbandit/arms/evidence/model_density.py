@@ -50,6 +50,7 @@ from numba.core.errors import NumbaWarning
 
 from pmcbandit._compat import numba_jit_fn
 from pmcbandit.arms.evidence._initial_point import initial_point
+from pmcbandit.arms.evidence._log_terms import log_terms, untraced
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
 from pmcbandit.arms.evidence._shipping import BUILT, custom_dispatch, register_custom
 from pmcbandit.arms.evidence.modes import search_mode
@@ -233,24 +234,20 @@ class ModelDensity:
             start += size
         self.dim = start
         self.initial_x = np.concatenate([np.ravel(point[n]) for n in self.value_names]).astype(np.float64)
-        logprior = model.logp(vars=model.free_RVs, jacobian=True, sum=True)
-        lik_terms = list(model.observed_RVs) + list(model.potentials)
-        if lik_terms:
-            loglik = model.logp(vars=lik_terms, jacobian=True, sum=True)
-        else:
-            loglik = pytensor.tensor.constant(0.0, dtype="float64")
-        (logprior, loglik), x = join_nonshared_inputs(point, [logprior, loglik], value_vars)
-        outputs = [pytensor.tensor.cast(o, "float64") for o in (logprior, loglik)]
-        self._x, self._graphs = x, outputs
         self._laplace_fn = None
         self._grad_fn = None
         self._grad_failed = False  # numba could not compile the gradient (the mode search tries once)
         self._batch_terms = {}  # compile mode -> compile_logp_terms_batch's function, shared by every arm
-        # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
-        self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
+        with untraced():
+            logprior, loglik = log_terms(model)  # one derivation of both terms' graphs
+            (logprior, loglik), x = join_nonshared_inputs(point, [logprior, loglik], value_vars)
+            outputs = [pytensor.tensor.cast(o, "float64") for o in (logprior, loglik)]
+            self._x, self._graphs = x, outputs
+            # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
+            self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
+            self._sample, self.vectorised_prior = build_prior_sampler(model, self.value_names)
         self.point_fn.trust_input = True
         self.jit_fn = numba_jit_fn(self.point_fn)
-        self._sample, self.vectorised_prior = build_prior_sampler(model, self.value_names)
         self._check(check_draws)
         self._check_draws = check_draws
         self._token = uuid.uuid4().hex
@@ -364,17 +361,18 @@ class ModelDensity:
         from pymc.pytensorf import compile as compile_pymc
         from pytensor.graph.replace import vectorize_graph
 
-        xs = pt.matrix("x_batch", dtype=self._x.dtype)
-        try:
-            batch = vectorize_graph(self._graphs[0] + self._graphs[1], {self._x: xs})
-        except NotImplementedError:
+        with untraced():
+            xs = pt.matrix("x_batch", dtype=self._x.dtype)
+            try:
+                batch = vectorize_graph(self._graphs[0] + self._graphs[1], {self._x: xs})
+            except NotImplementedError:
 
-            def row_loop(x):
-                log_prior, log_lik = self.logp_terms_batch(x)
-                return log_prior + log_lik
+                def row_loop(x):
+                    log_prior, log_lik = self.logp_terms_batch(x)
+                    return log_prior + log_lik
 
-            return row_loop
-        return compile_pymc([xs], batch, mode=mode)
+                return row_loop
+            return compile_pymc([xs], batch, mode=mode)
 
     def compile_logp_terms_batch(self, mode: str | None = None):
         """Compile ``X -> (logprior(x_i), loglik(x_i))`` over the rows ``x_i`` of ``X`` (shape ``(n, dim)``).
@@ -395,12 +393,13 @@ class ModelDensity:
         from pymc.pytensorf import compile as compile_pymc
         from pytensor.graph.replace import vectorize_graph
 
-        xs = pt.matrix("x_batch", dtype=self._x.dtype)
-        try:
-            batch = vectorize_graph(list(self._graphs), {self._x: xs})
-        except NotImplementedError:
-            return self.logp_terms_batch
-        fn = compile_pymc([xs], batch, mode=mode)
+        with untraced():
+            xs = pt.matrix("x_batch", dtype=self._x.dtype)
+            try:
+                batch = vectorize_graph(list(self._graphs), {self._x: xs})
+            except NotImplementedError:
+                return self.logp_terms_batch
+            fn = compile_pymc([xs], batch, mode=mode)
 
         def terms(x):
             log_prior, log_lik = fn(x)
@@ -527,10 +526,11 @@ class ModelDensity:
             import pytensor.tensor as pt
             from pymc.pytensorf import compile as compile_pymc
 
-            b = pt.scalar("beta", dtype="float64")
-            target = self._graphs[0] + b * self._graphs[1]
-            grad = pytensor.grad(target, self._x)
-            value_and_grad = compile_pymc([self._x, b], [target, grad])
+            with untraced():
+                b = pt.scalar("beta", dtype="float64")
+                target = self._graphs[0] + b * self._graphs[1]
+                grad = pytensor.grad(target, self._x)
+                value_and_grad = compile_pymc([self._x, b], [target, grad])
 
             def hessian(x, beta):
                 x = np.asarray(x, dtype=np.float64)
@@ -590,8 +590,9 @@ class ModelDensity:
             from pymc.pytensorf import compile as compile_pymc
 
             logprior, loglik = self._graphs
-            grads = [pytensor.tensor.cast(pytensor.grad(term, self._x), "float64") for term in (logprior, loglik)]
-            fn = compile_pymc([self._x], [logprior, loglik, *grads], mode="NUMBA")
+            with untraced():
+                grads = [pytensor.tensor.cast(pytensor.grad(term, self._x), "float64") for term in (logprior, loglik)]
+                fn = compile_pymc([self._x], [logprior, loglik, *grads], mode="NUMBA")
             fn.trust_input = True
             with warnings.catch_warnings():
                 # As in _check: numba cannot cache a function holding constant arrays on disk.

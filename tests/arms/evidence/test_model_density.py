@@ -373,3 +373,65 @@ def test_an_initial_point_that_reads_a_shared_variable_is_pymc_s(monkeypatch):
 
     monkeypatch.setattr(pm.Model, "initial_point", spy)
     assert initial_point(model) == {"x": 2.0} and calls == [model]
+
+
+def test_log_terms_are_pymc_s_two_logp_graphs_from_one_call(monkeypatch):
+    """Both terms come from one ``Model.logp`` call, and are the graphs that one call per term builds (the same
+    computations, so the same compiled functions), on every suite model, non-centred as the pool builds it, and on a
+    model with potentials (whose likelihood they join) and one whose likelihood is a potential alone.
+    """
+    import pymc as pm
+    from pytensor.graph.basic import equal_computations
+
+    from models.evidence_suite import SUITE
+    from pmcbandit.arms.evidence._cache import non_centred_model
+    from pmcbandit.arms.evidence._log_terms import log_terms
+    from pmcbandit.arms.evidence.model_density import check_model
+
+    with pm.Model() as potentials:
+        mu = pm.Normal("mu", 0.0, 2.0)
+        sigma = pm.HalfNormal("sigma", 1.0)
+        pm.Normal("y", mu, sigma, observed=[0.3, -0.2, 1.1])
+        pm.Potential("soft", -0.5 * mu**2)
+        pm.Potential("softer", -sigma)
+    with pm.Model() as potential_only:
+        theta = pm.Normal("theta", 0.0, 1.0, shape=2)
+        pm.Potential("lik", -((theta - 1.0) ** 2).sum())
+    models = [check_model(non_centred_model(SUITE[name]().model, [])) for name in SUITE]
+    models += [check_model(potentials), check_model(potential_only)]
+    calls = []
+    original = pm.Model.logp
+
+    def spy(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    for model in models:
+        expected = [model.logp(vars=model.free_RVs, jacobian=True, sum=True),
+                    model.logp(vars=list(model.observed_RVs) + list(model.potentials), jacobian=True, sum=True)]
+        monkeypatch.setattr(pm.Model, "logp", spy)
+        got = log_terms(model)
+        monkeypatch.setattr(pm.Model, "logp", original)
+        assert calls == [model]
+        calls.clear()
+        assert equal_computations(list(got), expected)
+        assert [g.name for g in got] == [e.name for e in expected]
+
+
+def test_the_density_s_graphs_are_built_without_creation_traces():
+    """The nodes the density makes carry no creation trace (``traceback__limit`` 0 while it builds and compiles
+    them), the nodes made outside keep theirs, and PyTensor's flag is back to what it was."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    before = pytensor.config.traceback__limit
+    assert before != 0
+    from tests.arms.conftest import BUILDERS
+
+    model, _ = BUILDERS[sorted(BUILDERS)[0]]()
+    density = ModelDensity(model)
+    density._laplace_functions()
+    density.compile_logp_terms_batch(None)
+    assert pytensor.config.traceback__limit == before
+    assert [g.tag.trace for g in density._graphs] == [[], []]
+    assert pt.vector("outside").tag.trace != []
