@@ -372,7 +372,7 @@ def compare_models(
     pool_notes: dict[str, list[str]] = {}
     pool_alerts: dict[str, list] = {}
     started = time.perf_counter()
-    compile_loop(door, policy, loop)  # the run loop's kernels, once per process: set-up, as the pools'
+    compile_loop(door, policy, loop, budget=slice_budget)  # the run loop's kernels, once per process: set-up
     for name, model in named.items():
         start = time.perf_counter()
         if name not in pools:

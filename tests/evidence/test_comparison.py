@@ -303,11 +303,11 @@ def test_the_run_loop_compile_is_set_up_a_wall_budget_counts(pair, monkeypatch):
     order = []
     compile_loop = estimate.compile_loop
 
-    def spy(door, policy, run_options):
-        order.append(door)
+    def spy(door, policy, run_options, budget=None):
+        order.append((door, type(budget).__name__))
         if len(order) == 1:
             time.sleep(0.6)  # a compile in a fresh process, made visible
-        compile_loop(door, policy, run_options)
+        compile_loop(door, policy, run_options, budget=budget)
 
     monkeypatch.setattr(estimate, "compile_loop", spy)
     monkeypatch.setattr(comparison, "compile_loop", spy)
@@ -315,6 +315,7 @@ def test_the_run_loop_compile_is_set_up_a_wall_budget_counts(pair, monkeypatch):
         warnings.simplefilter("ignore", PmcBanditWarning)
         res = pb.compare_models({n: m for n, (m, _) in models.items()}, budget=3.0, arms=pools, random_seed=0,
                                 slices=4, progressbar=False)
-    assert order == ["compare_models"]  # once, before the first slice; the slices run on what it compiled
+    # Once, before the first slice, for the slices' budget (its reward); the slices run on what it compiled.
+    assert order == [("compare_models", "WallSeconds")]
     share = float(res.settings["slice_budget"].split("=")[1].rstrip(")"))
     assert share * 4 <= 3.0 - 0.6
