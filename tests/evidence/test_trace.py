@@ -433,13 +433,15 @@ def test_sampled_trace_gives_exact_evidence(build):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
 def test_coverage_of_trace_pool_intervals():
-    """100 short runs per model on a pool fitted to one pm.sample trace: the proposals are fixed by the trace, every
+    """300 short runs per model on a pool fitted to one pm.sample trace: the proposals are fixed by the trace, every
     run draws fresh points, so the runs are independent given the trace and their 95 % intervals cover 90-98 %.
+    300, not 100: a true coverage of 0.93 counts below 0.90 with probability 0.09 over 100 runs (binomial), 0.02
+    over 300.
     """
     for model, log_z in (normal_normal(M0, S0, S, tuple(Y)), normal_inverse_gamma()):
         arms = evidence_arms(model, idata=_sample(model, 3), ais_steps=(50,))
         covered = []
-        for seed in range(100):
+        for seed in range(300):
             r = estimate_evidence(model, arms=arms, budget=Pulls(30), random_seed=seed, progressbar=False)
             lo, hi = r.log_z_ci(0.95)
             covered.append(lo <= log_z <= hi)
