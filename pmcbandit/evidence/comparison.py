@@ -36,7 +36,9 @@ the slices of a model are merged into one run (:mod:`pmcbandit.evidence.slices`)
 the honest SE of all its pulls. Each slice's guards start from what the model's earlier slices left
 (:class:`~pmcbandit.runtime.guards.CheckCarry`: the arms' pulls and spending, the arm that held the
 cross-family check's share), so the check's pulls accumulate across the slices as in one run instead of restarting
-in each, where a 10 % share of a slice may never reach the pulls a check needs. Stop rules, checked after every
+in each, where a 10 % share of a slice may never reach the pulls a check needs; the pool's check arms are sized for
+the share of the slices a model can expect (``slices`` over the number of models), each pull under one slice's
+decision cap. Stop rules, checked after every
 slice once each model had one: the budget (its slices spent, or its time used), a :class:`~pmcbandit.TargetSE`
 budget on the log Bayes factor of the two leading models once no evidence is flagged, and ``decide``: the leading
 model's probability interval lies above ``decide`` and no evidence is flagged.
@@ -379,7 +381,8 @@ def compare_models(
             pools[name], pool_notes[name], pool_alerts[name] = build_pool(
                 model, ais_steps=DEFAULT_AIS_STEPS, n_chains=1, transition="slice", laplace=True,
                 laplace_proposals=DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False, batch_size=1000,
-                cost="cpu_seconds", budget_seconds=slice_budget.horizon, trace=traces.get(name))
+                cost="cpu_seconds", budget_seconds=slice_budget.horizon, trace=traces.get(name),
+                decision_share=loop.max_decision_share, check_share=loop.cross_check_share, pieces=max(1, slices // n))
         setup[name] = time.perf_counter() - start
     if horizon is not None and isinstance(slice_budget, WallSeconds):
         # A wall-time budget runs from the call to the answer: the loop's compile and the pools' set-up are counted

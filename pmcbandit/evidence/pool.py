@@ -254,7 +254,7 @@ def evidence_arms(
 
 def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_proposals, prior, smc, batch_size, cost,
           budget_seconds, decision_share=MAX_DECISION_SHARE, check_share=CROSS_CHECK_SHARE, started=None,
-          non_centre=True, hmc_arm=None, pilot_is=None, refine=True, trace=None, nested=True
+          non_centre=True, hmc_arm=None, pilot_is=None, refine=True, trace=None, nested=True, pieces=1
           ) -> tuple[list[Arm], list[str], list[WarningText]]:
     """:func:`evidence_arms`'s pool, the notes on what it left out or shrank and why (adapted
     settings, ``docs/guide/warnings.md``), and the warning, when the budget is too short for the
@@ -271,6 +271,11 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     other arms' set-up run first, and the AIS arms are sized last, for what is left of ``budget_seconds``
     after the set-up so far (at least :data:`MIN_RUN_SHARE` of it); the budget the warning names then
     includes that set-up.
+
+    ``pieces`` is the number of runs of ``budget_seconds`` each whose pulls of the check arm add up (the slices
+    of :func:`pmcbandit.compare_models` a model can expect, whose guards carry the check across them,
+    :class:`~pmcbandit.runtime.guards.CheckCarry`): the check arm's pulls are sized to fit in the cross-check share
+    of all of them, each pull still under the decision cap of one.
     """
     from pmcbandit.arms.evidence import AISArm, PriorISArm
 
@@ -364,8 +369,9 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     if smc:
         other_arms.append(_timed_smc_arm(model))
     # The nested-sampling arm is built with the other arms' set-up but goes last in the pool (the others' streams).
+    room = check_share * pieces  # the check's share, in units of one run's budget
     nested_set = [] if not nested else [a for a in [nested_arm(density, cost, budget_seconds, decision_share,
-                                                                check_share, CHECK_PULLS, CHECK_FILL, notes)] if a]
+                                                                room, CHECK_PULLS, CHECK_FILL, notes)] if a]
     if (served or other_arms or nested_set) and budget_seconds is not None and started is not None:
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
@@ -389,7 +395,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         decision_cap = decision_share * budget_seconds / 2  # a paired decision is two pulls (rule 1)
         caps = [decision_cap] * len(steps)
         if check_share > 0:
-            caps[0] = check_cap = min(caps[0], check_share * budget_seconds / need)
+            caps[0] = check_cap = min(caps[0], room * budget_seconds / need)
         # 0.8: a predicted duration right at the cap would be over it half of the time (rule 1); the
         # check arm's CHECK_FILL: the costs a run records add up to less than its wall budget (the
         # loop's own work, a busy machine), and its share is of those costs.
@@ -404,12 +410,13 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             sized.append(min(steps[0], int(0.8 * decision_cap / probe.step_seconds)))
         capped = _distinct_steps(sized)
         if check_share > 0 and int(CHECK_FILL * caps[0] / probe.step_seconds) < MIN_AIS_STEPS:
-            check_budget = need * MIN_AIS_STEPS * probe.step_seconds / (CHECK_FILL * check_share)
+            check_budget = need * MIN_AIS_STEPS * probe.step_seconds / (CHECK_FILL * room)
         if capped != steps:
             notes.append(
                 f"AIS step counts {steps} sized for a {budget_seconds:g} s budget (one annealing step takes "
                 f"{probe.step_seconds:.3g} s on this model; the fewest steps so {need} pulls fit in the cross-check "
-                f"share {check_share:g}, each arm's pull at most {decision_share / 2:g} of the budget): "
+                f"share {check_share:g}{_pieces_words(pieces)}, each arm's pull at most {decision_share / 2:g} of the "
+                f"budget): "
                 f"{capped or 'no AIS arm left'}"
             )
         steps = capped
@@ -456,7 +463,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
                 )
             elif check_budget is not None and check_probe.step_seconds < check_step:
                 check_step = check_probe.step_seconds
-                check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * check_share)
+                check_budget = need * MIN_AIS_STEPS * check_step / (CHECK_FILL * room)
         if check_arm is not None:
             arms.append(check_arm)
         hmc_step = hmc_probe.step_seconds if timed else None
@@ -477,12 +484,19 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     # check_budget is set only when AIS arms were asked for: with them the pool spans two families,
     # even when the budget left none of them in it.
     if check_budget is not None and len(families | {"annealing"}) >= 2:
+        if pieces > 1:
+            advice = (f"only in slices of at least {math.ceil(check_budget):d} s: give each model at least "
+                      f"{math.ceil(check_budget * pieces):d} s of the comparison's budget (estimated from a timed AIS "
+                      f"probe on this model)")
+        else:
+            advice = (f"only in a budget of at least {math.ceil(check_budget):d} s: run with budget >= "
+                      f"{math.ceil(check_budget + spent):d} s (estimated from a timed AIS probe on this model"
+                      f"{_setup_words(spent)})")
         alerts.append(WarningText(
-            f"no independent check within a {budget_seconds:g} s budget: an AIS arm of {MIN_AIS_STEPS} annealing "
-            f"steps ({check_step:.3g} s each on this model) reaches the {need} pulls the consistency test "
-            f"needs within the cross-check share {check_share:g} only in a budget of at least "
-            f"{math.ceil(check_budget):d} s: run with budget >= {math.ceil(check_budget + spent):d} s (estimated from "
-            f"a timed AIS probe on this model{_setup_words(spent)}) for an answer a second estimator family checks",
+            f"no independent check within {_budget_words(budget_seconds, pieces)}: an AIS arm of {MIN_AIS_STEPS} "
+            f"annealing steps ({check_step:.3g} s each on this model) reaches the {need} pulls the consistency test "
+            f"needs within the cross-check share {check_share:g}{_pieces_words(pieces)} {advice} for an answer a "
+            "second estimator family checks",
             NoGuaranteeWarning, "independent_check"))
     return arms, notes, alerts
 
@@ -493,6 +507,14 @@ def _wants_hmc(density, hmc_arm, transition, ais_steps, seconds_left) -> bool:
     """
     auto = density.dim >= 20 and (seconds_left is None or seconds_left >= HMC_MIN_RUN_SECONDS)
     return bool((auto if hmc_arm is None else hmc_arm) and transition != "hmc" and len(ais_steps))
+
+
+def _pieces_words(pieces: int) -> str:
+    return f" of {pieces} slices" if pieces > 1 else ""
+
+
+def _budget_words(budget_seconds: float, pieces: int) -> str:
+    return f"{pieces} slices of {budget_seconds:g} s" if pieces > 1 else f"a {budget_seconds:g} s budget"
 
 
 def _setup_words(spent: float) -> str:
