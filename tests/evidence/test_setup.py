@@ -263,3 +263,29 @@ def test_the_fewest_steps_asked_for_stay_beside_a_check_rung_shrunk_below_them(m
                                           cost="cpu_seconds", budget_seconds=30.0, laplace=False, prior=False,
                                           refine=False, nested=False)
     assert [a.name for a in arms] == names
+
+
+def test_a_pool_for_slices_sizes_its_check_rung_for_the_share_of_all_of_them(monkeypatch):
+    """In 4 slices of 5 s whose check pulls add up (compare_models' carry) the check rung is sized for the 10 %
+    share of all four: 30 pulls in 0.6 x 2 s at 0.626 ms a step, 63 steps, as one 20 s run's; one slice alone
+    would leave it 15 steps, under the least a check arm may have (MIN_AIS_STEPS), so no check rung and the warning
+    with the budget that gives one, per slice and per model."""
+    from types import SimpleNamespace
+
+    from pmcbandit.evidence import pool as evidence_pool
+
+    monkeypatch.setattr(evidence_pool, "_probe", lambda *a, **k: SimpleNamespace(step_seconds=6.26e-4))
+
+    def pool(pieces, seconds=5.0):
+        return evidence_pool.build_pool(analytic_models.normal_normal()[0], ais_steps=(400, 2000), n_chains=1,
+                                        transition="slice", laplace_proposals=(), smc=False, batch_size=200,
+                                        cost="cpu_seconds", budget_seconds=seconds, laplace=False, prior=True,
+                                        refine=False, nested=False, pieces=pieces)
+
+    arms, _, alerts = pool(4)
+    assert [a.name for a in arms][0] == "ais-63" and not alerts
+    arms, _, alerts = pool(1)
+    assert [a.name for a in arms] == ["ais-319", "prior-is"] and len(alerts) == 1  # the decision cap's rung
+    assert "within a 5 s budget" in str(alerts[0]) and "run with budget >=" in str(alerts[0])
+    _, _, alerts = pool(4, seconds=1.0)
+    assert "within 4 slices of 1 s" in str(alerts[0]) and "give each model at least" in str(alerts[0])
