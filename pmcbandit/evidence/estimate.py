@@ -246,18 +246,19 @@ def estimate_evidence(
     else:
         setup = 0.0
     return evidence_run(door, arms, policy, loop, budget=budget, random_seed=random_seed, checked=checked,
-                        notes=notes, alerts=alerts, setup=setup)
+                        notes=notes, alerts=alerts, setup=setup, given=options.budget)
 
 
 def evidence_run(door: str, arms, policy, loop: EvidenceLoop, *, budget, random_seed, checked=None, notes=(),
-                 alerts=(), setup: float = 0.0, carry=None) -> EvidenceResult:
+                 alerts=(), setup: float = 0.0, given=None, carry=None) -> EvidenceResult:
     """The allocation run of :func:`estimate_evidence` on arms already built, and its result; also one slice of
     :func:`pmcbandit.compare_models`, which passes the guards' ``carry`` of the model's earlier slices
     (:class:`pmcbandit.runtime.guards.CheckCarry`).
 
     ``checked`` is what :func:`pmcbandit.run.check_allocation` returned for these arguments (``None``: checked
-    here); ``notes`` and ``alerts`` are the pool's; ``setup`` the seconds its set-up took (counted in a wall
-    budget).
+    here, and the budget it holds may be what the set-up left of the user's); ``notes`` and ``alerts`` are the
+    pool's; ``setup`` the seconds its set-up took, ``given`` the budget the user gave (a wall budget counts the
+    set-up, and the result reports the budget as given).
     """
     from pmcbandit.arms.evidence._draws import reservoir_states, reset_reservoirs
     from pmcbandit.run import allocate, check_allocation
@@ -271,7 +272,6 @@ def evidence_run(door: str, arms, policy, loop: EvidenceLoop, *, budget, random_
     if checked is None:
         checked = check_allocation(door, arms, policy, budget=budget, random_seed=random_seed,
                                    **loop.allocation_keywords())
-    options = checked[1]
     # Said up front, before the budget is spent, and not again when the run ends (result.issued).
     for alert in alerts:
         warnings.warn(str(alert), alert.category, stacklevel=3)
@@ -281,8 +281,8 @@ def evidence_run(door: str, arms, policy, loop: EvidenceLoop, *, budget, random_
                       checked=checked, carry=carry, **loop.allocation_keywords())
     result.settings["setup_seconds"] = setup
     result.settings["run_seconds"] = time.perf_counter() - run_start
-    if setup and isinstance(options.budget, WallSeconds):  # the time budget counted the set-up
-        result.settings["budget_seconds"] = options.budget.seconds
+    if setup and isinstance(given, WallSeconds):  # the time budget counted the set-up
+        result.settings["budget_seconds"] = given.seconds
     result = EvidenceResult.from_run(result)
     result._draw_source = (reservoir_states(arms), arms)
     result.issued = tuple(alerts)
