@@ -26,9 +26,14 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Selection", "Learner", "Executor", "Result", "declare_result", "result_type"]
+__all__ = ["Selection", "new_tuple", "Learner", "Executor", "Result", "declare_result", "result_type"]
 
 _RESULT_TYPES: dict = {}
+
+
+#: A NamedTuple from a tuple of all its fields, ``new_tuple(Cls, fields)``: ``tuple.__new__`` without the keyword
+#: handling of ``Cls(...)``, for the run loop's per-pull records.
+new_tuple = tuple.__new__
 
 
 class Selection(NamedTuple):

@@ -48,10 +48,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Arm", "Pull", "CallableArm", "check_arms", "real_values", "thread_cpu_clock", "warm_up_arms"]
+from pmcbandit.base import new_tuple as _new
 
-# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
-_new = tuple.__new__
+__all__ = ["Arm", "Pull", "CallableArm", "check_arms", "real_values", "thread_cpu_clock", "warm_up_arms"]
 
 
 class _ThreadClock(threading.local):
@@ -89,8 +88,6 @@ class Pull(NamedTuple):
     values: np.ndarray
     cost: float
     info: Mapping[str, float]
-
-
 
 
 class Arm(abc.ABC):

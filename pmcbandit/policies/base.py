@@ -50,6 +50,8 @@ from typing import ClassVar, NamedTuple, Protocol
 import numba
 import numpy as np
 
+from pmcbandit.base import new_tuple as _new
+
 from pmcbandit.policies.centring import recentred_scale
 
 __all__ = [
@@ -67,9 +69,6 @@ __all__ = [
     "argmax_random",
     "index_policy",
 ]
-
-# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
-_new = tuple.__new__
 
 
 class PolicyExtra(Protocol):
@@ -132,8 +131,6 @@ class BanditState(NamedTuple):
     t: int
     extra: PolicyExtra | None = None
     per_arm: bool = False
-
-
 
 
 class Policy(NamedTuple):

@@ -25,12 +25,10 @@ import math
 import numpy as np
 
 from pmcbandit.base import Selection
+from pmcbandit.base import new_tuple as _new
 from pmcbandit.policies.base import BanditState, add_pending, restrict
 
 __all__ = ["PolicyLearner", "MAX_LOG_GAP"]
-
-# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
-_new = tuple.__new__
 
 
 #: Largest excess of a log observation over the shift before the shift is raised. Working values then
@@ -104,7 +102,9 @@ class PolicyLearner:
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
         """The policy's arm among the ``eligible`` ones (it sees its state restricted to them)."""
         if self.pinned is not None or np.count_nonzero(eligible) == self.n_arms:  # cheaper than eligible.all()
-            return self.choose_any(rng)
+            if self._uncounted is not None:
+                self._count_uncounted()
+            return _new(Selection, ((int(self.policy.select(rng, self._state)),), self._pulls))
         idx = np.flatnonzero(eligible)
         choice = int(self.policy.select(rng, restrict(self.state, idx)))
         if not 0 <= choice < idx.size:
@@ -112,12 +112,6 @@ class PolicyLearner:
                 f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
             )
         return _new(Selection, ((int(idx[choice]),), self._pulls))
-
-    def choose_any(self, rng: np.random.Generator) -> Selection:
-        """:meth:`choose` with every arm eligible (the run loop's plan while every arm is in play)."""
-        if self._uncounted is not None:
-            self._count_uncounted()
-        return _new(Selection, ((int(self.policy.select(rng, self._state)),), self._pulls))
 
     def forced(self, arm: int) -> Selection:
         """The decision a guard forces on ``arm``."""

@@ -61,6 +61,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pmcbandit.base import new_tuple as _new
+
 from pmcbandit.runtime.budget import Progress
 from pmcbandit.runtime.executors.base import Ticket
 from pmcbandit.runtime.guards import POLICY, Guards, Plan
@@ -70,8 +72,6 @@ from pmcbandit.stats.psis import ArmReliability
 
 __all__ = ["Engine", "Row"]
 
-# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
-_new = tuple.__new__
 
 _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bounds": 4, "lost": 5}
 # A pull lost with its worker (after the executor's retries) says nothing about its arm.
@@ -167,9 +167,6 @@ class Engine:
         every = np.ones(self.n_arms, dtype=bool)
         every.flags.writeable = False
         self._open_plan = Plan(None, POLICY, every)
-        # A learner's choice with every arm eligible, where it offers one (``choose_any(rng)``: the same choice as
-        # ``choose(rng, eligible)`` without reading the mask).
-        self._choose_any = getattr(learner, "choose_any", None)
         # The learner's stop rule, evaluated once per closed decision (never twice for one state).
         self.stopped = bool(learner.stops and learner.done(self.blocked()))
 
@@ -293,12 +290,7 @@ class Engine:
             if plan is None:
                 raise RuntimeError("no decision may be made: every arm is out of play, or the learner stopped")
         learner = self.learner
-        if plan is self._open_plan and self._choose_any is not None:  # every arm in play
-            selection = self._choose_any(self.streams.policy)
-        elif plan.arm is not None:
-            selection = learner.forced(plan.arm)
-        else:
-            selection = learner.choose(self.streams.policy, plan.eligible)
+        selection = learner.choose(self.streams.policy, plan.eligible) if plan.arm is None else learner.forced(plan.arm)
         learner.opened(selection)
         arms, counts = selection
         d = self.selected
@@ -356,8 +348,7 @@ class Engine:
         if remote_cpu == remote_cpu:
             self.remote_cpu += remote_cpu
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
-                  math.nan, self.wall_offset + time.perf_counter() - self._t0,
-                  self.cpu_offset + time.process_time() - self._c0 + self.remote_cpu, seconds]  # cpu_seconds()
+                  math.nan, self.wall_offset + time.perf_counter() - self._t0, self.cpu_seconds(), seconds]
         return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def receive(self, outcome) -> None:

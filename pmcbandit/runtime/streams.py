@@ -246,10 +246,12 @@ class Streams:
 
     def pull_seed(self, arm: int, j: int):
         """Seed of pull ``j`` of arm ``arm`` (a :class:`PullSeed`, or a SeedSequence on fallback)."""
+        entry = self._arm_pools.get(arm)  # only on the fast path
+        if entry is not None and 0 <= j and entry[1] <= j < entry[1] + _BLOCK:  # its seed words are computed
+            return PullSeed(entry[0], j, entry[2][j - entry[1]])
         seq = self.arm_seq
         if not self._fast:
             return np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, arm, j), pool_size=seq.pool_size)
-        entry = self._arm_pools.get(arm)
         if entry is None:
             entry = self._arm_pools[arm] = [self._arm_seed(arm), -2 * _BLOCK, None]
         arm_seed, start, rows = entry
@@ -264,12 +266,7 @@ class Streams:
 
     def pull_rng(self, arm: int, j: int) -> np.random.Generator:
         """A fresh Generator for pull ``j`` of arm ``arm`` (the same one on every call)."""
-        entry = self._arm_pools.get(arm)
-        if entry is not None and 0 <= j and entry[1] <= j < entry[1] + _BLOCK:  # its seed words are computed
-            seed = PullSeed(entry[0], j, entry[2][j - entry[1]])
-        else:
-            seed = self.pull_seed(arm, j)
-        return _Generator(self._bitgen_type(seed))
+        return _Generator(self._bitgen_type(self.pull_seed(arm, j)))
 
     def _fast_path_agrees(self) -> bool:
         """Whether :class:`PullSeed` reproduces NumPy's SeedSequence for this seed (else fall back)."""

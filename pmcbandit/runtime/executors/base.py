@@ -22,12 +22,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pmcbandit.base import new_tuple as _new
+
 from pmcbandit.arms.base import Arm, Pull
 
 __all__ = ["Ticket", "Outcome", "execute_pull", "caller_stacklevel", "InProcessExecutor", "SerialExecutor"]
-
-# A NamedTuple from a tuple of all its fields: _new(Cls, fields), without the keyword handling of Cls(...).
-_new = tuple.__new__
 
 
 class Ticket(NamedTuple):
@@ -70,11 +69,7 @@ def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
     except Exception as exc:  # an arm's bug must not lose the run: recorded as a fault
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return Outcome(ticket, "error", None, last, time.perf_counter() - start)
-    seconds = time.perf_counter() - start
-    values, cost = pull.values, pull.cost
-    if values.size == 1 and math.isfinite(values[0]) and 0.0 <= cost < math.inf:  # most pulls: ok, seen at once
-        return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
-    return _classify(arm, pull, ticket, seconds)
+    return _classify(arm, pull, ticket, time.perf_counter() - start)
 
 
 def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
@@ -100,8 +95,6 @@ def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
     if not (math.isfinite(cost) and cost >= 0):
         return Outcome(ticket, "nonfinite", pull, f"cost {cost!r} is not a finite number >= 0", seconds)
     return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
-
-
 
 
 def caller_stacklevel() -> int:
