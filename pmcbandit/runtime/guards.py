@@ -283,7 +283,7 @@ class Guards:
         self.widen_pulls = None  # valid pulls each arm needs to count as a check, while the share widens
         self.widen_family = -1  # the family the answer rested on when the share widened
         self.widen_arm = -1  # the arm the widened share goes to (-1: none chosen)
-        self.suspect = np.zeros(k, dtype=bool)  # arms earlier runs found too spread or unreliable
+        self.suspect = None  # arms earlier runs found too spread or unreliable (None: none)
         self.carried = np.zeros(k)  # the spending of earlier runs (in self.spent)
         if carry is not None:
             self.carried = np.asarray(carry.pulls if self.count_pulls else carry.cost, dtype=np.float64).copy()
@@ -291,7 +291,7 @@ class Guards:
             self.seconds_sum += carry.seconds_sum
             self.seconds_n += carry.seconds_n
             self.check_arm = int(carry.check_arm)
-            self.suspect |= carry.suspect
+            self.suspect = carry.suspect.copy() if carry.suspect.any() else None
 
     # --- bookkeeping ----------------------------------------------------------------
     def dispatched(self, arm: int, reason: int = POLICY) -> None:
@@ -392,7 +392,7 @@ class Guards:
                 eligible &= ~(np.isfinite(predicted) & (predicted > seconds_left))
         if not eligible.any():
             return None
-        suspect = self.suspect | untrusted if untrusted is not None else self.suspect
+        suspect = untrusted if self.suspect is None else self.suspect if untrusted is None else self.suspect | untrusted
         if self.checks and 0 <= self.finish_from <= decision:
             arm = self._check_arm(open_, eligible, predicted, mean_loss, suspect, finishing=True, share=False)
             if arm is not None:
@@ -479,12 +479,14 @@ class Guards:
         return int(self.family[int(np.argmax(np.where(counted, self.valid, -1)))])
 
     def _pick(self, leader: int, eligible, predicted, mean_loss, untrusted) -> int | None:
-        """The check arm against the ``leader`` family (module docstring, rule 4), or None without a candidate."""
+        """The check arm against the ``leader`` family (module docstring, rule 4), or None without a candidate;
+        ``untrusted`` (or None) marks the arms a trusted candidate goes before.
+        """
         counted = self.family >= 0
         candidates = eligible & counted & (self.family != leader)
         if not candidates.any():
             return None
-        if (candidates & ~untrusted).any():
+        if untrusted is not None and (candidates & ~untrusted).any():
             candidates &= ~untrusted  # an arm the consistency test would leave out is no check while another is
         kept = self.check_arm if self.check_arm >= 0 and candidates[self.check_arm] else -1
         if self.horizon is not None:

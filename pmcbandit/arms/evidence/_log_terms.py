@@ -15,8 +15,7 @@ total alone). The graphs are the same (``pytensor.graph.basic.equal_computations
 (PyTensor's configuration flag, "The number of stack to trace. -1 mean all."; not part of any compile key), so no
 node made there gets a ``tag.trace`` of the Python stack that made it. Recording one walks the stack and reads
 source lines for every node that the graph's construction, ``pytensor.grad``, ``vectorize_graph`` and the compile's
-rewrites make: about 1600 nodes and 0.01 s of a fresh process's set-up on a one-parameter model, 0.015-0.02 s of the
-0.21-0.24 s of building its density, mode-search and batch functions again in a warm process. A trace only names,
+rewrites make (what that costs: ``benchmarks/results/bench_setup_conjugate_warm.md``). A trace only names,
 in an error message about a node, the line that made it, and every node made there is made by this package's or
 PyMC's code, not the user's; the computations and the compiled functions are the same. ``change_flags`` restores
 the previous value on leaving.
