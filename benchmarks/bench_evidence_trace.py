@@ -113,7 +113,8 @@ def measure(name: str, seeds: int, seconds: float, chains: int, draws: int,
                     r = pb.estimate_evidence(model, idata=idata if method == "trace" else None, budget=seconds,
                                              random_seed=seed, progressbar=False)
                     lo, hi = r.log_z_ci(0.95)
-                    row = dict(log_z=r.log_z, se=r.log_z_se, lo=lo, hi=hi, setup=r.settings["setup_seconds"])
+                    row = dict(log_z=r.log_z, se=r.log_z_se, lo=lo, hi=hi, setup=r.settings["setup_seconds"],
+                               **_best_arm(r))
                 else:
                     b = bridge_sampling(density, per_chain, np.random.default_rng(seed),
                                         "normal" if method == "bridge" else "warp3")
@@ -137,8 +138,43 @@ def measure(name: str, seeds: int, seconds: float, chains: int, draws: int,
                      f"{np.mean([r['setup'] for r in m]):.2f} |")
     ratios = ", ".join(f"{other} {mse['trace'] / mse[other]:.3g}" if mse[other] > 0 else f"{other} -"
                        for other in ("bridge", "bridge_warp3", "no_trace"))
-    lines += ["", f"MSE of the trace pool at {seconds:g} s over: {ratios}."]
+    lines += ["", f"MSE of the trace pool at {seconds:g} s over: {ratios}.", "", _efficiency_line(rows)]
     return "\n".join(lines), rows
+
+
+def _best_arm(r) -> dict:
+    """The arm of largest combination weight in the result ``r`` and its relative variance per pull times its cost
+    per pull (``var_cost / mean**2`` of the result's table: the variance of log Z an arm gives per second spent on it,
+    to first order; scale-free, so two runs' arms compare).
+    """
+    table = r.table
+    name = table["weight"].astype(float).idxmax()
+    row = table.loc[name]
+    mean = float(row["mean"])
+    rvc = float(row["var_cost"]) / mean**2 if mean > 0 else float("nan")
+    return dict(best_arm=str(name), best_rvc=rvc)
+
+
+def _efficiency_line(rows: list[dict]) -> str:
+    """The bound the two pools' best arms put on the MSE ratio at equal wall time.
+
+    An inverse-variance combination of arms that spent seconds :math:`t_i` at relative variance times cost
+    :math:`v_i` per pull has variance :math:`1/\\sum_i t_i/v_i \\ge \\min_i v_i / \\sum_i t_i`, so a pool's MSE of log Z
+    at :math:`T` seconds of pulls is at least its most efficient arm's :math:`v` over :math:`T`, and about that when
+    its allocation goes to that arm. The trace pool's MSE over the no-trace pool's can then fall below the ratio of
+    their best arms' :math:`v` only by the set-up seconds it saves.
+    """
+    per = {}
+    for method in ("trace", "no_trace"):
+        m = [r for r in rows if r["method"] == method and np.isfinite(r.get("best_rvc", np.nan))]
+        if not m:
+            return ""
+        names = sorted({r["best_arm"] for r in m})
+        per[method] = (float(np.median([r["best_rvc"] for r in m])), ", ".join(names))
+    (vt, nt), (vn, nn) = per["trace"], per["no_trace"]
+    return (f"Most-weighted arm, relative variance x seconds per pull (median over seeds): trace pool {vt:.3g} "
+            f"({nt}), no-trace pool {vn:.3g} ({nn}); ratio {vt / vn:.3g}, the MSE ratio the trace pool can reach "
+            f"at equal time on those arms, less what its set-up saves.")
 
 
 def measure_target(target: float, seeds: int, chains: int, draws: int, max_seconds: float) -> tuple[str, list[dict]]:
