@@ -129,8 +129,11 @@ def _seed_words(pool, h, tail, n32, as64):
         g = (g * np.uint64(_MULT_B)) & m32
         v = (v * g) & m32
         out[i] = v ^ (v >> np.uint64(16))
-    if as64:
-        return out[0::2] | (out[1::2] << np.uint64(32))
+    if as64:  # element-wise: array expressions compile numba's ufunc machinery, the costliest part of this kernel
+        joined = np.empty(n32 // 2, dtype=np.uint64)
+        for i in range(n32 // 2):
+            joined[i] = out[2 * i] | (out[2 * i + 1] << np.uint64(32))
+        return joined
     return out
 
 
@@ -141,7 +144,9 @@ def _seed_block(pool, h, j0, count):
     tail = np.empty(1, dtype=np.uint64)
     for r in range(count):
         tail[0] = j0 + np.uint64(r)
-        out[r] = _seed_words(pool, h, tail, 2 * _CACHED_WORDS64, True)
+        words = _seed_words(pool, h, tail, 2 * _CACHED_WORDS64, True)
+        for c in range(_CACHED_WORDS64):  # element-wise: a row assignment compiles numba's shape-error formatting
+            out[r, c] = words[c]
     return out
 
 

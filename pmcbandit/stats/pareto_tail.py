@@ -238,12 +238,16 @@ def _first_bad(x):
 
 @numba.njit(cache=True)
 def _top_sorted(values, size):
-    """The ``size`` largest of ``values``, ascending, padded below with -inf (zero weights)."""
+    """The ``size`` largest of ``values``, ascending, padded below with -inf (zero weights).
+
+    A full sort rather than ``np.partition``: the same values, and numba's partition (with the checks of its
+    ``kth`` argument) is the costliest of the kernels a first run compiles.
+    """
     out = np.full(size, -np.inf)
-    if values.size >= size:
-        out[:] = np.sort(np.partition(values, values.size - size)[values.size - size :])
-    else:
-        out[size - values.size :] = np.sort(values)
+    ranked = np.sort(values)
+    n = min(size, ranked.size)
+    for i in range(n):
+        out[size - n + i] = ranked[ranked.size - n + i]
     return out
 
 

@@ -85,9 +85,11 @@ def _add(buf, fill, floor, counts, arm, x, capacity):
         v = x[i]
         if v > lo:
             if f == row.size:
-                part = np.partition(row, f - capacity)
-                row[:capacity] = part[f - capacity :]
-                lo = part[f - capacity]
+                # the top ``capacity`` kept in ascending order (a sort: no numba partition to compile)
+                ranked = np.sort(row)
+                for j in range(capacity):
+                    row[j] = ranked[f - capacity + j]
+                lo = ranked[f - capacity]
                 f = capacity
                 if not v > lo:
                     continue
@@ -107,7 +109,7 @@ def pareto_khat(log_weights) -> float:
     :math:`\ell_c = \max(\ell_{(S-M)} - \ell_{\max}, \log(\text{tiny}))` on the max-shifted log
     scale, tail = the weights strictly above it, exceedances :math:`e^{\ell-\ell_{\max}} - e^{\ell_c}`,
     Zhang & Stephens (2009) GPD fit with the prior :math:`\hat k \leftarrow (n\hat k + 5)/(n + 10)`
-    (module docstring; Vehtari et al. 2024, PSIS). Costs :math:`O(S)` (a partial sort) plus the fit,
+    (module docstring; Vehtari et al. 2024, PSIS). Costs :math:`O(S \log S)` (a sort) plus the fit,
     :math:`O(M\sqrt M)`.
 
     Parameters
@@ -188,9 +190,9 @@ class WeightTails:
     :math:`S` of all values (``-inf`` included) and the ``capacity`` largest values ever added, in a
     buffer of ``2 * capacity`` slots per arm. Once a compaction has happened, only values above the
     current floor (the smallest value kept at the last compaction) are appended, so an ``add``
-    costs :math:`O(\text{batch})`; when the buffer is full it is partitioned down to its
-    ``capacity`` largest values (:math:`O(\text{capacity})`, at most once per ``capacity``
-    appended values, hence amortised :math:`O(1)` per value).
+    costs :math:`O(\text{batch})`; when the buffer is full it is cut down to its
+    ``capacity`` largest values by a sort (:math:`O(\text{capacity} \log \text{capacity})`, at most once per
+    ``capacity`` appended values, hence amortised :math:`O(\log \text{capacity})` per value).
 
     **What is kept is exactly the top ``capacity`` values** (as a multiset) of everything added.
     Invariant: every value not in the buffer is :math:`\le` at least ``capacity`` values in the
