@@ -38,8 +38,12 @@ def _worker(src: str, warm_up: bool = False) -> None:
 
     if warm_up:  # what `pmcbandit warm-up` (make install) does, in a process of its own before this one
         return print(json.dumps(dict(warm_up=__import__("pmcbandit.evidence.warm_up", fromlist=["warm_up"]).warm_up())))
+    from numba.core import event
+
     from models.evidence_suite import SUITE
 
+    compiling = _compile_listener()
+    event.register("numba:compile", compiling)
     model = SUITE[MODEL]().model
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -47,7 +51,34 @@ def _worker(src: str, warm_up: bool = False) -> None:
         res = pb.estimate_evidence(model, budget=BUDGET, random_seed=0, progressbar=False)
     wall = time.perf_counter() - start
     print(json.dumps(dict(wall=wall, setup=res.settings.get("setup_seconds", float("nan")), pulls=len(res.history),
-                          status=res.interval_status, package=pb.__file__)))
+                          status=res.interval_status, package=pb.__file__, compile_cpu=compiling.seconds,
+                          kernels=compiling.kernels)))
+
+
+def _compile_listener():
+    """A numba event listener (``numba.core.event``) adding up the process CPU seconds of the outermost
+    ``numba:compile`` events, and counting them: what compiling the kernels costs, whatever else the machine runs.
+    """
+    import time
+
+    from numba.core import event
+
+    class CompileCPU(event.Listener):
+        def __init__(self):
+            self.depth, self.seconds, self.kernels, self._start = 0, 0.0, 0, 0.0
+
+        def on_start(self, ev) -> None:
+            if self.depth == 0:
+                self._start = time.process_time()
+            self.depth += 1
+
+        def on_end(self, ev) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                self.seconds += time.process_time() - self._start
+                self.kernels += 1
+
+    return CompileCPU()
 
 
 def _one(src: Path, warm_up: bool = False) -> dict:
@@ -94,16 +125,21 @@ def main(argv=None) -> str:
              f"- date: {utc_now()}; command: `{command}`",
              f"- `estimate_evidence(<{MODEL} model of the suite>, budget={BUDGET:g}, random_seed=0)` with numba's cache "
              "empty (`NUMBA_CACHE_DIR` a new empty folder per run); PyTensor's compile cache as it is", "",
-             "| version | run | wall of the call (s) | set-up the run reports (s) | pulls | status |",
-             "|---|---:|---:|---:|---:|---|"]
+             "- numba compile CPU: the process CPU seconds of the outermost `numba:compile` events in the call (a "
+             "`numba.core.event` listener), and how many kernels they compiled: the part of the set-up that does not "
+             "depend on what else the machine runs", "",
+             "| version | run | wall of the call (s) | set-up the run reports (s) | numba compile CPU (s) | kernels | "
+             "pulls | status |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         label = _commit(r["src"]) + (" (this checkout)" if r["src"] == ROOT else "")
         if "warm_up" in r:
             label += f", after `pmcbandit warm-up` ({r['warm_up']:.1f} s)"
         if "wall" in r:
-            lines.append(f"| {label} | {r['run']} | {r['wall']:.1f} | {r['setup']:.1f} | {r['pulls']} | {r['status']} |")
+            lines.append(f"| {label} | {r['run']} | {r['wall']:.1f} | {r['setup']:.1f} | {r['compile_cpu']:.1f} | "
+                         f"{r['kernels']} | {r['pulls']} | {r['status']} |")
         else:
-            lines.append(f"| {label} | {r['run']} | - | - | - | {r['status']} |")
+            lines.append(f"| {label} | {r['run']} | - | - | - | - | - | {r['status']} |")
     md = "\n".join(lines) + "\n"
     write_section("bench_cold_start", md)
     print(md)
