@@ -237,17 +237,47 @@ def _first_bad(x):
 
 
 @numba.njit(cache=True)
-def _top_sorted(values, size):
-    """The ``size`` largest of ``values``, ascending, padded below with -inf (zero weights).
+def _sift_down(heap, root, end):
+    """Restore the max-heap order of ``heap[:end]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and heap[child] < heap[child + 1]:
+            child += 1
+        if not heap[root] < heap[child]:
+            return
+        heap[root], heap[child] = heap[child], heap[root]
+        root = child
 
-    A full sort rather than ``np.partition``: the same values, and numba's partition (with the checks of its
-    ``kth`` argument) is the costliest of the kernels a first run compiles.
+
+@numba.njit(cache=True)
+def _largest_ascending(values, size, out):
+    """Write the ``min(size, values.size)`` largest of ``values`` ascending into the end of ``out[:size]``
+    (``values`` is left as it was).
+
+    Heap selection (Williams 1964, "Algorithm 232: Heapsort", Comm. ACM 7): build a max-heap of a copy in
+    :math:`O(n)`, then take its top ``size`` times in :math:`O(\\log n)` each. Written out instead of numba's
+    ``np.partition`` and ``np.sort``, whose generic implementations (and their argument checks) are the costliest
+    part of the kernels a first run compiles; the selected values are the same.
     """
+    heap = values.copy()
+    n = heap.size
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(heap, root, n)
+    take = min(size, n)
+    for i in range(take):
+        out[size - 1 - i] = heap[0]
+        n -= 1
+        heap[0] = heap[n]
+        _sift_down(heap, 0, n)
+
+
+@numba.njit(cache=True)
+def _top_sorted(values, size):
+    """The ``size`` largest of ``values``, ascending, padded below with -inf (zero weights)."""
     out = np.full(size, -np.inf)
-    ranked = np.sort(values)
-    n = min(size, ranked.size)
-    for i in range(n):
-        out[size - n + i] = ranked[ranked.size - n + i]
+    _largest_ascending(values, size, out)
     return out
 
 

@@ -50,7 +50,8 @@ import numpy as np
 
 from pmcbandit._validation import param_message, check_positive
 from pmcbandit.stats.pareto_tail import (_as_log_weights, _bad_value, _checked_log_weights, _excess_from_top,
-                                         _first_bad, _khat_from_top, _top_sorted, tail_length, too_spread)
+                                         _first_bad, _khat_from_top, _top_sorted, _largest_ascending, tail_length,
+                                         too_spread)
 
 __all__ = [
     "ArmReliability", "KHAT_CAP", "KHAT_CAP_COUNT", "SPREAD_MIN_WEIGHTS", "WeightTails", "khat_threshold",
@@ -85,11 +86,8 @@ def _add(buf, fill, floor, counts, arm, x, capacity):
         v = x[i]
         if v > lo:
             if f == row.size:
-                # the top ``capacity`` kept in ascending order (a sort: no numba partition to compile)
-                ranked = np.sort(row)
-                for j in range(capacity):
-                    row[j] = ranked[f - capacity + j]
-                lo = ranked[f - capacity]
+                _largest_ascending(row, capacity, row)  # the top ``capacity``, ascending, at the front
+                lo = row[0]
                 f = capacity
                 if not v > lo:
                     continue
@@ -109,7 +107,7 @@ def pareto_khat(log_weights) -> float:
     :math:`\ell_c = \max(\ell_{(S-M)} - \ell_{\max}, \log(\text{tiny}))` on the max-shifted log
     scale, tail = the weights strictly above it, exceedances :math:`e^{\ell-\ell_{\max}} - e^{\ell_c}`,
     Zhang & Stephens (2009) GPD fit with the prior :math:`\hat k \leftarrow (n\hat k + 5)/(n + 10)`
-    (module docstring; Vehtari et al. 2024, PSIS). Costs :math:`O(S \log S)` (a sort) plus the fit,
+    (module docstring; Vehtari et al. 2024, PSIS). Costs :math:`O(S + M \log S)` (heap selection) plus the fit,
     :math:`O(M\sqrt M)`.
 
     Parameters
@@ -191,8 +189,8 @@ class WeightTails:
     buffer of ``2 * capacity`` slots per arm. Once a compaction has happened, only values above the
     current floor (the smallest value kept at the last compaction) are appended, so an ``add``
     costs :math:`O(\text{batch})`; when the buffer is full it is cut down to its
-    ``capacity`` largest values by a sort (:math:`O(\text{capacity} \log \text{capacity})`, at most once per
-    ``capacity`` appended values, hence amortised :math:`O(\log \text{capacity})` per value).
+    ``capacity`` largest values by heap selection (:math:`O(\text{capacity} \log \text{capacity})`, at most once
+    per ``capacity`` appended values, hence amortised :math:`O(\log \text{capacity})` per value).
 
     **What is kept is exactly the top ``capacity`` values** (as a multiset) of everything added.
     Invariant: every value not in the buffer is :math:`\le` at least ``capacity`` values in the

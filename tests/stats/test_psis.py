@@ -429,3 +429,20 @@ def test_variance_scale_rules():
                            [np.nan, excess + 2 * math.log(2), np.nan], [s2, np.nan, 2 * math.log(40) + 1.0])
     np.testing.assert_allclose(again, got, rtol=1e-9)
     assert variance_scale([1, 0], [1.0, 0.0], [1.0, 0.0], [0.0, np.nan], [np.nan, 1.0]).tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 1001])
+def test_top_sorted_is_the_top_of_a_full_sort_with_ties_and_zero_weights(n):
+    rng = np.random.default_rng(n)
+    values = np.round(rng.standard_normal(n), 1)  # ties
+    values[rng.random(n) < 0.1] = -np.inf
+    before = values.copy()
+    for size in (1, 7, n, n + 5):
+        if size < 1:
+            continue
+        expected = np.full(size, -np.inf)
+        k = min(size, n)
+        if k:
+            expected[size - k:] = np.sort(values)[n - k:]
+        np.testing.assert_array_equal(_top_sorted(values, size), expected)
+    np.testing.assert_array_equal(values, before)  # the input is left as it was
