@@ -302,12 +302,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set, trace_x, digest = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
-                                    if trace is not None and laplace else ([], None, None))
+    laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+                                                  if trace is not None and laplace else ([], None, None, None))
     # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
     # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
     reuse = digest if laplace_set else None
-    checked_set: dict = {}
+    checked_set: dict = {} if reuse is None or trace_passed is None else {"passed": trace_passed}
 
     def check_passes() -> bool:
         """The set-up k-hat check of the Laplace (or trace) arms, made once."""
@@ -538,8 +538,9 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
 
 def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
     """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), those draws
-    (``None`` when fewer than two map to finite points) and their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
-    (``None`` with them). The fits are made once per density and trace (:func:`trace_fit_for`).
+    (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
+    (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` where it was not made: no
+    arms). The fits and each check are made once per density and trace (:func:`trace_fit_for`).
     """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms, trace_fits
@@ -548,13 +549,20 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if x.shape[0] < 2:
         notes.append(f"trace arms left out: {x.shape[0]} of the trace's draws map to finite points; the Laplace arms' "
                      "mode search runs instead")
-        return [], None, None
+        return [], None, None, None
     digest = trace_digest(x)
     fits = trace_fit_for(density, ("trace fits", digest, bool(proposals)), lambda: trace_fits(x, bool(proposals)))
-    arms = trace_arms(density, x, proposals, batch_size, cost, notes, fits)
+    verdict: list[bool] = []
+
+    def passes(arms, covariance: str) -> bool:
+        verdict.append(trace_fit_for(density, ("setup check", digest, covariance, tuple(proposals), batch_size, cost),
+                                     lambda: setup_check_passes(arms)))
+        return verdict[-1]
+
+    arms = trace_arms(density, x, proposals, batch_size, cost, notes, fits, passes)
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
-    return arms, x, digest
+    return arms, x, digest, (verdict[-1] if verdict and arms else None)
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):
