@@ -1,5 +1,6 @@
-"""The covariance of the ``trace-t`` arms: the trace's correlations shrunk by their sampling noise, and the draws'
-variances alone where the shrunk covariance's arms fail the set-up check.
+"""The set-up of the trace arms: the ``trace-t`` covariance (the trace's correlations shrunk by their sampling noise,
+the draws' variances alone where the shrunk covariance's arms fail the set-up check), and the posterior pilot started
+at the trace's draws where no trace arm passes.
 """
 
 from __future__ import annotations
@@ -94,3 +95,26 @@ def test_spurious_correlation_falls_back_to_the_variances_without_a_pilot():
         warnings.simplefilter("ignore", PmcBanditWarning)
         arms = evidence_arms(model, idata=plain, ais_steps=(50,), budget_seconds=10.0)
     assert "pilot-t" not in [a.name for a in arms]
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_the_posterior_pilot_starts_at_the_trace_draws_and_reaches_the_posterior():
+    # A trace far from the posterior and far too narrow: no trace arm passes, and the pilot's chains, started at its
+    # draws with their variances (1e-4) as the first mass, reach the posterior in their warm-up.
+    import pmcbandit.evidence.pool as ev
+    from pmcbandit.evidence.trace import read_trace
+    from tests.analytic_models import normal_normal
+
+    model, _ = normal_normal(1.0, 2.0, 0.7, (0.3, 1.9, 2.4, 1.1))
+    far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PmcBanditWarning)
+        trace = read_trace(far, model, "test")
+        arms, notes, _ = ev.build_pool(model, ais_steps=(50,), n_chains=1, transition="slice", laplace=True,
+                                       laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=True, smc=False,
+                                       batch_size=1000, cost="cpu_seconds", budget_seconds=10.0, trace=trace)
+    assert any("started at 32 of the trace's draws" in n for n in notes)
+    pilot_t = next(a for a in arms if a.name == "pilot-t")
+    prec = 1 / 2.0**2 + 4 / 0.7**2
+    mean = (1.0 / 2.0**2 + 5.7 / 0.7**2) / prec
+    assert abs(pilot_t.location[0] - mean) < 4 * prec**-0.5 / np.sqrt(32)
