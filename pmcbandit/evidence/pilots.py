@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pmcbandit.evidence.importance import PilotCheck, pilot_arms
 
 __all__ = ["PILOT_MIN_RUN_SECONDS", "PILOT_MAX_SHARE", "POSTERIOR_PILOT_MIN_RUN_SECONDS", "POSTERIOR_PILOT_MAX_SHARE",
-           "annealing_pilot", "pilot_t_at_mode", "run_posterior_pilot"]
+           "TRACE_PILOT_WARMUP", "TRACE_PILOT_FIRST_CHECK", "annealing_pilot", "pilot_t_at_mode",
+           "run_posterior_pilot", "trace_start"]
 
 #: Least time left to the pulls (after the set-up so far) for a timed default pool to run the HMC pilot for its
 #: pilot-t arms alone (no HMC AIS arm), where no Laplace arm passes the k-hat check at set-up.
@@ -35,6 +36,14 @@ PILOT_MAX_SHARE = 0.5
 #: draws stop as soon as one of its arms passes (the share binds only on a machine too slow for the budget).
 POSTERIOR_PILOT_MIN_RUN_SECONDS = 5.0
 POSTERIOR_PILOT_MAX_SHARE = 0.8
+#: Warm-up moves of the posterior pilot started at a trace's draws (:func:`trace_start`; one re-estimate of the
+#: diagonal mass, after 25 moves, where the pilot from a mode makes three in 100), and the draw moves after which its
+#: draws are first checked (then at each doubling). Its chains start in the typical set and its first mass is the
+#: trace's variances, so the warm-up has only the step size and the trace's misses (a funnel's neck) to adapt to; on
+#: four traces of ``hierarchical_normal_100`` its arms passed after 16 000-24 000 gradient calls, where the pilot
+#: started around the trace's moments made 32 000-80 000 (``benchmarks/results/bench_setup_trace.md``).
+TRACE_PILOT_WARMUP = 50
+TRACE_PILOT_FIRST_CHECK = 25
 
 
 def annealing_pilot(density, budget_seconds, notes: list[str], served: str):
@@ -57,16 +66,17 @@ def annealing_pilot(density, budget_seconds, notes: list[str], served: str):
 
 
 def pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds,
-                    left: Callable[[], float | None]):
+                    left: Callable[[], float | None], start: dict | None = None):
     """The pilot-t arms over an interior mode without an HMC arm, and the pilot they came from: the posterior pilot's
     (:func:`run_posterior_pilot`); where none of them passes the set-up k-hat check
     (:func:`~pmcbandit.evidence.importance.setup_check_passes`) and the time left allows the annealing pilot
     (:data:`PILOT_MIN_RUN_SECONDS`; always when untimed), that pilot's, unless it could not be run.
     ``budget_seconds``: the time left to the pulls when the pilot starts (``None``: untimed); ``left()``: the time
-    left after the set-up so far, read after the posterior pilot.
+    left after the set-up so far, read after the posterior pilot; ``start``: the posterior pilot's start from a
+    trace (:func:`trace_start`), where there is one.
     """
     check = PilotCheck(density, proposals, batch_size, cost)
-    pilot = run_posterior_pilot(density, mode, budget_seconds, notes, check)
+    pilot = run_posterior_pilot(density, mode, budget_seconds, notes, check, start)
     arms, passed = ([], False) if pilot is None else check.arms_for(pilot, notes)
     if passed:
         return pilot, arms
@@ -82,10 +92,28 @@ def pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str]
     return annealed, pilot_arms(density, annealed, proposals, batch_size, cost, notes)
 
 
-def run_posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=None):
-    """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode``, given
-    :data:`POSTERIOR_PILOT_MAX_SHARE` of ``budget_seconds`` when timed, its draws stopped once ``enough`` holds;
-    ``None`` with a note when it could not be run.
+def trace_start(x, n_chains: int | None = None) -> dict:
+    """The posterior pilot's start from a trace's unconstrained draws ``x`` ``(n, dim)``: its chains at ``n_chains``
+    (:data:`~pmcbandit.arms.evidence.posterior_pilot.POSTERIOR_PILOT_CHAINS` unless given) draws evenly spaced
+    through them (so across the trace's chains), its first inverse mass their variances, :data:`TRACE_PILOT_WARMUP`
+    warm-up moves and its first check after :data:`TRACE_PILOT_FIRST_CHECK` draw moves: keyword arguments of
+    :func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`, a fixed function of ``x``.
+    """
+    import numpy as np
+
+    from pmcbandit.arms.evidence.posterior_pilot import POSTERIOR_PILOT_CHAINS
+
+    n_chains = POSTERIOR_PILOT_CHAINS if n_chains is None else int(n_chains)
+    rows = np.linspace(0, x.shape[0] - 1, min(n_chains, x.shape[0])).round().astype(int)
+    return dict(starts=x[rows], inv_mass=x.var(axis=0, ddof=1), n_warmup=TRACE_PILOT_WARMUP,
+                first_check=TRACE_PILOT_FIRST_CHECK)
+
+
+def run_posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=None, start: dict | None = None):
+    """The posterior pilot (:func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`) from ``mode`` (or
+    from a trace's draws: ``start``, :func:`trace_start`), given :data:`POSTERIOR_PILOT_MAX_SHARE` of
+    ``budget_seconds`` when timed, its draws stopped once ``enough`` holds; ``None`` with a note when it could not be
+    run.
     Its gradient is the one the mode search compiled (:meth:`ModelDensity.log_density_and_grad`): compiling the
     NUMBA one for it costs more set-up than its faster calls save on some models
     (``benchmarks/results/bench_posterior_pilot.md``).
@@ -95,7 +123,8 @@ def run_posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=
 
     deadline = None if budget_seconds is None else time.perf_counter() + POSTERIOR_PILOT_MAX_SHARE * budget_seconds
     try:
-        pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline, enough=enough)
+        pilot = posterior_pilot(density, mode.location, mode.precision, deadline=deadline, enough=enough,
+                                **(start or {}))
     except PilotTimeout as err:
         notes.append(f"pilot-t arms left out: {err} ({POSTERIOR_PILOT_MAX_SHARE:g} of the {budget_seconds:g} s the "
                      "pulls had left)")
@@ -105,7 +134,9 @@ def run_posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=
         return None
     cut = (f", the draws cut short by its limit of {POSTERIOR_PILOT_MAX_SHARE:g} of the time left"
            if pilot.timed_out else "")
-    notes.append(f"pilot-t arms' moments from {pilot.n_draws} draws of HMC at the posterior started at the Laplace "
-                 f"arms' mode ({pilot.seconds:.3g} s of set-up{cut}; step size {pilot.step_size:.3g}, acceptance "
+    where = ("the Laplace arms' mode" if start is None else
+             f"{len(start['starts'])} of the trace's draws, its first mass their variances")
+    notes.append(f"pilot-t arms' moments from {pilot.n_draws} draws of HMC at the posterior started at {where} "
+                 f"({pilot.seconds:.3g} s of set-up{cut}; step size {pilot.step_size:.3g}, acceptance "
                  f"{pilot.accept:.2f}), not from an annealing pilot: the pool has no HMC AIS arm")
     return pilot

@@ -27,7 +27,7 @@ from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_prop
                                            scale_mix_arms, setup_check_passes)
 from pmcbandit.evidence.nested_pool import nested_arm
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
-                                       pilot_t_at_mode)
+                                       pilot_t_at_mode, trace_start)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText, log_notes
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
 
@@ -214,8 +214,9 @@ def evidence_arms(
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
         arms' pilots (unless ``pilot_is=True``; where no trace arm passes the Pareto k-hat check on one batch of
-        set-up draws, the posterior pilot runs from the trace's mean and covariance for the pilot-t arms, as from a
-        mode); the AIS arms stay as the second family, and the HMC AIS arm's mass
+        set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with their
+        variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); the AIS arms stay as the
+        second family, and the HMC AIS arm's mass
         matrices, step sizes and temperatures are fitted to the draws and the prior
         (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
         with ``transition="hmc"``). The draws only fit
@@ -302,12 +303,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set, trace_x, digest = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
-                                    if trace is not None and laplace else ([], None, None))
+    laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+                                                  if trace is not None and laplace else ([], None, None, None))
     # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
     # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
     reuse = digest if laplace_set else None
-    checked_set: dict = {}
+    checked_set: dict = {} if reuse is None or trace_passed is None else {"passed": trace_passed}
 
     def check_passes() -> bool:
         """The set-up k-hat check of the Laplace (or trace) arms, made once."""
@@ -332,12 +333,13 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     auto_pilot = laplace and (budget_seconds >= least if timed else density.dim >= 20)
     want_pilot_arms = bool(proposals) and (auto_pilot if pilot_is is None else pilot_is)
     if want_pilot_arms and pilot_is is None and trace is not None:
-        # The trace's draws describe the posterior the pilots would; the posterior pilot runs, from the trace's mean
-        # and covariance, only where no trace arm passes the set-up k-hat check (a trace too short for the dimension).
+        # The trace's draws describe the posterior the pilots would; the posterior pilot runs, its chains started at
+        # trace draws, only where no trace arm passes the set-up k-hat check (a trace that missed part of the
+        # posterior, or too short for the dimension).
         want_pilot_arms = not want_hmc and bool(laplace_set) and not check_passes()
         if want_pilot_arms:
             notes.append("no trace arm passed the Pareto k-hat check on one batch of set-up draws, so the posterior "
-                         "pilot ran from the trace's mean and covariance for the pilot-t arms")
+                         "pilot ran from the trace's draws for the pilot-t arms")
     if want_pilot_arms and pilot_is is None and not want_hmc and check_passes():
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
@@ -349,7 +351,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     trace_moves = None  # the HMC settings fitted to the trace, when the HMC AIS arm moves by them
     if want_pilot_arms and at_mode and reuse is not None:
         pilot, pilot_set = _trace_pilot_t(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost, notes,
-                                          budget_seconds, time_left, reuse)
+                                          budget_seconds, time_left, reuse, trace_x)
     elif want_pilot_arms and at_mode:
         pilot, pilot_set = pilot_t_at_mode(density, laplace_set[0].modes.modes[0], proposals, batch_size, cost,
                                            notes, budget_seconds, time_left)
@@ -538,8 +540,9 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
 
 def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
     """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), those draws
-    (``None`` when fewer than two map to finite points) and their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
-    (``None`` with them). The fits are made once per density and trace (:func:`trace_fit_for`).
+    (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
+    (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` where it was not made: no
+    arms). The fits and each check are made once per density and trace (:func:`trace_fit_for`).
     """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms, trace_fits
@@ -548,13 +551,20 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if x.shape[0] < 2:
         notes.append(f"trace arms left out: {x.shape[0]} of the trace's draws map to finite points; the Laplace arms' "
                      "mode search runs instead")
-        return [], None, None
+        return [], None, None, None
     digest = trace_digest(x)
     fits = trace_fit_for(density, ("trace fits", digest, bool(proposals)), lambda: trace_fits(x, bool(proposals)))
-    arms = trace_arms(density, x, proposals, batch_size, cost, notes, fits)
+    verdict: list[bool] = []
+
+    def passes(arms, covariance: str) -> bool:
+        verdict.append(trace_fit_for(density, ("setup check", digest, covariance, tuple(proposals), batch_size, cost),
+                                     lambda: setup_check_passes(arms)))
+        return verdict[-1]
+
+    arms = trace_arms(density, x, proposals, batch_size, cost, notes, fits, passes)
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
-    return arms, x, digest
+    return arms, x, digest, (verdict[-1] if verdict and arms else None)
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):
@@ -586,8 +596,10 @@ def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):
     return pilot
 
 
-def _trace_pilot_t(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds, left, digest: str):
-    """:func:`~pmcbandit.evidence.pilots.pilot_t_at_mode` from the trace arms' moment fit ``mode``, its pilot made
+def _trace_pilot_t(density, mode, proposals, batch_size, cost, notes: list[str], budget_seconds, left, digest: str,
+                   x):
+    """:func:`~pmcbandit.evidence.pilots.pilot_t_at_mode` from the trace arms' moment fit ``mode``, the posterior
+    pilot's chains started at the trace's draws ``x`` (:func:`~pmcbandit.evidence.pilots.trace_start`), its pilot made
     once per density, trace and proposals where it is a fixed function of them (it ran to its end, and its arms passed
     the set-up check or the annealing pilot gave them: not cut short by the time left); the pilot-t arms are built
     anew on it each run.
@@ -600,7 +612,8 @@ def _trace_pilot_t(density, mode, proposals, batch_size, cost, notes: list[str],
 
     def run():
         ran.append("ran")
-        pilot, arms = pilot_t_at_mode(density, mode, proposals, batch_size, cost, said, budget_seconds, left)
+        pilot, arms = pilot_t_at_mode(density, mode, proposals, batch_size, cost, said, budget_seconds, left,
+                                      trace_start(x))
         return pilot, arms, list(said)
 
     def fixed(value) -> bool:

@@ -7,7 +7,12 @@ instead of to modes:
 * ``trace-t`` and ``trace-t20``: one t at the draws' mean and covariance
   (:func:`~pmcbandit.arms.evidence.laplace_is.moment_fit`; the proposal of Gronau et al. 2017, "A tutorial on bridge
   sampling", J. Math. Psych. 81, made Student-t), with the default pool's heavy-tailed and light-tailed settings
-  (:data:`~pmcbandit.evidence.importance.DEFAULT_LAPLACE_PROPOSALS`);
+  (:data:`~pmcbandit.evidence.importance.DEFAULT_LAPLACE_PROPOSALS`). The covariance is the draws' variances with
+  their correlations shrunk towards zero (:func:`shrunk_covariance`): a sample covariance of :math:`n` autocorrelated
+  draws in :math:`d` dimensions carries sampling noise in each of its :math:`d(d-1)/2` correlations, and a t on it is
+  too narrow in the directions the noise shrinks, which the weights' Pareto :math:`\\hat k` punishes. Where no arm on
+  it passes the pool's set-up check (``passes``), the arms on the draws' variances alone (every correlation zero) are
+  checked in its place;
 * ``trace-mix``: a t mixture over clusters of the draws (k-means on the whitened draws, its centres from at most
   :data:`KMEANS_DRAWS` of them and every draw assigned to its nearest centre, the number of clusters
   :math:`k \\le` :data:`MAX_CLUSTERS` chosen by the BIC of the Gaussian mixture it makes, Schwarz 1978), each
@@ -34,7 +39,8 @@ from typing import NamedTuple
 
 from pmcbandit.arms.base import Arm
 
-__all__ = ["FIT_SEED", "KMEANS_DRAWS", "MAX_CLUSTERS", "TraceFits", "trace_arms", "trace_fits", "cluster_fit"]
+__all__ = ["FIT_SEED", "KMEANS_DRAWS", "MAX_CLUSTERS", "TraceFits", "trace_arms", "trace_fits", "cluster_fit",
+           "shrunk_covariance"]
 
 #: Seed of the k-means starts of the mixture fit (a fixed function of the trace).
 FIT_SEED = 20_170_813
@@ -51,13 +57,17 @@ KMEANS_DRAWS = 1000
 class TraceFits(NamedTuple):
     """What :func:`trace_fits` fitted to a trace's draws: the moment fit of the ``trace-t`` arms (``None``, with
     ``error`` saying why, when the draws make no t), the clusters of the ``trace-mix`` arm (``None`` when one cluster
-    is best or they were not asked for) and the number of draws.
+    is best or they were not asked for), the number of draws, the shrinkage intensity of the moment fit's
+    correlations (:func:`shrunk_covariance`) and the moment fit on the draws' variances alone (``None`` where the
+    intensity is 1 already or there is no moment fit).
     """
 
     moments: object
     error: str
     clusters: object
     n: int
+    shrinkage: float = float("nan")
+    diagonal: object = None
 
 
 def trace_fits(x: np.ndarray, clusters: bool = True) -> TraceFits:
@@ -67,43 +77,120 @@ def trace_fits(x: np.ndarray, clusters: bool = True) -> TraceFits:
     from pmcbandit.arms.evidence.laplace_is import moment_fit
 
     n = x.shape[0]
+    mean = x.mean(axis=0)
     try:
-        fit = moment_fit(x.mean(axis=0), np.cov(x, rowvar=False), n, "the trace")
+        cov, shrinkage = shrunk_covariance(x)
+        fit = moment_fit(mean, cov, n, "the trace")
     except ValueError as err:
         return TraceFits(None, str(err), None, n)
-    return TraceFits(fit, "", cluster_fit(x) if clusters else None, n)
+    diagonal = None if shrinkage >= 1.0 else moment_fit(mean, np.diag(np.diag(cov)), n, "the trace")
+    return TraceFits(fit, "", cluster_fit(x) if clusters else None, n, shrinkage, diagonal)
+
+
+def shrunk_covariance(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """The covariance of draws ``x`` ``(n, d)`` with their correlations :math:`r_{ij}` shrunk towards zero, and the
+    shrinkage intensity :math:`\\lambda \\in [0, 1]`: :math:`s_i s_j ((1 - \\lambda) r_{ij} + \\lambda \\delta_{ij})`
+    with :math:`s_i` the draws' standard deviations.
+
+    :math:`\\lambda = \\sum_{i \ne j} \\widehat{\\mathrm{Var}}(r_{ij}) / \\sum_{i \ne j} r_{ij}^2` (clipped to
+    :math:`[0, 1]`) is the intensity of Schäfer & Strimmer 2005 ("A shrinkage approach to large-scale covariance
+    matrix estimation", Stat. Appl. Genet. Mol. Biol. 4, Art. 32; their target D: the variances kept, the
+    correlations shrunk) that minimises the expected squared error. The draws of a trace are autocorrelated, so the
+    sampling variance of each :math:`r_{ij}` comes from batch means (Flegal & Jones 2010, "Batch means and spectral
+    variance estimators in Markov chain Monte Carlo", Ann. Statist. 38(2)): :math:`a = \\lfloor n/b \rfloor`
+    consecutive batches of :math:`b = \\lfloor\\sqrt n\rfloor` draws, the variance of the batches' correlations over
+    :math:`a`. A batch in which a coordinate does not move counts a zero correlation for it (the cautious side:
+    more shrinkage). One dimension, or no correlation at all: :math:`\\lambda = 1`.
+    """
+    n, d = x.shape
+    cov = np.atleast_2d(np.cov(x, rowvar=False))
+    sd = np.sqrt(np.diag(cov))
+    if d < 2 or n < 4:
+        return cov, 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        corr = cov / np.outer(sd, sd)
+    corr = np.where(np.isfinite(corr), corr, 0.0)
+    size = int(np.sqrt(n))
+    count = n // size
+    first, second = np.zeros((d, d)), np.zeros((d, d))
+    for k in range(count):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.atleast_2d(np.corrcoef(x[k * size:(k + 1) * size], rowvar=False))
+        r = np.where(np.isfinite(r), r, 0.0)
+        first += r
+        second += r * r
+    var = np.maximum(second - first * first / count, 0.0) / (count - 1) / count
+    off = ~np.eye(d, dtype=bool)
+    total = float(np.sum(corr[off] ** 2))
+    shrinkage = 1.0 if total <= 0.0 else float(np.clip(np.sum(var[off]) / total, 0.0, 1.0))
+    shrunk = (1.0 - shrinkage) * corr
+    np.fill_diagonal(shrunk, 1.0)
+    out = sd[:, None] * shrunk * sd[None, :]
+    return 0.5 * (out + out.T), shrinkage
 
 
 def trace_arms(density, x: np.ndarray, proposals, batch_size: int, cost: str, notes: list[str],
-               fits: TraceFits | None = None) -> list[Arm]:
+               fits: TraceFits | None = None, passes=None) -> list[Arm]:
     """The trace arms (module docstring) on ``density`` fitted to the unconstrained draws ``x`` ``(n, dim)``
     (``fits``: :func:`trace_fits` of ``x``, made here when ``None``); the arms that cannot be fitted are left out with
     a note in ``notes``.
-    """
-    from pmcbandit.arms.evidence import LaplaceISArm
-    from pmcbandit.evidence.importance import arm_name
 
+    ``passes(arms, covariance)``, where given, is the pool's set-up check of a set of arms (``covariance``:
+    ``"shrunk"`` or ``"diagonal"``, what the ``trace-t`` arms' covariance is): where the arms on the shrunk
+    covariance fail it and those on the variances alone pass, the latter are returned.
+    """
     if fits is None:
         fits = trace_fits(x, clusters=bool(proposals))
     n = fits.n
     if fits.moments is None:
         notes.append(f"trace-t arms left out: {fits.error} ({n} draws of dimension {density.dim})")
         return []
-    arms = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
-                         name=arm_name("trace-t", df), modes=fits.moments, cost=cost)
-            for df, inflation, defensive in proposals]
+    arms = _t_arms(density, fits.moments, proposals, batch_size, cost)
     if not arms:
         return arms
+    mix = _mix_arm(density, fits, batch_size, cost, notes)
+    arms += mix
+    if passes is None or fits.diagonal is None or passes(arms, "shrunk"):
+        notes.append(f"trace-t arms: the covariance of the trace's {n} draws with their correlations shrunk by "
+                     f"{fits.shrinkage:.3g} towards zero (Schäfer & Strimmer 2005)")
+        return arms
+    diagonal = _t_arms(density, fits.diagonal, proposals, batch_size, cost) + mix
+    if passes(diagonal, "diagonal"):
+        notes.append("trace-t arms: the variances of the trace's draws alone (no correlation), as no trace arm on "
+                     f"their covariance with the correlations shrunk by {fits.shrinkage:.3g} passed the Pareto k-hat "
+                     "check on one batch of set-up draws and these did")
+        return diagonal
+    notes.append(f"trace-t arms: the covariance of the trace's {n} draws with their correlations shrunk by "
+                 f"{fits.shrinkage:.3g} towards zero (Schäfer & Strimmer 2005); neither these arms nor those on the "
+                 "variances alone passed the Pareto k-hat check on one batch of set-up draws")
+    return arms
+
+
+def _t_arms(density, fit, proposals, batch_size: int, cost: str) -> list[Arm]:
+    """The ``trace-t`` arms, one per proposal setting, on the moment fit ``fit``."""
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.evidence.importance import arm_name
+
+    return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
+                         name=arm_name("trace-t", df), modes=fit, cost=cost)
+            for df, inflation, defensive in proposals]
+
+
+def _mix_arm(density, fits: TraceFits, batch_size: int, cost: str, notes: list[str]) -> list[Arm]:
+    """The ``trace-mix`` arm on the clusters of ``fits`` (a list of it), or none with a note."""
+    from pmcbandit.arms.evidence import LaplaceISArm
+
     clusters = fits.clusters
     if clusters is None:
-        notes.append(f"trace-mix arm left out: the {n} draws make one cluster (BIC of up to {MAX_CLUSTERS} clusters)")
-        return arms
+        notes.append(f"trace-mix arm left out: the {fits.n} draws make one cluster (BIC of up to {MAX_CLUSTERS} "
+                     "clusters)")
+        return []
     df, inflation, defensive = MIX_PROPOSAL
     mix = LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                        name="trace-mix", modes=clusters, cost=cost)
-    notes.append(f"trace-mix arm: a t mixture over {len(clusters.modes)} clusters of the trace's {n} draws "
+    notes.append(f"trace-mix arm: a t mixture over {len(clusters.modes)} clusters of the trace's {fits.n} draws "
                  f"(shares {', '.join(f'{np.exp(m.log_laplace):.3g}' for m in clusters.modes)})")
-    return arms + [mix]
+    return [mix]
 
 
 def _nearest(white: np.ndarray, c: np.ndarray) -> np.ndarray:

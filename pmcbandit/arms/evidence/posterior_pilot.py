@@ -13,6 +13,9 @@ moments. Where the mode sits away from the posterior's mass (a hierarchy's group
 coordinates), the chains move to it during the warm-up, and the moments describe the mass the curvature at the
 mode misses.
 
+Given posterior draws already (a trace, ``starts``), the chains start at them instead, with their variances as the
+first mass (``inv_mass``): already in the typical set, they need a shorter warm-up.
+
 The run's randomness comes from ``seed`` alone: the moments are a fixed function of the model, the mode and the
 settings, drawn before any pull and independently of them, so an importance arm built on them stays unbiased.
 
@@ -97,7 +100,8 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
                     n_warmup: int = POSTERIOR_PILOT_WARMUP, n_draws: int | None = None,
                     n_leapfrog: int = HMC_LEAPFROG, target_accept: float = HMC_TARGET_ACCEPT,
                     seed: int = POSTERIOR_PILOT_SEED, deadline: float | None = None,
-                    enough: Callable[[PosteriorPilot], bool] | None = None) -> PosteriorPilot:
+                    enough: Callable[[PosteriorPilot], bool] | None = None, starts: np.ndarray | None = None,
+                    inv_mass: np.ndarray | None = None, first_check: int = POSTERIOR_PILOT_DRAWS) -> PosteriorPilot:
     """Posterior moments from HMC at the posterior, started around a mode.
 
     Parameters
@@ -119,9 +123,17 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
         :class:`~pmcbandit.arms.evidence.ais.PilotTimeout`; after them, with the moments of the draws so far
         (``timed_out``). ``None``: no limit, and the moments are a function of the seed alone.
     enough : callable, optional
-        Called with the :class:`PosteriorPilot` of the draws so far after the first :data:`POSTERIOR_PILOT_DRAWS`
-        draw moves and at each doubling of them below ``n_draws``; where it returns True the draws stop there
-        (e.g. once an importance proposal on the moments passes a check: more draws are set-up it does not need).
+        Called with the :class:`PosteriorPilot` of the draws so far after the first ``first_check`` draw moves and at
+        each doubling of them below ``n_draws``; where it returns True the draws stop there (e.g. once an importance
+        proposal on the moments passes a check: more draws are set-up it does not need).
+    starts : ndarray of shape (n_chains, dim), optional
+        The chains' first states (e.g. posterior draws the caller has, already in the typical set) in place of the
+        Gaussian draws around ``location``; a start whose density is not finite starts at ``location``.
+    inv_mass : ndarray of shape (dim,), optional
+        The diagonal inverse mass of the first warm-up window (e.g. those draws' variances) in place of the
+        diagonal of ``precision``'s inverse.
+    first_check : int
+        Draw moves before ``enough`` is first called (:data:`POSTERIOR_PILOT_DRAWS` unless given).
 
     Returns
     -------
@@ -135,19 +147,25 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
     location = np.asarray(location, dtype=np.float64)
+    if starts is not None:
+        starts = np.array(starts, dtype=np.float64).reshape(-1, location.size)
+        n_chains = starts.shape[0]
     n_draws = draw_moves(location.size, n_chains) if n_draws is None else int(n_draws)
     fewest = min(n_draws, POSTERIOR_PILOT_DRAWS)
-    checkpoint = fewest
+    checkpoint = min(n_draws, int(first_check))
     cov = np.linalg.inv(np.asarray(precision, dtype=np.float64))
-    chol = np.linalg.cholesky(0.5 * (cov + cov.T))
-    x = location + rng.standard_normal((n_chains, location.size)) @ chol.T
+    if starts is None:
+        chol = np.linalg.cholesky(0.5 * (cov + cov.T))
+        x = location + rng.standard_normal((n_chains, location.size)) @ chol.T
+    else:
+        x = starts.copy()
     lp0, g0 = density.log_density_and_grad(location)
     if not (np.isfinite(lp0) and np.isfinite(g0).all()):
         raise ValueError("no posterior pilot: the mode it starts from has no finite log density and gradient")
     lp, grad = _evaluate(density, x)
     bad = ~np.isfinite(lp)
     x[bad], lp[bad], grad[bad] = location, lp0, g0
-    inv_mass = np.diag(cov).copy()
+    inv_mass = np.diag(cov).copy() if inv_mass is None else np.array(inv_mass, dtype=np.float64).reshape(-1)
     # Dual averaging, centred on 10 times the initial step (Hoffman & Gelman 2014, Alg. 5), restarted at each new mass
     # matrix from the averaged step so far.
     log_eps = float(np.log(0.5 * location.size ** -0.25))  # scaled by the mass already; adapted from here
@@ -162,7 +180,7 @@ def posterior_pilot(density, location, precision, *, n_chains: int = POSTERIOR_P
         if warm:
             adapt = dual_averaging_update(adapt, float(a.mean()), target_accept)
             window.append(x.copy())
-            if move in MASS_WINDOWS:
+            if move in MASS_WINDOWS and move < n_warmup:
                 inv_mass = _windowed_variance(window)
                 window = []
                 bar = adapt.log_eps_bar

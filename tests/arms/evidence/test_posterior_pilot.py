@@ -195,3 +195,37 @@ def test_its_draws_make_an_unbiased_importance_arm(normal):
     arm = LaplaceISArm(density, df=20.0, inflation=1.1, defensive=0.02, batch_size=4000, modes=fit, name="pilot-t20")
     ratio = np.exp(arm.pull(np.random.default_rng(5)).values - log_z)
     assert_within_se(ratio.mean(), 1.0, ratio.std(ddof=1) / np.sqrt(ratio.size))
+
+
+def test_started_at_trace_draws_it_makes_fewer_gradient_calls(normal):
+    # A trace's draws start the chains in the typical set with its variances as the first mass: the trace start's
+    # shorter warm-up and earlier first check reach the same check in 50 + 25 moves where the start from a mode takes
+    # 100 + 100, counted in gradient calls (one per chain and leapfrog step, one per start and one at the mode).
+    from pmcbandit.arms.evidence.ais import HMC_LEAPFROG
+    from pmcbandit.evidence.pilots import TRACE_PILOT_FIRST_CHECK, TRACE_PILOT_WARMUP, trace_start
+
+    density, mean, v = normal
+    trace = mean + np.sqrt(v) * np.random.default_rng(8).standard_normal((2000, DIM))
+    start = trace_start(trace)
+    assert start["starts"].shape == (POSTERIOR_PILOT_CHAINS, DIM)
+    np.testing.assert_array_equal(start["starts"][[0, -1]], trace[[0, -1]])  # spread from the first to the last
+    calls = []
+
+    class Counting:
+        def log_density_and_grad(self, x):
+            calls.append(1)
+            return density.log_density_and_grad(x)
+
+    def made(**kwargs):
+        calls.clear()
+        pilot = posterior_pilot(Counting(), mean, np.eye(DIM) / v, enough=lambda p: True, seed=9, **kwargs)
+        return pilot, len(calls)
+
+    pilot, n = made(**start)
+    moves = TRACE_PILOT_WARMUP + TRACE_PILOT_FIRST_CHECK
+    assert pilot.n_draws == TRACE_PILOT_FIRST_CHECK * POSTERIOR_PILOT_CHAINS
+    assert n == POSTERIOR_PILOT_CHAINS * (moves * HMC_LEAPFROG + 1) + 1
+    _check_moments(pilot, mean, v)
+    _, n_mode = made()
+    assert n_mode == POSTERIOR_PILOT_CHAINS * ((POSTERIOR_PILOT_WARMUP + POSTERIOR_PILOT_DRAWS) * HMC_LEAPFROG + 1) + 1
+    assert n_mode > 2 * n
