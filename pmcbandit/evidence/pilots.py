@@ -39,9 +39,8 @@ POSTERIOR_PILOT_MAX_SHARE = 0.8
 #: Warm-up moves of the posterior pilot started at a trace's draws (:func:`trace_start`; one re-estimate of the
 #: diagonal mass, after 25 moves, where the pilot from a mode makes three in 100), and the draw moves after which its
 #: draws are first checked (then at each doubling). Its chains start in the typical set and its first mass is the
-#: trace's variances, so the warm-up has only the step size and the trace's misses (a funnel's neck) to adapt to; on
-#: four traces of ``hierarchical_normal_100`` its arms passed after 16 000-24 000 gradient calls, where the pilot
-#: started around the trace's moments made 32 000-80 000 (``benchmarks/results/bench_setup_trace.md``).
+#: trace's variances, so the warm-up has only the step size and the trace's misses (a funnel's neck) to adapt to
+#: (the gradient calls it saves are measured in ``benchmarks/results/bench_setup_trace.md``).
 TRACE_PILOT_WARMUP = 50
 TRACE_PILOT_FIRST_CHECK = 25
 

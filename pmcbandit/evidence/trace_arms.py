@@ -92,13 +92,13 @@ def shrunk_covariance(x: np.ndarray) -> tuple[np.ndarray, float]:
     shrinkage intensity :math:`\\lambda \\in [0, 1]`: :math:`s_i s_j ((1 - \\lambda) r_{ij} + \\lambda \\delta_{ij})`
     with :math:`s_i` the draws' standard deviations.
 
-    :math:`\\lambda = \\sum_{i \ne j} \\widehat{\\mathrm{Var}}(r_{ij}) / \\sum_{i \ne j} r_{ij}^2` (clipped to
+    :math:`\\lambda = \\sum_{i \\ne j} \\widehat{\\mathrm{Var}}(r_{ij}) / \\sum_{i \\ne j} r_{ij}^2` (clipped to
     :math:`[0, 1]`) is the intensity of Schäfer & Strimmer 2005 ("A shrinkage approach to large-scale covariance
     matrix estimation", Stat. Appl. Genet. Mol. Biol. 4, Art. 32; their target D: the variances kept, the
     correlations shrunk) that minimises the expected squared error. The draws of a trace are autocorrelated, so the
     sampling variance of each :math:`r_{ij}` comes from batch means (Flegal & Jones 2010, "Batch means and spectral
-    variance estimators in Markov chain Monte Carlo", Ann. Statist. 38(2)): :math:`a = \\lfloor n/b \rfloor`
-    consecutive batches of :math:`b = \\lfloor\\sqrt n\rfloor` draws, the variance of the batches' correlations over
+    variance estimators in Markov chain Monte Carlo", Ann. Statist. 38(2)): :math:`a = \\lfloor n/b \\rfloor`
+    consecutive batches of :math:`b = \\lfloor\\sqrt n\\rfloor` draws, the variance of the batches' correlations over
     :math:`a`. A batch in which a coordinate does not move counts a zero correlation for it (the cautious side:
     more shrinkage). One dimension, or no correlation at all: :math:`\\lambda = 1`.
     """

@@ -433,7 +433,7 @@ def moment_fit(mean, cov, n_draws: int, source: str) -> ModeSearch:
 
     The moments must come from draws made before, and independently of, the arm's pulls (e.g. the HMC pilot,
     :attr:`~pmcbandit.arms.evidence.ais.HMCPilot.posterior_cov`): the proposal is then fixed and every weight
-    :math:`\tilde p(x)/q(x)` is still unbiased for Z. Where the posterior has tails heavier than the t's, or
+    :math:`\\tilde p(x)/q(x)` is still unbiased for Z. Where the posterior has tails heavier than the t's, or
     several modes the moments average over, the weights fail the Pareto k-hat check like any poor proposal's.
 
     Raises
