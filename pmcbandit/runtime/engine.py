@@ -78,6 +78,8 @@ _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bound
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
+# Wall seconds between two reads of the process clock for the history's ``cpu`` column (a system call each).
+CPU_READ_EVERY = 1e-3
 
 
 class Row(NamedTuple):
@@ -152,6 +154,8 @@ class Engine:
         self.remote_cpu = 0.0  # CPU seconds remote workers reported for the pulls since the run started or resumed
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
+        self._cpu_read = 0.0  # this process's CPU seconds since _c0 at the cpu column's last read
+        self._cpu_next = -math.inf  # the wall clock (perf_counter) from which the next row reads it again
         self.guards = guards if guards is not None and guards.active else None
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
@@ -185,6 +189,7 @@ class Engine:
     def restart_clock(self) -> None:
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
+        self._cpu_read, self._cpu_next = 0.0, -math.inf
         self.remote_cpu = 0.0
 
     def cpu_seconds(self) -> float:
@@ -347,8 +352,13 @@ class Engine:
                 obs = within = math.nan
         if remote_cpu == remote_cpu:
             self.remote_cpu += remote_cpu
+        wall = time.perf_counter()
+        if wall >= self._cpu_next:  # the cpu column's clock, read at most every CPU_READ_EVERY (history docstring)
+            self._cpu_read = time.process_time() - self._c0
+            self._cpu_next = wall + CPU_READ_EVERY
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
-                  math.nan, self.wall_offset + time.perf_counter() - self._t0, self.cpu_seconds(), seconds]
+                  math.nan, self.wall_offset + wall - self._t0, self.cpu_offset + self._cpu_read + self.remote_cpu,
+                  seconds]
         return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def receive(self, outcome) -> None:

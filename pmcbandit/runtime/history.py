@@ -15,7 +15,11 @@ One row per pull, in the order the pulls came back. Columns:
 ``cost``            the pull's cost (CPU seconds or the arm's declared cost)
 ``reward``          reward fed to the policy when this pull completed its decision, else NaN
 ``wall``, ``cpu``   wall and CPU seconds since the run started, when the pull came back (CPU: this
-                    process's plus what remote workers reported for their pulls)
+                    process's plus what remote workers reported for their pulls). This process's CPU clock
+                    is a system call, dearer than a cheap arm's whole draw, so a row reads it only once
+                    1 ms of wall time (``pmcbandit.runtime.engine.CPU_READ_EVERY``) has passed since the
+                    last read, and otherwise repeats that read: this process's share lags by at most what it
+                    spent in the last millisecond; the workers' share is exact; the column never decreases
 ``seconds``         wall seconds the pull itself took (what the guards predict durations from)
 ``selected_before`` decisions dispatched when the pull came back (replays the exact order on resume)
 ``reason``          why the decision's arm was chosen, an index into :data:`REASONS`: ``policy`` (the bandit

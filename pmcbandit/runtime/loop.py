@@ -22,9 +22,9 @@ going through ``submit`` and ``wait``; the outcomes, their order and everything 
 Cost per pull. The loop's own work per pull (the bookkeeping around the policy's choice and update, the
 pull's stream, the history row and the checks) comes on top of the policy and the arm
 (``benchmarks/results/bench_run_loop.md``): the budget checks read the process clock only for a CPU budget, the
-history's ``cpu`` column reads it once per pull, an arm that reports its cost reads none
-(:attr:`pmcbandit.arms.base.Arm.reports_cost`), the plan is reused while every arm is in play, a decision that
-closes before the next choice is counted pending by the policy's update
+history's ``cpu`` column at most once per millisecond of wall time (:mod:`pmcbandit.runtime.history`), an arm
+that reports its cost reads none (:attr:`pmcbandit.arms.base.Arm.reports_cost`), the plan is reused while every
+arm is in play, a decision that closes before the next choice is counted pending by the policy's update
 (:class:`pmcbandit.policies.learner.PolicyLearner`), and the history appends one tuple per pull. The pull's own
 Generator (NumPy's PCG64 construction) stays: the streams are bit-identical to NumPy's.
 """
