@@ -56,6 +56,20 @@ def test_pull_streams_equal_numpys_seedsequence(seed):
             np.testing.assert_array_equal(seed_obj.generate_state(n, dtype), ref_seq.generate_state(n, dtype))
 
 
+def test_pull_seed_words_are_shared_read_only():
+    """The cached seed words are handed out uncopied, so they cannot be written: a later pull of the same stream
+    still gets NumPy's words.
+    """
+    streams = Streams.from_generator(np.random.default_rng(11))
+    words = streams.pull_seed(1, 3).generate_state(4, np.uint64)
+    with pytest.raises(ValueError, match="read-only"):
+        words[0] = 0
+    ref = np.random.SeedSequence(streams.arm_seq.entropy, spawn_key=(*streams.arm_seq.spawn_key, 1, 3))
+    np.testing.assert_array_equal(streams.pull_seed(1, 3).generate_state(4, np.uint64),
+                                  ref.generate_state(4, np.uint64))
+    np.testing.assert_array_equal(streams.pull_rng(1, 3).random(3), np.random.default_rng(ref).random(3))
+
+
 def test_pull_streams_follow_the_root_bit_generator():
     root = np.random.Generator(np.random.Philox(np.random.SeedSequence(5)))
     streams = Streams.from_generator(root)
