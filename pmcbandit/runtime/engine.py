@@ -142,6 +142,7 @@ class Engine:
         self.bounds = bounds
         self.history = History([d for a in arms for d in a.diagnostics])
         self._diagnostics = bool(self.history.diagnostics)
+        self._append_row = self.history.row_appender()  # None with diagnostics: append_row then
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
         self.next_pull = [0] * self.n_arms
@@ -327,11 +328,16 @@ class Engine:
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
         """
-        fields, diag, message, info = self._fields(outcome)
+        fields, diag, message, info = self.receive(outcome, fold=False)
         return _new(Row, (_new(PullRecord, fields), diag, message, info))
 
-    def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
-        """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
+    def receive(self, outcome, fold: bool = True) -> tuple[list, tuple, str, dict | None] | None:
+        """Record a pull that came back and fold it into the run: :meth:`record`, then :meth:`absorb`, in one call
+        (the run loop's step for every pull).
+
+        ``fold=False`` only records it (:meth:`record`) and returns the row's fields as a list (:meth:`_fold`
+        sets the reward in it), its diagnostic values, fault message and info.
+        """
         (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
         if pull is None:
             obs = within = cost = math.nan
@@ -359,11 +365,11 @@ class Engine:
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
                   math.nan, self.wall_offset + wall - self._t0, self.cpu_offset + self._cpu_read + self.remote_cpu,
                   seconds]
-        return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
-
-    def receive(self, outcome) -> None:
-        """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
-        self._fold(*self._fields(outcome))
+        diag = self.history.diagnostic_values(info) if self._diagnostics else ()
+        if not fold:
+            return fields, diag, message, info
+        self._fold(fields, diag, message, info)
+        return None
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
@@ -442,7 +448,10 @@ class Engine:
             decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
             fields[_REWARD] = self.learner.close(self.streams.policy, decision)
-        self.history.append_row(_new(PullRecord, fields), diag)
+        if self._append_row is None:
+            self.history.append_row(_new(PullRecord, fields), diag)
+        else:
+            self._append_row(_new(PullRecord, fields))
         self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)

@@ -117,6 +117,13 @@ class History:
             self._diag_rows.append(tuple(diagnostics) + (np.nan,) * missing if missing else tuple(diagnostics))
         return len(rows) - 1
 
+    def row_appender(self):
+        """The call that adds one :class:`PullRecord` to a history without diagnostic columns: the row list's own
+        ``append`` (what :meth:`append_row` does for it, without the method call: the run loop adds a row per
+        pull); ``None`` when the history has diagnostic columns.
+        """
+        return None if self.diagnostics else self._rows.append
+
     def diagnostic_values(self, info) -> tuple:
         """The declared diagnostic fields of ``info`` as floats (NaN where missing or not a number)."""
         if not self.diagnostics:

@@ -38,6 +38,20 @@ def test_columns_read_between_appends_equal_the_rows():
     np.testing.assert_array_equal(hist.column("accept"), 0.5 + np.arange(23))
 
 
+def test_the_row_appender_adds_rows_as_append_row_does():
+    assert History(("accept",)).row_appender() is None  # diagnostic columns need append_row
+    fast, slow = History(), History()
+    append = fast.row_appender()
+    for i in range(9):
+        append(_row(i))
+        slow.append_row(_row(i))
+        if i == 4:  # a read part-way, then more rows
+            np.testing.assert_array_equal(fast.column("obs"), slow.column("obs"))
+    assert len(fast) == len(slow) == 9
+    for name in COLUMNS:
+        np.testing.assert_array_equal(fast.column(name), slow.column(name))
+
+
 def test_a_returned_column_is_a_copy():
     hist = History()
     hist.append_row(_row(0))
