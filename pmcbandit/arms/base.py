@@ -330,8 +330,8 @@ class CallableArm(Arm):
         :meth:`draw`, and a Python float with a float cost (the cheapest draw) is taken as it is.
         """
         cost = self.cost
-        if cost is None or type(self).draw is not CallableArm.draw:  # measured, or a subclass draws its own way
-            return Arm.pull(self, rng)
+        if cost is None or type(self).draw is not CallableArm.draw or "draw" in self.__dict__:
+            return Arm.pull(self, rng)  # measured, or draw replaced (by a subclass or on the arm itself)
         out = self.fn(rng)
         if type(out) is float and type(cost) is float:
             return _new(Pull, (np.array((out,)), cost, {}))

@@ -105,6 +105,10 @@ def test_a_subclass_that_draws_its_own_way_is_pulled_through_its_draw(rng):
 
     p = Doubled(lambda r: 0.5, name="doubled", cost=1.0).pull(rng)
     assert p.values.tolist() == [1.0] and p.cost == 7.0
+    arm = pb.CallableArm(lambda r: 0.5, name="replaced", cost=1.0)
+    arm.draw = lambda rng: (3.0, {}, 4.0)  # replaced on the arm itself
+    p = arm.pull(rng)
+    assert p.values.tolist() == [3.0] and p.cost == 4.0
 
 
 def test_a_declared_cost_that_is_missing_is_refused(rng):
