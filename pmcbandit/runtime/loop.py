@@ -86,6 +86,7 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     pull_now = getattr(executor, "pull_now", None) if capacity == 1 and in_order else None
     # The calls made at every pull, looked up once.
     submit, wait, receive = executor.submit, executor.wait, engine.receive
+    plan_of, dispatch = engine.plan, engine.dispatch
     progress_of, exhausted, may_dispatch = engine.progress, budget.exhausted, budget.may_dispatch
     se_of = watch.se if watch else None
     # Below this many pulls the budget is not exhausted: no progress record is built before those pulls.
@@ -107,10 +108,10 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
                 break
             outcomes = None
             while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
-                plan = engine.plan(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
+                plan = plan_of(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
                 if plan is None:
                     break
-                tickets = engine.dispatch(plan)
+                tickets = dispatch(plan)
                 if pull_now is not None:  # capacity 1: this decision is the only one
                     outcomes = [pull_now(ticket) for ticket in tickets]
                     break
