@@ -451,7 +451,7 @@ class Engine:
         if self._append_row is None:
             self.history.append_row(_new(PullRecord, fields), diag)
         else:
-            self._append_row(_new(PullRecord, fields))
+            self._append_row(fields)
         self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)
