@@ -78,6 +78,7 @@ _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bound
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
+_NAN = math.nan
 # Wall seconds between two reads of the process clock for the history's ``cpu`` column (a system call each).
 CPU_READ_EVERY = 1e-3
 
@@ -348,7 +349,10 @@ class Engine:
             size = values.size
             if status == "ok":
                 # One value is its own observation on either scale (_reduce's batch of one), without the call.
-                obs, within = (float(values[0]), math.nan) if size == 1 else _reduce(values, self.log_scale)
+                if size == 1:
+                    obs, within = values.item(), _NAN  # values are float64 (Arm.pull): a Python float
+                else:
+                    obs, within = _reduce(values, self.log_scale)
                 if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                     status = "out_of_bounds"
                     message = f"observation {obs!r} outside bounds {self.bounds}"
@@ -363,7 +367,7 @@ class Engine:
             self._cpu_read = time.process_time() - self._c0
             self._cpu_next = wall + CPU_READ_EVERY
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
-                  math.nan, self.wall_offset + wall - self._t0, self.cpu_offset + self._cpu_read + self.remote_cpu,
+                  _NAN, self.wall_offset + wall - self._t0, self.cpu_offset + self._cpu_read + self.remote_cpu,
                   seconds]
         diag = self.history.diagnostic_values(info) if self._diagnostics else ()
         if not fold:

@@ -71,12 +71,12 @@ def execute_pull(arm: Arm, rng: np.random.Generator, ticket=None) -> Outcome:
         return Outcome(ticket, "error", None, last, time.perf_counter() - start)
     seconds = time.perf_counter() - start
     values = pull.values
-    if values.size == 1 and _isfinite(values.item()) and 0.0 <= pull.cost < math.inf:  # _classify's "ok", at once
-        return _new(Outcome, (ticket, "ok", pull, "", seconds, math.nan))
+    if values.size == 1 and _isfinite(values.item()) and 0.0 <= pull.cost < _INF:  # _classify's "ok", at once
+        return _new(Outcome, (ticket, "ok", pull, "", seconds, _NAN))
     return _classify(arm, pull, ticket, seconds)
 
 
-_isfinite = math.isfinite
+_isfinite, _INF, _NAN = math.isfinite, math.inf, math.nan
 
 
 def _classify(arm: Arm, pull: Pull, ticket, seconds: float) -> Outcome:
