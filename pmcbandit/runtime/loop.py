@@ -26,8 +26,11 @@ stream, the history row and the checks) comes on top of the policy and the arm
 budget, the history's ``cpu`` column at most once per millisecond of wall time (:mod:`pmcbandit.runtime.history`),
 an arm that reports its cost reads none (:attr:`pmcbandit.arms.base.Arm.reports_cost`), the plan is reused while
 every arm is in play, a decision that closes before the next choice is counted pending by the policy's update
-(:class:`pmcbandit.policies.learner.PolicyLearner`), and the history appends one tuple per pull. The pull's own
-Generator (NumPy's PCG64 construction) stays: the streams are bit-identical to NumPy's.
+(:class:`pmcbandit.policies.learner.PolicyLearner`), a pull is recorded and folded in by one call
+(:meth:`Engine.receive`), and the history extends one flat list per pull
+(:class:`pmcbandit.runtime.history.History`). The pull's own Generator (NumPy's PCG64 construction) stays, fresh for
+every pull: the streams are bit-identical to NumPy's, and re-seeding one Generator per arm in place saves nothing
+measurable (the results).
 """
 
 from __future__ import annotations
