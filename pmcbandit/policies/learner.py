@@ -69,6 +69,7 @@ class PolicyLearner:
         self._defer = not policy.update_reads_pending
         self.pulls_per_decision = rule.pulls_per_decision
         self._pulls = (self.pulls_per_decision,)  # a decision's pull counts, one arm (the same tuple every time)
+        self._every: np.ndarray | None = None  # a read-only mask of every arm, seen before (choose)
         pinned = policy.pinned_arm
         self.pinned = pinned if pinned is not None and 0 <= pinned < n_arms else None
         # False once a policy update got pull info the history does not hold exactly (e.g.
@@ -100,8 +101,12 @@ class PolicyLearner:
         self._counted += 1
 
     def choose(self, rng: np.random.Generator, eligible: np.ndarray) -> Selection:
-        """The policy's arm among the ``eligible`` ones (it sees its state restricted to them)."""
-        if self.pinned is not None or np.count_nonzero(eligible) == self.n_arms:  # cheaper than eligible.all()
+        """The policy's arm among the ``eligible`` ones (it sees its state restricted to them).
+
+        A read-only mask found to hold every arm is remembered and known again by identity: the run's engine
+        hands the same one to every decision while every arm is in play.
+        """
+        if eligible is self._every or self.pinned is not None or self._holds_every_arm(eligible):
             if self._uncounted is not None:
                 self._count_uncounted()
             return _new(Selection, ((int(self.policy.select(rng, self._state)),), self._pulls))
@@ -112,6 +117,13 @@ class PolicyLearner:
                 f"policy {self.policy.name!r} chose arm {choice} of the {idx.size} arms it was offered"
             )
         return _new(Selection, ((int(idx[choice]),), self._pulls))
+
+    def _holds_every_arm(self, eligible: np.ndarray) -> bool:
+        if np.count_nonzero(eligible) != self.n_arms:  # cheaper than eligible.all()
+            return False
+        if not eligible.flags.writeable and eligible.base is None:  # read-only, owning its data: no view writes it
+            self._every = eligible
+        return True
 
     def forced(self, arm: int) -> Selection:
         """The decision a guard forces on ``arm``."""

@@ -50,11 +50,14 @@ class Budget:
     check (a system call); subclasses that do not read it set it to ``False``.
     ``horizon`` is the budget's length in seconds when it is one of time (else ``None``): the
     run's guards (:mod:`pmcbandit.runtime.guards`) cap a decision's predicted duration by a share of it
-    and never start one that cannot end before it.
+    and never start one that cannot end before it. ``pulls_to_exhaust`` is a number of pulls below which
+    :meth:`exhausted` is false whatever the clocks say (``None``: no such number): the run loop asks
+    :meth:`exhausted` only from there on, without a progress record before every pull.
     """
 
     uses_cpu = True
     horizon: float | None = None
+    pulls_to_exhaust: int | None = None
 
     def seconds_left(self, p: Progress) -> float | None:
         """Seconds until the budget's time runs out (``None`` for budgets without a time limit)."""
@@ -132,8 +135,13 @@ class Pulls(Budget):
     def __post_init__(self):
         check_positive(self.n, "n", "Pulls", integer=True)
 
+    @property
+    def pulls_to_exhaust(self) -> int:
+        """``n``: fewer pulls never exhaust this budget (:class:`Budget`)."""
+        return self.n
+
     def exhausted(self, p: Progress) -> bool:
-        return p.pulls >= self.n  # fraction(p) >= 1, without its division (the run loop asks before every pull)
+        return p.pulls >= self.n  # fraction(p) >= 1, without its division
 
     def fraction(self, p: Progress) -> float:
         return p.pulls / self.n

@@ -78,6 +78,9 @@ _STATUS_CODE = {"ok": 0, "nonfinite": 1, "error": 2, "timeout": 3, "out_of_bound
 _NOT_THE_ARMS_FAULT = {_STATUS_CODE["lost"]}
 _STATUS_NAME = {v: k for k, v in _STATUS_CODE.items()}
 _REWARD = PullRecord._fields.index("reward")
+_NAN = math.nan
+# Wall seconds between two reads of the process clock for the history's ``cpu`` column (a system call each).
+CPU_READ_EVERY = 1e-3
 
 
 class Row(NamedTuple):
@@ -140,6 +143,7 @@ class Engine:
         self.bounds = bounds
         self.history = History([d for a in arms for d in a.diagnostics])
         self._diagnostics = bool(self.history.diagnostics)
+        self._append_row = self.history.row_appender()  # None with diagnostics: append_row then
         self.faults = np.zeros(self.n_arms, dtype=np.int64)
         self.quarantined = np.zeros(self.n_arms, dtype=bool)
         self.next_pull = [0] * self.n_arms
@@ -152,6 +156,8 @@ class Engine:
         self.remote_cpu = 0.0  # CPU seconds remote workers reported for the pulls since the run started or resumed
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
+        self._cpu_read = 0.0  # this process's CPU seconds since _c0 at the cpu column's last read
+        self._cpu_next = -math.inf  # the wall clock (perf_counter) from which the next row reads it again
         self.guards = guards if guards is not None and guards.active else None
         self.weighted = np.array([bool(a.importance_weights) for a in arms])
         self.tails = WeightTails(self.n_arms) if self.weighted.any() else None
@@ -185,6 +191,7 @@ class Engine:
     def restart_clock(self) -> None:
         self._t0 = time.perf_counter()
         self._c0 = time.process_time()
+        self._cpu_read, self._cpu_next = 0.0, -math.inf
         self.remote_cpu = 0.0
 
     def cpu_seconds(self) -> float:
@@ -322,11 +329,16 @@ class Engine:
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
         """
-        fields, diag, message, info = self._fields(outcome)
+        fields, diag, message, info = self.receive(outcome, fold=False)
         return _new(Row, (_new(PullRecord, fields), diag, message, info))
 
-    def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
-        """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
+    def receive(self, outcome, fold: bool = True) -> tuple[list, tuple, str, dict | None] | None:
+        """Record a pull that came back and fold it into the run: :meth:`record`, then :meth:`absorb`, in one call
+        (the run loop's step for every pull).
+
+        ``fold=False`` only records it (:meth:`record`) and returns the row's fields as a list (:meth:`_fold`
+        sets the reward in it), its diagnostic values, fault message and info.
+        """
         (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
         if pull is None:
             obs = within = cost = math.nan
@@ -337,7 +349,10 @@ class Engine:
             size = values.size
             if status == "ok":
                 # One value is its own observation on either scale (_reduce's batch of one), without the call.
-                obs, within = (float(values[0]), math.nan) if size == 1 else _reduce(values, self.log_scale)
+                if size == 1:
+                    obs, within = values.item(), _NAN  # values are float64 (Arm.pull): a Python float
+                else:
+                    obs, within = _reduce(values, self.log_scale)
                 if self.bounds is not None and not self.bounds[0] <= obs <= self.bounds[1]:
                     status = "out_of_bounds"
                     message = f"observation {obs!r} outside bounds {self.bounds}"
@@ -347,13 +362,18 @@ class Engine:
                 obs = within = math.nan
         if remote_cpu == remote_cpu:
             self.remote_cpu += remote_cpu
+        wall = time.perf_counter()
+        if wall >= self._cpu_next:  # the cpu column's clock, read at most every CPU_READ_EVERY (history docstring)
+            self._cpu_read = time.process_time() - self._c0
+            self._cpu_next = wall + CPU_READ_EVERY
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
-                  math.nan, self.wall_offset + time.perf_counter() - self._t0, self.cpu_seconds(), seconds]
-        return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
-
-    def receive(self, outcome) -> None:
-        """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
-        self._fold(*self._fields(outcome))
+                  _NAN, self.wall_offset + wall - self._t0, self.cpu_offset + self._cpu_read + self.remote_cpu,
+                  seconds]
+        diag = self.history.diagnostic_values(info) if self._diagnostics else ()
+        if not fold:
+            return fields, diag, message, info
+        self._fold(fields, diag, message, info)
+        return None
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and
@@ -432,7 +452,10 @@ class Engine:
             decision.diagnostics = dict(zip(self.history.diagnostics, diag)) if diag else {}
             decision.info = raw_info
             fields[_REWARD] = self.learner.close(self.streams.policy, decision)
-        self.history.append_row(_new(PullRecord, fields), diag)
+        if self._append_row is None:
+            self.history.append_row(_new(PullRecord, fields), diag)
+        else:
+            self._append_row(fields)
         self.rows = r + 1
         if status:
             self._fault(r, arm, status, message)

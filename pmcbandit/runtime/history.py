@@ -15,7 +15,11 @@ One row per pull, in the order the pulls came back. Columns:
 ``cost``            the pull's cost (CPU seconds or the arm's declared cost)
 ``reward``          reward fed to the policy when this pull completed its decision, else NaN
 ``wall``, ``cpu``   wall and CPU seconds since the run started, when the pull came back (CPU: this
-                    process's plus what remote workers reported for their pulls)
+                    process's plus what remote workers reported for their pulls). This process's CPU clock
+                    is a system call, dearer than a cheap arm's whole draw, so a row reads it only once
+                    1 ms of wall time (``pmcbandit.runtime.engine.CPU_READ_EVERY``) has passed since the
+                    last read, and otherwise repeats that read: this process's share lags by at most what it
+                    spent in the last millisecond; the workers' share is exact; the column never decreases
 ``seconds``         wall seconds the pull itself took (what the guards predict durations from)
 ``selected_before`` decisions dispatched when the pull came back (replays the exact order on resume)
 ``reason``          why the decision's arm was chosen, an index into :data:`REASONS`: ``policy`` (the bandit
@@ -69,14 +73,16 @@ COLUMNS = PullRecord._fields
 #: Values of columns that checkpoints of an earlier layout lack.
 _MISSING_DEFAULTS = {"reason": 0, "seconds": float("nan")}
 _REWARD = COLUMNS.index("reward")
+_WIDTH = len(COLUMNS)
 
 
 class History:
     """Append-only per-pull table (see module docstring).
 
-    A pull is one tuple appended to a list while the run goes (the cheapest per-pull record: one
-    list append, the :class:`PullRecord` itself); the rows become columns on demand with
-    :meth:`column`, all columns of the rows not converted yet at once.
+    A pull's fields are appended to one flat list while the run goes, row after row (the cheapest per-pull
+    record: one ``list.extend``, no object per row); the rows become columns on demand with :meth:`column`,
+    all columns of the rows not converted yet at once (one float64 table, from which the integer columns are
+    cast: exact, as their values stay far below 2**53).
     """
 
     def __init__(self, diagnostics: Sequence[str] = ()):
@@ -88,14 +94,14 @@ class History:
                 f"Got {clash!r} instead."
             )
         self._index = {c: i for i, c in enumerate((*COLUMNS, *self.diagnostics))}
-        self._rows: list[tuple] = []  # one tuple per pull, in the order of COLUMNS
+        self._flat: list = []  # the fields of every pull, row after row, each row in the order of COLUMNS
         self._diag_rows: list[tuple] = []  # one tuple per pull, in the order of diagnostics (if any)
         self._dtypes = tuple(np.int64 if c in INT_COLUMNS else np.float64 for c in self._index)
         self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]  # the columns of the rows converted so far
         self.faults: list[tuple[int, int, str, str]] = []
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._flat) // _WIDTH
 
     def append(self, info=None, **row) -> int:
         """Add one pull given by column name; ``info`` holds diagnostic fields. Returns the row index."""
@@ -106,12 +112,22 @@ class History:
         ``diagnostics`` in the order of :attr:`diagnostics` (from :meth:`diagnostic_values`; missing
         trailing fields are NaN). Returns the row index.
         """
-        rows = self._rows
-        rows.append(values)
+        if len(values) != _WIDTH:
+            raise ValueError(f"The 'values' parameter of History.append_row must hold the {_WIDTH} columns "
+                             f"{COLUMNS}. Got {values!r} instead.")
+        self._flat.extend(values)
         if self.diagnostics:
             missing = len(self.diagnostics) - len(diagnostics)
             self._diag_rows.append(tuple(diagnostics) + (np.nan,) * missing if missing else tuple(diagnostics))
-        return len(rows) - 1
+        return len(self._flat) // _WIDTH - 1
+
+    def row_appender(self):
+        """The call that adds one row to a history without diagnostic columns: the flat list's own ``extend``,
+        given the row's values in the order of :data:`COLUMNS` (a list or a :class:`PullRecord`; what
+        :meth:`append_row` does, without its call and check: the run loop adds a row per pull); ``None`` when
+        the history has diagnostic columns.
+        """
+        return None if self.diagnostics else self._flat.extend
 
     def diagnostic_values(self, info) -> tuple:
         """The declared diagnostic fields of ``info`` as floats (NaN where missing or not a number)."""
@@ -130,9 +146,11 @@ class History:
 
     def set_reward(self, row: int, reward: float) -> None:
         """Set the reward of an existing row (the run loop writes it with the row instead)."""
+        if not 0 <= row < len(self):
+            raise ValueError(f"The 'row' parameter of History.set_reward must be a row index, 0 <= row < {len(self)}. "
+                             f"Got {row!r} instead.")
         i = _REWARD
-        old = self._rows[row]
-        self._rows[row] = PullRecord(*old[:i], float(reward), *old[i + 1 :])
+        self._flat[row * _WIDTH + i] = float(reward)
         if row < self._arrays[i].size:
             self._arrays[i][row] = float(reward)
 
@@ -153,13 +171,15 @@ class History:
                 f"The 'name' parameter of History.column must be one of {tuple(self._index)}. Got {name!r} instead."
             )
         arrays = self._arrays
-        done, n = arrays[0].size, len(self._rows)
+        done, n = arrays[0].size, len(self)
         if done < n:
-            new = list(zip(*self._rows[done:n], strict=True))
+            table = np.array(self._flat[done * _WIDTH : n * _WIDTH], dtype=np.float64).reshape(n - done, _WIDTH)
+            new = [table[:, k] for k in range(_WIDTH)]
             if self.diagnostics:
-                new += zip(*self._diag_rows[done:n], strict=True)
+                new += [np.fromiter(v, dtype=np.float64, count=n - done)
+                        for v in zip(*self._diag_rows[done:n], strict=True)]
             for k, (values, dtype) in enumerate(zip(new, self._dtypes, strict=True)):
-                fresh = np.fromiter(values, dtype=dtype, count=n - done)
+                fresh = values.astype(dtype)  # a contiguous copy
                 arrays[k] = np.concatenate([arrays[k], fresh]) if done else fresh
         return arrays[i].copy()
 
@@ -182,7 +202,7 @@ class History:
             key = f"col_{c}"
             return data[key].tolist() if key in data else [_MISSING_DEFAULTS[c]] * n
 
-        hist._rows = [PullRecord(*row) for row in zip(*(values(c) for c in COLUMNS))] if n else []
+        hist._flat = [x for row in zip(*(values(c) for c in COLUMNS)) for x in row] if n else []
         if hist.diagnostics:
             hist._diag_rows = list(zip(*(values(d) for d in hist.diagnostics))) if n else []
         hist.faults = [tuple(f) for f in json.loads(str(data["faults_json"]))]

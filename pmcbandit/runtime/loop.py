@@ -19,14 +19,18 @@ driven through the same calls, so there is one loop. One shortcut: with one deci
 that offers ``pull_now`` (the serial one), the decision's pulls are made by that call, in order, instead of
 going through ``submit`` and ``wait``; the outcomes, their order and everything after them are the same.
 
-Cost per pull. The loop's own work per pull (the bookkeeping around the policy's choice and update, the
-pull's stream, the history row and the checks) comes on top of the policy and the arm
-(``benchmarks/results/bench_run_loop.md``): the budget checks read the process clock only for a CPU budget, the
-history's ``cpu`` column reads it once per pull, an arm that reports its cost reads none
-(:attr:`pmcbandit.arms.base.Arm.reports_cost`), the plan is reused while every arm is in play, a decision that
-closes before the next choice is counted pending by the policy's update
-(:class:`pmcbandit.policies.learner.PolicyLearner`), and the history appends one tuple per pull. The pull's own
-Generator (NumPy's PCG64 construction) stays: the streams are bit-identical to NumPy's.
+Cost per pull. The loop's own work per pull (the bookkeeping around the policy's choice and update, the pull's
+stream, the history row and the checks) comes on top of the policy and the arm
+(``benchmarks/results/bench_run_loop.md``): a pull budget is asked whether it is spent only once its pulls are in
+(:attr:`pmcbandit.runtime.budget.Budget.pulls_to_exhaust`), the budget checks read the process clock only for a CPU
+budget, the history's ``cpu`` column at most once per millisecond of wall time (:mod:`pmcbandit.runtime.history`),
+an arm that reports its cost reads none (:attr:`pmcbandit.arms.base.Arm.reports_cost`), the plan is reused while
+every arm is in play, a decision that closes before the next choice is counted pending by the policy's update
+(:class:`pmcbandit.policies.learner.PolicyLearner`), a pull is recorded and folded in by one call
+(:meth:`Engine.receive`), and the history extends one flat list per pull
+(:class:`pmcbandit.runtime.history.History`). The pull's own Generator (NumPy's PCG64 construction) stays, fresh for
+every pull: the streams are bit-identical to NumPy's, and re-seeding one Generator per arm in place saves nothing
+measurable (the results).
 """
 
 from __future__ import annotations
@@ -85,27 +89,32 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     pull_now = getattr(executor, "pull_now", None) if capacity == 1 and in_order else None
     # The calls made at every pull, looked up once.
     submit, wait, receive = executor.submit, executor.wait, engine.receive
+    plan_of, dispatch = engine.plan, engine.dispatch
     progress_of, exhausted, may_dispatch = engine.progress, budget.exhausted, budget.may_dispatch
     se_of = watch.se if watch else None
+    # Below this many pulls the budget is not exhausted: no progress record is built before those pulls.
+    floor = budget.pulls_to_exhaust if se_of is None else None
     nan = math.nan
     saved_at = time.perf_counter()
     stopped_by = "budget"
     bar = _progress_bar(progressbar, len(engine.arms))
     try:
         while True:
-            progress = progress_of(se_of(engine) if se_of else nan, need_cpu)
-            if exhausted(progress):
-                stopped_by = budget.stop_reason(progress)
-                break
+            progress = None
+            if floor is None or engine.rows >= floor:
+                progress = progress_of(se_of(engine) if se_of else nan, need_cpu)
+                if exhausted(progress):
+                    stopped_by = budget.stop_reason(progress)
+                    break
             if engine.stopped:
                 stopped_by = "confidence"
                 break
             outcomes = None
             while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
-                plan = engine.plan(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
+                plan = plan_of(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
                 if plan is None:
                     break
-                tickets = engine.dispatch(plan)
+                tickets = dispatch(plan)
                 if pull_now is not None:  # capacity 1: this decision is the only one
                     outcomes = [pull_now(ticket) for ticket in tickets]
                     break
@@ -134,6 +143,8 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
                     outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
             for outcome in outcomes:
                 receive(outcome)
+            if progress is None and (bar is not None or callback is not None):
+                progress = progress_of(nan, need_cpu)
             if bar is not None:
                 _advance(bar, budget.fraction(progress), getattr(learner, "progress_text", None))
             if callback is not None and callback(engine.progress(progress.se), engine.history):

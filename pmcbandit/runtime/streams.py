@@ -167,7 +167,8 @@ class PullSeed(ISpawnableSeedSequence):
 
     ``generate_state`` returns exactly the words the ``SeedSequence`` would (served from a
     block computed ahead for the arm when at most 4 64-bit words are asked, as every NumPy bit
-    generator but MT19937 does: ``words64``); ``spawn`` returns real ``SeedSequence`` children with the
+    generator but MT19937 does: ``words64``; then a read-only view of that block, where NumPy returns a fresh
+    array: the bit generator only reads it); ``spawn`` returns real ``SeedSequence`` children with the
     keys it would hand out; ``entropy``, ``spawn_key`` and ``pool_size`` are the ``SeedSequence``'s. Built by
     :meth:`Streams.pull_seed` from the arm's :class:`ArmSeed` (one per arm: a pull's seed holds three fields).
     """
@@ -194,8 +195,8 @@ class PullSeed(ISpawnableSeedSequence):
 
     def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
         if dtype is np.uint64 or np.dtype(dtype) == np.uint64:
-            if self._words64 is not None and n_words <= _CACHED_WORDS64:
-                return self._words64.copy() if n_words == _CACHED_WORDS64 else self._words64[:n_words].copy()
+            if self._words64 is not None and n_words <= _CACHED_WORDS64:  # read-only: shared, never copied
+                return self._words64 if n_words == _CACHED_WORDS64 else self._words64[:n_words]
             return _seed_words(self.arm.pool, self.arm.h, self._tail(), 2 * n_words, True)
         if np.dtype(dtype) == np.uint32:
             return _seed_words(self.arm.pool, self.arm.h, self._tail(), n_words, False).astype(np.uint32)
@@ -263,14 +264,19 @@ class Streams:
         if 0 <= j <= _M32 - _BLOCK:
             if not start <= j < start + _BLOCK:
                 start = j - j % _BLOCK
-                # its rows, made once: no view per pull
-                rows = list(_seed_block(arm_seed.pool, arm_seed.h, np.uint64(start), _BLOCK))
+                # its rows, made once: no view per pull; read-only, as PullSeed hands them out uncopied
+                block = _seed_block(arm_seed.pool, arm_seed.h, np.uint64(start), _BLOCK)
+                block.flags.writeable = False
+                rows = list(block)
                 entry[1:] = start, rows
             return PullSeed(arm_seed, j, rows[j - start])
         return PullSeed(arm_seed, j)
 
     def pull_rng(self, arm: int, j: int) -> np.random.Generator:
         """A fresh Generator for pull ``j`` of arm ``arm`` (the same one on every call)."""
+        entry = self._arm_pools.get(arm)
+        if entry is not None and 0 <= j and entry[1] <= j < entry[1] + _BLOCK:  # pull_seed's first case, inline
+            return _Generator(self._bitgen_type(PullSeed(entry[0], j, entry[2][j - entry[1]])))
         return _Generator(self._bitgen_type(self.pull_seed(arm, j)))
 
     def _fast_path_agrees(self) -> bool:

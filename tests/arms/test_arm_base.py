@@ -76,6 +76,41 @@ def test_an_arm_that_reports_its_cost_reads_no_clock(rng, monkeypatch):
     assert not measured.reports_cost and len(reads) == 2 and p.cost == 0.0
 
 
+@pytest.mark.parametrize("out", [0.25, np.float64(0.5), [1.0, 2.0], (0.75, {"acc": 0.5}), float("nan"), "x"])
+@pytest.mark.parametrize("cost", [2.0, 3, np.float32(1.5), lambda v: float(v.size), float("nan")])
+def test_a_declared_cost_pull_equals_the_pull_through_draw(out, cost):
+    """CallableArm.pull with a declared cost skips draw's round trip: the same Pull (or error) as Arm.pull."""
+    arm = pb.CallableArm(lambda r: out, name="fast", diagnostics=("acc",), cost=cost)
+
+    def pull(how):
+        try:
+            return how(arm, np.random.default_rng(0))
+        except TypeError as exc:
+            return str(exc)
+
+    fast, generic = pull(pb.CallableArm.pull), pull(pb.Arm.pull)
+    if isinstance(generic, str):
+        assert fast == generic
+    else:
+        np.testing.assert_array_equal(fast.values, generic.values)
+        assert fast.values.dtype == generic.values.dtype == np.float64
+        assert (fast.cost, fast.info) == (generic.cost, generic.info) or np.isnan([fast.cost, generic.cost]).all()
+        assert type(fast.cost) is float and fast.info == generic.info
+
+
+def test_a_subclass_that_draws_its_own_way_is_pulled_through_its_draw(rng):
+    class Doubled(pb.CallableArm):
+        def draw(self, rng):
+            return 2.0 * self.fn(rng), {}, 7.0
+
+    p = Doubled(lambda r: 0.5, name="doubled", cost=1.0).pull(rng)
+    assert p.values.tolist() == [1.0] and p.cost == 7.0
+    arm = pb.CallableArm(lambda r: 0.5, name="replaced", cost=1.0)
+    arm.draw = lambda rng: (3.0, {}, 4.0)  # replaced on the arm itself
+    p = arm.pull(rng)
+    assert p.values.tolist() == [3.0] and p.cost == 4.0
+
+
 def test_a_declared_cost_that_is_missing_is_refused(rng):
     arm = pb.CallableArm(lambda r: 1.0, name="no-cost", cost=lambda v: None)
     with pytest.raises(TypeError, match="reports its cost"):

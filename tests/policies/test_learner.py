@@ -89,3 +89,27 @@ def test_reading_the_state_counts_an_open_decision():
     learner.close(np.random.default_rng(0), _decision(2, 0.4))
     state = learner.state
     assert state.t == 1 and state.pending.tolist() == [0, 0, 0] and state.n.tolist() == [0, 0, 1]
+
+
+def test_a_read_only_mask_of_every_arm_is_known_again_by_identity(monkeypatch):
+    policy = get_policy("ucb1")
+    learner = PolicyLearner(policy, make_reward_rule("squared", None, True, policy=policy, n_arms=3), 3)
+    counted = []
+    count_nonzero = np.count_nonzero
+    monkeypatch.setattr(np, "count_nonzero", lambda a: counted.append(1) or count_nonzero(a))
+    every = np.ones(3, dtype=bool)
+    every.flags.writeable = False
+    writable = np.ones(3, dtype=bool)
+    rng = np.random.default_rng(0)
+    for k in range(4):
+        learner.choose(rng, every)
+    assert len(counted) == 1  # counted once, then known by identity
+    learner.choose(rng, writable)
+    learner.choose(rng, writable)
+    assert len(counted) == 3  # a mask that may change is counted every time
+    writable[1:] = False  # ... so a change is seen: only arm 0 is left
+    assert learner.choose(rng, writable).arms == (0,)
+    view = every[:]  # read-only, but a view: not remembered
+    learner.choose(rng, view)
+    learner.choose(rng, view)
+    assert len(counted) == 6

@@ -56,6 +56,20 @@ def test_pull_streams_equal_numpys_seedsequence(seed):
             np.testing.assert_array_equal(seed_obj.generate_state(n, dtype), ref_seq.generate_state(n, dtype))
 
 
+def test_pull_seed_words_are_shared_read_only():
+    """The cached seed words are handed out uncopied, so they cannot be written: a later pull of the same stream
+    still gets NumPy's words.
+    """
+    streams = Streams.from_generator(np.random.default_rng(11))
+    words = streams.pull_seed(1, 3).generate_state(4, np.uint64)
+    with pytest.raises(ValueError, match="read-only"):
+        words[0] = 0
+    ref = np.random.SeedSequence(streams.arm_seq.entropy, spawn_key=(*streams.arm_seq.spawn_key, 1, 3))
+    np.testing.assert_array_equal(streams.pull_seed(1, 3).generate_state(4, np.uint64),
+                                  ref.generate_state(4, np.uint64))
+    np.testing.assert_array_equal(streams.pull_rng(1, 3).random(3), np.random.default_rng(ref).random(3))
+
+
 def test_pull_streams_follow_the_root_bit_generator():
     root = np.random.Generator(np.random.Philox(np.random.SeedSequence(5)))
     streams = Streams.from_generator(root)
@@ -572,3 +586,40 @@ def test_threaded_checkpoint_resumes_serially(tmp_path):
     h = resumed.history
     assert len(h) == 40 and len(set(zip(h.column("arm").tolist(), h.column("pull_index").tolist()))) == 40
     assert resumed.policy_state.pending.sum() == 0 and resumed.policy_state.n.sum() == 40
+
+
+def test_record_then_absorb_is_receive():
+    """The loop's one-call step (receive) and its two halves (record, absorb) leave the same history and state."""
+    from pmcbandit.policies import get_policy
+    from pmcbandit.policies.learner import PolicyLearner
+    from pmcbandit.policies.rewards import make_reward_rule
+    from pmcbandit.runtime.engine import Engine
+    from pmcbandit.runtime.executors.base import execute_pull
+
+    def flaky(rng):
+        x = rng.random()
+        return math.nan if x < 0.2 else x
+
+    arms = [pb.CallableArm(lambda r: r.normal(), name="n", cost=1.0), pb.CallableArm(flaky, name="f", cost=2.0),
+            pb.CallableArm(lambda r: r.normal(size=3), name="b", cost=1.5)]
+
+    def engine():
+        policy = get_policy("ucb1")
+        learner = PolicyLearner(policy, make_reward_rule("squared", None, True, policy=policy, n_arms=3), 3)
+        return Engine(arms, learner, Streams.from_generator(np.random.default_rng(5)), max_faults=4)
+
+    one, halves = engine(), engine()
+    for _ in range(60):
+        for eng in (one, halves):
+            (ticket,) = eng.dispatch()
+            out = execute_pull(arms[ticket.arm], eng.streams.pull_rng(ticket.arm, ticket.pull_index), ticket)
+            if eng is one:
+                eng.receive(out)
+            else:
+                eng.absorb(eng.record(out))
+    assert len(one.history) == 60 and one.history.faults  # the flaky arm faulted
+    for col in ("decision", "arm", "pull_index", "status", "batch_size", "obs", "within_var", "cost", "reward"):
+        np.testing.assert_array_equal(one.history.column(col), halves.history.column(col), err_msg=col)
+    assert one.history.faults == halves.history.faults
+    np.testing.assert_array_equal(one.quarantined, halves.quarantined)
+    np.testing.assert_array_equal(one.state.n, halves.state.n)

@@ -38,6 +38,38 @@ def test_columns_read_between_appends_equal_the_rows():
     np.testing.assert_array_equal(hist.column("accept"), 0.5 + np.arange(23))
 
 
+def test_the_row_appender_adds_rows_as_append_row_does():
+    assert History(("accept",)).row_appender() is None  # diagnostic columns need append_row
+    fast, slow = History(), History()
+    append = fast.row_appender()
+    for i in range(9):
+        append(_row(i))
+        slow.append_row(_row(i))
+        if i == 4:  # a read part-way, then more rows
+            np.testing.assert_array_equal(fast.column("obs"), slow.column("obs"))
+    assert len(fast) == len(slow) == 9
+    for name in COLUMNS:
+        np.testing.assert_array_equal(fast.column(name), slow.column(name))
+
+
+def test_a_row_of_the_wrong_width_or_index_is_refused():
+    hist = History()
+    hist.append_row(_row(0))
+    with pytest.raises(ValueError, match="must hold the 14 columns"):
+        hist.append_row(tuple(_row(1))[:-1])
+    with pytest.raises(ValueError, match="must be a row index"):
+        hist.set_reward(1, 0.5)
+    assert len(hist) == 1 and hist.column("decision").tolist() == [0]
+
+
+def test_integer_columns_stay_exact():
+    hist = History()
+    big = 2**52 + 1  # exact in float64, which the conversion passes through
+    hist.append_row(PullRecord(big, 3, big - 7, 5, 2**31, big, 2, 0.5, math.nan, 1.0, -0.25, 0.1, 0.2, 1e-6))
+    assert hist.column("decision").tolist() == [big] and hist.column("pull_index").tolist() == [big - 7]
+    assert hist.column("batch_size").tolist() == [2**31] and hist.column("status").dtype == np.int64
+
+
 def test_a_returned_column_is_a_copy():
     hist = History()
     hist.append_row(_row(0))
