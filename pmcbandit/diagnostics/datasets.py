@@ -39,7 +39,8 @@ _DESCRIPTIONS = {
     "cost": "cost delta of the pull (CPU seconds, or the arm's declared cost)",
     "reward": "reward fed to the policy when this pull completed its decision, else NaN",
     "time": "wall-clock seconds since the start of the run when the pull came back",
-    "cpu": "process CPU seconds since the start of the run when the pull came back",
+    "cpu": "process CPU seconds since the start of the run when the pull came back (this process's clock read at "
+           "most once per millisecond of wall time, so its share may lag by that millisecond's CPU)",
 }
 
 
