@@ -4,6 +4,12 @@ For seeds 0..n-1, in one process, ``estimate_evidence(pima_768, budget=seconds, 
 ``z = (log Ẑ - log Z_ref) / sqrt(se² + se_ref²)`` against the suite's reference, then the root mean square z (1 for
 calibrated SEs). Run it from a checkout of each version to compare (the package is imported from the current
 directory): ``.venv/bin/python -m benchmarks.probe_pima_z 15 10``. It prints; it writes no results file.
+
+``.venv/bin/python -m benchmarks.probe_pima_z --arm laplace-t20 RUNS PULLS`` checks one arm of the default pool
+(``evidence_arms(pima_768, budget_seconds=15)``) alone, against no reference: ``RUNS`` runs of ``PULLS`` pulls, run
+``r`` from ``default_rng(1000 + r)``, each run's estimate the log of its pulls' mean weight and its SE their
+relative standard error; printed: the spread of the runs' estimates beside their mean SE (a ratio near 1 for a
+calibrated SE).
 """
 
 from __future__ import annotations
@@ -28,5 +34,33 @@ def main(seconds: float, seeds: int) -> None:
     print("root mean square z", float(np.sqrt(np.mean(np.square(zs)))))
 
 
+def arm_alone(name: str, runs: int, pulls: int) -> None:
+    import pmcbandit as pb
+    from models.evidence_suite import SUITE
+
+    warnings.simplefilter("ignore")
+    case = SUITE["pima_768"]()
+    arm = next(a for a in pb.evidence_arms(case.model, budget_seconds=15) if a.name == name)
+    estimates, ses = [], []
+    for r in range(runs):
+        rng = np.random.default_rng(1000 + r)
+        log_means = []
+        for _ in range(pulls):
+            log_w = np.ravel(arm.pull(rng).values)
+            top = log_w.max()
+            log_means.append(top + np.log(np.mean(np.exp(log_w - top))))
+        log_means = np.array(log_means)
+        top = log_means.max()
+        z = np.exp(log_means - top)
+        estimates.append(top + np.log(z.mean()))
+        ses.append(z.std(ddof=1) / np.sqrt(z.size) / z.mean())
+        print(r, round(estimates[-1] - case.log_z, 5), round(ses[-1], 5), flush=True)
+    spread = float(np.std(estimates, ddof=1))
+    print(f"between-run sd {spread:.5f}, mean SE {np.mean(ses):.5f}, ratio {spread / np.mean(ses):.2f}")
+
+
 if __name__ == "__main__":
-    main(float(sys.argv[1]), int(sys.argv[2]))
+    if sys.argv[1] == "--arm":
+        arm_alone(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        main(float(sys.argv[1]), int(sys.argv[2]))
