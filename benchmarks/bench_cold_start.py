@@ -52,7 +52,7 @@ def _worker(src: str, warm_up: bool = False) -> None:
     wall = time.perf_counter() - start
     print(json.dumps(dict(wall=wall, setup=res.settings.get("setup_seconds", float("nan")), pulls=len(res.history),
                           status=res.interval_status, package=pb.__file__, compile_cpu=compiling.seconds,
-                          kernels=compiling.kernels)))
+                          kernels=compiling.kernels, per_kernel=compiling.per_kernel)))
 
 
 def _compile_listener():
@@ -66,6 +66,7 @@ def _compile_listener():
     class CompileCPU(event.Listener):
         def __init__(self):
             self.depth, self.seconds, self.kernels, self._start = 0, 0.0, 0, 0.0
+            self.per_kernel = {}
 
         def on_start(self, ev) -> None:
             if self.depth == 0:
@@ -75,8 +76,12 @@ def _compile_listener():
         def on_end(self, ev) -> None:
             self.depth -= 1
             if self.depth == 0:
-                self.seconds += time.process_time() - self._start
+                took = time.process_time() - self._start
+                self.seconds += took
                 self.kernels += 1
+                fn = ev.data["dispatcher"].py_func
+                name = f"{fn.__module__}.{fn.__qualname__}"
+                self.per_kernel[name] = self.per_kernel.get(name, 0.0) + took
 
     return CompileCPU()
 
@@ -140,6 +145,11 @@ def main(argv=None) -> str:
                          f"{r['kernels']} | {r['pulls']} | {r['status']} |")
         else:
             lines.append(f"| {label} | {r['run']} | - | - | - | - | - | {r['status']} |")
+    first = next((r for r in rows if r["src"] == ROOT and "per_kernel" in r), None)
+    if first is not None:
+        lines += ["", f"Numba compile CPU per kernel, this checkout's run {first['run']} (s): " + "; ".join(
+            f"`{name.rsplit('.', 1)[-1]}` {sec:.2f}" for name, sec in sorted(first["per_kernel"].items(),
+                                                                           key=lambda kv: -kv[1]))]
     md = "\n".join(lines) + "\n"
     write_section("bench_cold_start", md)
     print(md)
