@@ -323,25 +323,10 @@ class CallableArm(Arm):
     def draw(self, rng):
         out = self.fn(rng)
         cost = self.cost
-        return out if cost is None else _with_cost(out, cost)
-
-    def pull(self, rng: np.random.Generator) -> Pull:
-        """:meth:`Arm.pull`; with a declared cost, ``fn``'s result is checked without the round trip through
-        :meth:`draw`, and a Python float with a float cost (the cheapest draw) is taken as it is.
-        """
-        cost = self.cost
-        if cost is None or type(self).draw is not CallableArm.draw or "draw" in self.__dict__:
-            return Arm.pull(self, rng)  # measured, or draw replaced (by a subclass or on the arm itself)
-        out = self.fn(rng)
-        if type(out) is float and type(cost) is float:
-            return _new(Pull, (np.array((out,)), cost, {}))
-        return self._checked(_with_cost(out, cost), None)
-
-
-def _with_cost(out, cost) -> tuple:
-    """``fn``'s result as ``(values, info, cost)`` with the declared ``cost`` (a number, or ``cost(values)``)."""
-    values, info = (out[0], out[1]) if isinstance(out, tuple) else (out, {})
-    return values, info, cost(np.asarray(values)) if callable(cost) else float(cost)
+        if cost is None:
+            return out
+        values, info = (out[0], out[1]) if isinstance(out, tuple) else (out, {})
+        return values, info, cost(np.asarray(values)) if callable(cost) else float(cost)
 
 
 def check_arms(arms, door: str) -> list[Arm]:

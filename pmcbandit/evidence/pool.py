@@ -308,14 +308,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
     # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
     reuse = digest if laplace_set else None
-    checked_set: dict = {} if reuse is None or trace_passed is None else {"passed": trace_passed}
+    checked_set: dict = {} if trace_passed is None else {"passed": trace_passed}
 
     def check_passes() -> bool:
-        """The set-up k-hat check of the Laplace (or trace) arms, made once."""
+        """The set-up k-hat check of the Laplace arms, made once (the trace arms' was made with them)."""
         if "passed" not in checked_set:
-            checked_set["passed"] = (setup_check_passes(laplace_set) if reuse is None else trace_fit_for(
-                density, ("setup check", reuse, tuple(proposals), batch_size, cost),
-                lambda: setup_check_passes(laplace_set)))
+            checked_set["passed"] = setup_check_passes(laplace_set)
         return checked_set["passed"]
 
     if laplace and not laplace_set:
@@ -541,8 +539,8 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
 def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
     """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), those draws
     (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
-    (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` where it was not made: no
-    arms). The fits and each check are made once per density and trace (:func:`trace_fit_for`).
+    (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` without arms). The fits and
+    each check are made once per density and trace (:func:`trace_fit_for`).
     """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms, trace_fits
@@ -564,7 +562,8 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     arms = trace_arms(density, x, proposals, batch_size, cost, notes, fits, passes)
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
-    return arms, x, digest, (verdict[-1] if verdict and arms else None)
+        return arms, x, digest, None
+    return arms, x, digest, (verdict[-1] if verdict else passes(arms, "shrunk"))
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):

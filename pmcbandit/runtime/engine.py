@@ -329,16 +329,15 @@ class Engine:
         declares ``importance_weights``, go into its weight tail here: a replayed checkpoint
         restores the tails from the file instead.
         """
-        fields, diag, message, info = self.receive(outcome, fold=False)
+        fields, diag, message, info = self._fields(outcome)
         return _new(Row, (_new(PullRecord, fields), diag, message, info))
 
-    def receive(self, outcome, fold: bool = True) -> tuple[list, tuple, str, dict | None] | None:
-        """Record a pull that came back and fold it into the run: :meth:`record`, then :meth:`absorb`, in one call
-        (the run loop's step for every pull).
+    def receive(self, outcome) -> None:
+        """Record a pull that came back and fold it into the run (:meth:`record`, then :meth:`absorb`)."""
+        self._fold(*self._fields(outcome))
 
-        ``fold=False`` only records it (:meth:`record`) and returns the row's fields as a list (:meth:`_fold`
-        sets the reward in it), its diagnostic values, fault message and info.
-        """
+    def _fields(self, outcome) -> tuple[list, tuple, str, dict | None]:
+        """:meth:`record` with the row's fields as a list (:meth:`_fold` sets the reward in it)."""
         (d, arm, j), status, pull, message, seconds, remote_cpu = outcome
         if pull is None:
             obs = within = cost = math.nan
@@ -369,11 +368,7 @@ class Engine:
         fields = [d, arm, j, _STATUS_CODE[status], size, self.selected, self.decisions[d].reason, obs, within, cost,
                   _NAN, self.wall_offset + wall - self._t0, self.cpu_offset + self._cpu_read + self.remote_cpu,
                   seconds]
-        diag = self.history.diagnostic_values(info) if self._diagnostics else ()
-        if not fold:
-            return fields, diag, message, info
-        self._fold(fields, diag, message, info)
-        return None
+        return fields, self.history.diagnostic_values(info) if self._diagnostics else (), message, info
 
     def reliability(self, final: bool = False) -> ArmReliability:
         """Per-arm Pareto k-hat of the accumulated importance weights (NaN for other arms and

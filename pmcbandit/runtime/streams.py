@@ -274,9 +274,6 @@ class Streams:
 
     def pull_rng(self, arm: int, j: int) -> np.random.Generator:
         """A fresh Generator for pull ``j`` of arm ``arm`` (the same one on every call)."""
-        entry = self._arm_pools.get(arm)
-        if entry is not None and 0 <= j and entry[1] <= j < entry[1] + _BLOCK:  # pull_seed's first case, inline
-            return _Generator(self._bitgen_type(PullSeed(entry[0], j, entry[2][j - entry[1]])))
         return _Generator(self._bitgen_type(self.pull_seed(arm, j)))
 
     def _fast_path_agrees(self) -> bool:
