@@ -268,7 +268,8 @@ def allocate(door: str, arms, policy, *, budget, combine, random_seed, reward, b
         )
     guards = Guards(arms, budget.horizon, rule.pulls_per_decision, count_pulls=isinstance(budget, Pulls),
                     cross_check_share=cross_check_share, max_decision_share=max_decision_share,
-                    pinned=pol.pinned_arm is not None, adaptive=pol.adaptive, carry=carry)
+                    pinned=pol.pinned_arm is not None, adaptive=pol.adaptive, carry=carry,
+                    try_every_arm=isinstance(budget, TargetSE))
     if isinstance(budget, TargetSE):
         watch = _SEWatch(combine, budget)
     else:

@@ -74,6 +74,10 @@ def evidence_arms(
 ) -> list[Arm]:
     """The default pool of evidence arms for ``model``.
 
+    The pool lists the importance samplers first (Laplace or trace arms, pilot-t and scale-mix arms, prior
+    importance sampling), then the AIS arms, then SMC and nested sampling: about cheapest pull first, the order
+    in which a run whose budget has no time horizon tries its arms (:mod:`pmcbandit.runtime.guards`, rule 3).
+
     Parameters
     ----------
     model : pymc.Model, optional
@@ -363,16 +367,13 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
                            transition="hmc", cost=cost, hmc_pilot=pilot)
     # The other arms' set-up (the prior sampler's compilation, a timed SMC run) before the AIS arms are sized, so
     # that they are sized for the time the whole set-up leaves: an arm sized for more is over the run's decision cap.
-    other_arms = []
-    if prior:
-        other_arms.append(PriorISArm(density, batch_size=batch_size, cost=cost))
-    if smc:
-        other_arms.append(_timed_smc_arm(model))
+    prior_set = [PriorISArm(density, batch_size=batch_size, cost=cost)] if prior else []
+    smc_set = [_timed_smc_arm(model)] if smc else []
     # The nested-sampling arm is built with the other arms' set-up but goes last in the pool (the others' streams).
     room = check_share * pieces  # the check's share, in units of one run's budget
     nested_set = [] if not nested else [a for a in [nested_arm(density, cost, budget_seconds, decision_share,
                                                                 room, CHECK_PULLS, CHECK_FILL, notes)] if a]
-    if (served or other_arms or nested_set) and budget_seconds is not None and started is not None:
+    if (served or prior_set or smc_set or nested_set) and budget_seconds is not None and started is not None:
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
     steps = sorted(int(n) for n in ais_steps)
@@ -469,14 +470,15 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         hmc_step = hmc_probe.step_seconds if timed else None
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot,
                         step_seconds=hmc_step) for n in hmc_steps]
-    arms += laplace_set
+    annealing = arms
+    # The pool's order (POOL_ORDER): importance samplers, then the annealing ladder, then SMC and nested sampling.
+    arms = list(laplace_set)
     if pilot_set is None and want_pilot_arms and pilot is not None:
         pilot_set = pilot_arms(density, pilot, proposals, batch_size, cost, notes)
     if pilot_set is not None:
         arms += pilot_set
         arms += scale_mix_arms(density, laplace_set, pilot_set, proposals, batch_size, cost, notes)
-    arms += other_arms
-    arms += nested_set
+    arms += prior_set + annealing + smc_set + nested_set
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
     alerts: list[WarningText] = list(trace.alerts) if trace is not None else []

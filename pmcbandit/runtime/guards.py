@@ -40,6 +40,14 @@ Durations are predicted from each arm's mean measured wall seconds per pull
    check's observations, not for the untried arms, which are the costliest (cheapest first), so
    trying them would only delay an answer the run already has.
 
+A ``TargetSE`` budget without ``max_seconds`` has no horizon, so rules 1 and 2 do not apply, but rule 3 does,
+with the untried arms taken in pool order instead of by predicted duration (no rule reads a clock there, see
+*Determinism*; :func:`~pmcbandit.evidence.evidence_arms` lists its arms about cheapest first). Without it an arm
+may never be tried: Thompson sampling's draw for an untried arm is uniform, and against an arm whose rewards are
+near 1 it may lose every decision until the target is met, on the arms tried so far, at many times the cost the
+untried arms would have needed. A ``Pulls`` budget keeps the policy's own choice (the bandit of the papers, whose
+pull sequences the replicated-run simulator reproduces).
+
 For every budget, when the arms still in play declare at least two
 :attr:`~pmcbandit.arms.base.Arm.family` values:
 
@@ -231,6 +239,8 @@ class Guards:
         Their ``family`` and ``expected_seconds`` are read once.
     horizon : float or None
         The budget's horizon in seconds (``None``: no time rules 1–3).
+    try_every_arm : bool
+        Rule 3 without a horizon: untried arms in pool order (for ``TargetSE`` without ``max_seconds``).
     pulls_per_decision : int
     count_pulls : bool
         Rule 4 counts pulls (``True``, for pull budgets) or costs. Without a horizon, measured
@@ -249,10 +259,12 @@ class Guards:
 
     def __init__(self, arms: Sequence, horizon: float | None, pulls_per_decision: int, count_pulls: bool,
                  cross_check_share: float = CROSS_CHECK_SHARE, max_decision_share: float = MAX_DECISION_SHARE,
-                 pinned: bool = False, adaptive: bool = True, carry: CheckCarry | None = None):
+                 pinned: bool = False, adaptive: bool = True, carry: CheckCarry | None = None,
+                 try_every_arm: bool = False):
         k = len(arms)
         self.n_arms = k
         self.horizon = None if pinned else horizon
+        self.initial = not pinned and (self.horizon is not None or bool(try_every_arm))
         self.per_decision = int(pulls_per_decision)
         measured = any(getattr(a, "cost_unit", "cpu_seconds") == "cpu_seconds" for a in arms)
         self.count_pulls = bool(count_pulls) or (horizon is None and measured)
@@ -267,7 +279,7 @@ class Guards:
         weighted = any(bool(getattr(a, "importance_weights", False)) for a in arms)
         self.untrusted_rule = weighted and adaptive and not pinned
         # No rule applies without a time horizon, a second family or rule 5: the engine then skips the guards.
-        self.active = self.horizon is not None or self.checks or self.untrusted_rule
+        self.active = self.initial or self.checks or self.untrusted_rule
         self.expected = np.array(
             [math.nan if a.expected_seconds is None else float(a.expected_seconds) for a in arms], dtype=np.float64
         )
@@ -397,10 +409,11 @@ class Guards:
             arm = self._check_arm(open_, eligible, predicted, mean_loss, suspect, finishing=True, share=False)
             if arm is not None:
                 return Plan(arm, CROSS_CHECK, eligible)
-        if self.horizon is not None:
+        if self.initial:
             untried = eligible & ~self.tried
             if untried.any():
-                return Plan(_quickest(untried, predicted), INITIAL, eligible)
+                first = _quickest(untried, predicted) if self.horizon is not None else int(np.flatnonzero(untried)[0])
+                return Plan(first, INITIAL, eligible)
         widening = self.widen_pulls is not None
         if widening:
             arm = self._widened_arm(eligible, predicted, seconds_left)

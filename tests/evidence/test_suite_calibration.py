@@ -71,7 +71,7 @@ def test_funnel_leaves_the_laplace_arms_out_and_says_why(caplog):
     case = _case("eight_schools_centred")
     with caplog.at_level(logging.INFO, logger="pmcbandit"):
         arms = evidence_arms(case.model, ais_steps=(20,), cost="logp_evals", non_centre=False)
-    assert [a.name for a in arms] == ["ais-20", "prior-is", "nested-32"]
+    assert [a.name for a in arms] == ["prior-is", "ais-20", "nested-32"]
     notes = [r.getMessage() for r in caplog.records if r.name == "pmcbandit" and r.levelno == logging.INFO]
     assert any("Laplace importance-sampling arms left out" in m for m in notes)
 
@@ -81,7 +81,7 @@ def test_the_default_pool_non_centres_the_funnel_and_keeps_its_laplace_arms(capl
     case = _case("eight_schools_centred")
     with caplog.at_level(logging.INFO, logger="pmcbandit"):
         arms = evidence_arms(case.model, ais_steps=(20,), cost="logp_evals")
-    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20", "prior-is", "nested-32"]
+    assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "prior-is", "ais-20", "nested-32"]
     notes = [r.getMessage() for r in caplog.records if r.name == "pmcbandit" and r.levelno == logging.INFO]
     assert any("non-centred" in m and "theta from theta_z" in m for m in notes)
 

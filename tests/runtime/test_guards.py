@@ -77,6 +77,35 @@ def test_initial_rule_tries_every_arm_cheapest_first_unknown_last():
     assert g.plan(_none_blocked(3), 100.0, _no_loss(3)).reason == POLICY
 
 
+def test_without_a_horizon_an_se_target_tries_every_arm_in_pool_order_and_a_pull_budget_does_not():
+    """Rule 3 without a horizon (TargetSE without max_seconds): untried arms in pool order, whatever their declared
+    durations (no rule reads a clock there); a Pulls budget leaves the choice to the policy."""
+    arms = [_Arm("u"), _Arm("b", expected=0.3), _Arm("a", expected=0.1)]
+    g = _guards(arms, try_every_arm=True)
+    order = []
+    for _ in range(3):
+        plan = g.plan(_none_blocked(3), None, _no_loss(3))
+        assert plan.reason == INITIAL
+        order.append(plan.arm)
+        g.dispatched(plan.arm)
+    assert order == [0, 1, 2]
+    assert g.plan(_none_blocked(3), None, _no_loss(3)).reason == POLICY
+    assert _guards(arms, count_pulls=True).plan(_none_blocked(3), None, _no_loss(3)).reason == POLICY
+
+
+def test_an_se_target_tries_the_arm_thompson_sampling_would_starve():
+    """Thompson sampling's draw for an untried arm is uniform: against an arm whose rewards are near 1 it can lose
+    every decision. Under a TargetSE budget every arm has a decision (reason INITIAL), first in pool order."""
+    arms = [CallableArm(lambda rng: 1.0 + 0.01 * rng.standard_normal(), name="good", cost=1.0),
+            CallableArm(lambda rng: 1.0 + 1e-4 * rng.standard_normal(), name="better", cost=1.0),
+            CallableArm(lambda rng: 1.0 + 3.0 * rng.standard_normal(), name="wide", cost=1.0)]
+    res = pb.run(arms, policy="thompson", budget=pb.TargetSE(1e-3, min_pulls=2), random_seed=3, progressbar=False)
+    h = res.history
+    first = h.column("arm")[h.column("reason") == INITIAL]
+    assert list(dict.fromkeys(first.tolist())) == [0, 1, 2]  # a decision (two pulls, paired reward) each
+    assert res.arm_table()["pulls"].min() >= 1
+
+
 def test_measured_durations_replace_the_declared_ones():
     arms = [_Arm("a", expected=0.01), _Arm("b", expected=0.01)]
     g = _guards(arms, horizon=10.0)
