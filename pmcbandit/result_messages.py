@@ -435,7 +435,7 @@ class RunMessages:
         """
         families = self._families()
         rel = self._relative_se()
-        return [int(k) for k in self.consistency.compared if families[k] is not None and rel[k] <= CHECK_RESOLUTION]
+        return [int(k) for k in self._agreement.compared if families[k] is not None and rel[k] <= CHECK_RESOLUTION]
 
     @property
     def answer_arm(self) -> int:

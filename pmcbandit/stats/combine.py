@@ -149,16 +149,19 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
         within_var = np.asarray(within_var, dtype=np.float64)
         dof = np.asarray(batch_size, dtype=np.float64) - 1
         batched = np.isfinite(within_var) & (dof >= 1)
-        for k in np.flatnonzero(n > 0):
+        # the arms all of whose pulls are batches: those whose count of batched pulls is their count
+        n_batched = np.bincount(arms, weights=batched, minlength=n_arms) if batched.any() else np.zeros(n_arms)
+        for k in np.flatnonzero((n > 0) & (n_batched == n)):
             mine = arms == k
-            if batched[mine].all():
-                var[k] = within_var[mine].mean()
-                nu[k] = dof[mine].sum()
+            var[k] = within_var[mine].mean()
+            nu[k] = dof[mine].sum()
     own = (n > 0) & np.isfinite(var)
-    pooled = np.var(values, ddof=1) if values.size > 1 else np.nan
-    for k in np.flatnonzero((n > 0) & ~own):
-        var[k], nu[k] = pooled, max(values.size - 1, 1)
-        flags.append(f"arm {k}: no variance estimate of its own (1 pull); pooled variance used")
+    lacking = np.flatnonzero((n > 0) & ~own)
+    if lacking.size:
+        pooled = np.var(values, ddof=1) if values.size > 1 else np.nan
+        for k in lacking:
+            var[k], nu[k] = pooled, max(values.size - 1, 1)
+            flags.append(f"arm {k}: no variance estimate of its own (1 pull); pooled variance used")
     return n, mean, var, nu, own, flags
 
 
@@ -218,7 +221,7 @@ def combine(
         out = np.zeros(n_arms, dtype=bool)
     suspect = np.zeros(n_arms, dtype=bool)
     if method != "uniform":
-        suspect = _identical(values, arms, n_arms) & ~out
+        suspect = _identical(values, arms, n) & ~out
         if exact is not None:
             suspect &= ~np.asarray(exact, dtype=bool)
         if suspect.any() and ((n > 0) & ~out & ~suspect).any():
@@ -312,14 +315,15 @@ def _cross_fitted(values, arms, n_arms, weighted, within_var, batch_size, factor
     return estimate, np.sqrt(variance), _satterthwaite(np.concatenate(terms), np.concatenate(dofs)), shares
 
 
-def _identical(values: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:
-    """Arms with at least 2 observations, all equal."""
-    lo = np.full(n_arms, np.inf)
-    hi = np.full(n_arms, -np.inf)
-    np.minimum.at(lo, arms, values)
-    np.maximum.at(hi, arms, values)
-    n = np.bincount(arms, minlength=n_arms)
-    return (n > 1) & (lo == hi)
+def _identical(values: np.ndarray, arms: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Arms with at least 2 observations (``n``: the count per arm), all equal: no observation of the arm differs
+    from one of them (``ref``, whichever the assignment leaves; NaN differs from everything, ``-0.0`` equals ``0.0``).
+    """
+    ref = np.zeros(n.size)
+    ref[arms] = values
+    varied = np.zeros(n.size, dtype=bool)
+    varied[arms[values != ref[arms]]] = True
+    return (n > 1) & ~varied
 
 
 def _satterthwaite(a, nu) -> float:

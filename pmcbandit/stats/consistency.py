@@ -297,7 +297,8 @@ def _vector(value, name: str, size: int | None = None) -> np.ndarray:
     return arr.astype(np.float64)
 
 
-def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) -> Heterogeneity:
+def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None,
+                  deviations: bool = True) -> Heterogeneity:
     r"""Test whether per-arm estimates agree, and give a random-effects interval that covers them.
 
     Parameters
@@ -320,6 +321,10 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
         :math:`Q \sim \chi^2_{K-1}` as :math:`\nu_k \to \infty`; the outlier threshold uses
         Student t quantiles with the Satterthwaite degrees of freedom of each :math:`z_k`'s
         denominator.
+    deviations : bool, default True
+        Whether to compute the per-arm leave-one-out deviations (``z``, ``outliers``). ``False``: ``z`` is
+        all NaN and ``outliers`` empty, every other field the same; for a caller that reads only the test
+        and the random-effects estimate (a run's interim status, evaluated again and again).
 
     Returns
     -------
@@ -334,6 +339,8 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
     """
     door = "heterogeneity"
     alpha = check_open_unit(alpha, "alpha", door)
+    if not isinstance(deviations, (bool, np.bool_)):
+        raise TypeError(param_message("deviations", door, "a bool", deviations))
     y = _vector(y, "y")
     n_arms = y.size
     se = _vector(se, "se", n_arms)
@@ -371,7 +378,6 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
     # overflow (inputs beyond floating-point range) has a documented rule, not a warning
     with np.errstate(over="ignore"):
         fit = _fit(yc[None], sc[None])
-        z_c, z_dof = _leave_one_out(yc, sc, nc)
         tau2 = float(np.square(fit.tau[0]))  # numpy, not float ** 2, which raises on overflow
     q, mu = float(fit.q[0]), float(fit.mu[0])
     p_value, df2 = _welch(q, k, fit.share_fe[0], nc)
@@ -382,9 +388,13 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
     # Knapp & Hartung (2003): sqrt(max(1, q) / sum v) = max(DL se, HKSJ se)
     est_se = max(float(fit.se_mu[0]), float(fit.spread[0]) / np.sqrt(k - 1))
 
-    z[compared] = z_c
-    threshold = special.stdtrit(z_dof, 1.0 - alpha / (2 * k))
-    outliers = compared[np.abs(z_c) > threshold]
+    outliers = none
+    if deviations:
+        with np.errstate(over="ignore"):
+            z_c, z_dof = _leave_one_out(yc, sc, nc)
+        z[compared] = z_c
+        threshold = special.stdtrit(z_dof, 1.0 - alpha / (2 * k))
+        outliers = compared[np.abs(z_c) > threshold]
     return Heterogeneity(q, k - 1, float(df2), p_value, tau2, float(i2), compared, excluded, z,
                          outliers, bool(p_value < alpha), mu, float(est_se), float(k - 1), alpha)
 
