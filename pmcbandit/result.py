@@ -174,8 +174,10 @@ class RunResult(RunMessages):
     @cached_property
     def shift(self) -> float:
         """Log of the working scale's unit (0 for linear runs)."""
+        if not self.log_scale:
+            return 0.0
         obs = self.history.column("obs")[self._valid]
-        return float(obs.max()) if self.log_scale and obs.size else 0.0
+        return float(obs.max()) if obs.size else 0.0
 
     def working_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Valid observations on the working scale, their arms, within-batch variances and sizes."""

@@ -97,7 +97,9 @@ class History:
         self._flat: list = []  # the fields of every pull, row after row, each row in the order of COLUMNS
         self._diag_rows: list[tuple] = []  # one tuple per pull, in the order of diagnostics (if any)
         self._dtypes = tuple(np.int64 if c in INT_COLUMNS else np.float64 for c in self._index)
-        self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]  # the columns of the rows converted so far
+        # the columns of the rows converted so far (the first ``_done`` entries), with room for more
+        self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]
+        self._done = 0
         self.faults: list[tuple[int, int, str, str]] = []
 
     def __len__(self) -> int:
@@ -151,7 +153,7 @@ class History:
                              f"Got {row!r} instead.")
         i = _REWARD
         self._flat[row * _WIDTH + i] = float(reward)
-        if row < self._arrays[i].size:
+        if row < self._done:
             self._arrays[i][row] = float(reward)
 
     def add_fault(self, row: int, arm: int, status: str, message: str) -> None:
@@ -162,8 +164,9 @@ class History:
 
         Rows are never changed once appended (but by :meth:`set_reward`, which updates the
         conversion too), so the table of the rows converted so far is kept and only new rows are
-        converted on the next call (every column at once: one transposition of the new rows): a
-        TargetSE run reads the columns over and over.
+        converted on the next call (every column at once: one transposition of the new rows), into
+        arrays that grow by doubling, so a row is copied into them O(1) times on average: a TargetSE
+        run reads the columns over and over.
         """
         i = self._index.get(name)
         if i is None:
@@ -171,17 +174,23 @@ class History:
                 f"The 'name' parameter of History.column must be one of {tuple(self._index)}. Got {name!r} instead."
             )
         arrays = self._arrays
-        done, n = arrays[0].size, len(self)
+        done, n = self._done, len(self)
         if done < n:
             table = np.array(self._flat[done * _WIDTH : n * _WIDTH], dtype=np.float64).reshape(n - done, _WIDTH)
             new = [table[:, k] for k in range(_WIDTH)]
             if self.diagnostics:
                 new += [np.fromiter(v, dtype=np.float64, count=n - done)
                         for v in zip(*self._diag_rows[done:n], strict=True)]
-            for k, (values, dtype) in enumerate(zip(new, self._dtypes, strict=True)):
-                fresh = values.astype(dtype)  # a contiguous copy
-                arrays[k] = np.concatenate([arrays[k], fresh]) if done else fresh
-        return arrays[i].copy()
+            if n > arrays[0].size:
+                room = max(n, 2 * arrays[0].size)
+                for k, dtype in enumerate(self._dtypes):
+                    grown = np.empty(room, dtype=dtype)
+                    grown[:done] = arrays[k][:done]
+                    arrays[k] = grown
+            for k, values in enumerate(new):
+                arrays[k][done:n] = values  # cast as astype would (the integer columns hold exact integers)
+            self._done = n
+        return arrays[i][:n].copy()
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {c: self.column(c) for c in self._index}

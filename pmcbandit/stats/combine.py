@@ -212,7 +212,8 @@ def combine(
             raise ValueError(
                 f"The 'var_scale' parameter of combine must have shape ({n_arms},). Got {scale.shape} instead.")
         factor = np.fmax(scale, 1.0)
-    var = np.where(own, var * factor, var)
+        if (factor != 1.0).any():  # a factor of 1 leaves every variance as it is
+            var = np.where(own, var * factor, var)
     out = np.zeros(n_arms, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
     if out.shape != (n_arms,):
         raise ValueError(f"The 'exclude' parameter of combine must have shape ({n_arms},). Got {out.shape} instead.")
@@ -241,22 +242,21 @@ def combine(
         flags.append("no valid observation")
         return result(np.nan, np.nan, np.nan, weights)
     in_used = used[arms]
-    kept = values[in_used]
     if not np.isfinite(var[used]).all():  # a single observation overall
         weights[used] = 1.0
         flags.append("a single observation: no standard error")
-        return result(kept.mean(), np.inf, np.nan, weights)
+        return result(values[in_used].mean(), np.inf, np.nan, weights)
     positive = var[used & (var > 0)]
     zero = used & (n > 1) & (var <= 0)
     if zero.any():
         flags += [f"arm {k}: zero sample variance" for k in np.flatnonzero(zero)]
         if positive.size == 0:
-            return result(kept.mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
+            return result(values[in_used].mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
         var = np.where(zero, positive.min(), var)
     if method == "uniform":
         a = np.where(used, n * var, 0.0) / total**2
         df = _satterthwaite(a[used], nu[used])
-        return result(kept.mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
+        return result(values[in_used].mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
     weighted = own & used & (nu >= MIN_WEIGHTED_DOF)
     if not weighted.any():
         flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
@@ -272,9 +272,10 @@ def combine(
                      "inverse-variance weights used")
     w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
     share = w / w.sum()
-    estimate = np.sum(share[weighted] * mean[weighted])
-    correction = 1.0 + 4.0 * np.sum(share[weighted] * (1.0 - share[weighted]) / nu[weighted])
-    df = _satterthwaite(share[weighted], nu[weighted])
+    share_w, nu_w = share[weighted], nu[weighted]
+    estimate = np.sum(share_w * mean[weighted])
+    correction = 1.0 + 4.0 * np.sum(share_w * (1.0 - share_w) / nu_w)
+    df = _satterthwaite(share_w, nu_w)
     return result(estimate, np.sqrt(correction / w.sum()), df, share)
 
 

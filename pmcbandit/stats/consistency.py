@@ -203,20 +203,25 @@ def _fit(y: np.ndarray, se: np.ndarray) -> _Fit:
     big_w = w.sum(axis=1)
     share_fe = w / big_w[:, None]
     finite = np.isfinite(ys).all(axis=1)
-    if not finite.all():
+    all_finite = bool(finite.all())
+    if not all_finite:
         ys[~finite] = 0.0
     y_fe = np.einsum("ij,ij->i", share_fe, ys)
     q = np.sum(((ys - y_fe[:, None]) / ss) ** 2, axis=1)  # not w (y - y_fe)^2: w can underflow to 0
-    q[~finite] = np.inf
+    if not all_finite:
+        q[~finite] = np.inf
     # sum w - sum w^2 / sum w = sum_k w_k (sum_{j != k} w_j) / sum w, without cancellation
     c = np.einsum("ij,ij->i", w, w @ _off_diagonal(k)) / big_w
     excess = np.maximum(q - (k - 1), 0.0)
     tau_s = np.zeros(m)
     pos = excess > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau_s[pos] = np.sqrt(excess[pos] / c[pos])
+    if pos.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tau_s[pos] = np.sqrt(excess[pos] / c[pos])
     lost = ~np.isfinite(tau_s)  # out of floating-point range: uninformative, never narrow
-    tau_s[lost] = 0.0
+    any_lost = bool(lost.any())
+    if any_lost:
+        tau_s[lost] = 0.0
     scale = np.maximum(1.0, tau_s)
     t = (tau_s / scale)[:, None]
     v = 1.0 / ((ss / scale[:, None]) ** 2 + t * t)
@@ -226,7 +231,7 @@ def _fit(y: np.ndarray, se: np.ndarray) -> _Fit:
     shrink = 1.0 / (1.0 + (tau_s[:, None] / ss) ** 2)
     fit = _Fit(q, s0 * tau_s, y0 + s0 * mu_s, s0 * scale / np.sqrt(v.sum(axis=1)), spread, share_fe,
                share_re, shrink)
-    if lost.any():
+    if any_lost:
         fit.mu[lost] = y[lost].mean(axis=1)
         fit.share_re[lost] = 1.0 / k
         fit.shrink[lost] = 0.0
