@@ -146,15 +146,18 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
     nu = np.where(n > 1, n - 1, 0).astype(np.float64)
     flags = []
     if within_var is not None:
-        within_var = np.asarray(within_var, dtype=np.float64)
-        dof = np.asarray(batch_size, dtype=np.float64) - 1
-        batched = np.isfinite(within_var) & (dof >= 1)
-        # the arms all of whose pulls are batches: those whose count of batched pulls is their count
-        n_batched = np.bincount(arms, weights=batched, minlength=n_arms) if batched.any() else np.zeros(n_arms)
-        for k in np.flatnonzero((n > 0) & (n_batched == n)):
-            mine = arms == k
-            var[k] = within_var[mine].mean()
-            nu[k] = dof[mine].sum()
+        size = np.asarray(batch_size, dtype=np.float64)
+        several = size >= 2  # a variance inside the pull has size - 1 >= 1 dof
+        if several.any():
+            within_var = np.asarray(within_var, dtype=np.float64)
+            dof = size - 1
+            batched = np.isfinite(within_var) & several
+            # the arms all of whose pulls are batches: those whose count of batched pulls is their count
+            n_batched = np.bincount(arms, weights=batched, minlength=n_arms)
+            for k in np.flatnonzero((n > 0) & (n_batched == n)):
+                mine = arms == k
+                var[k] = within_var[mine].mean()
+                nu[k] = dof[mine].sum()
     own = (n > 0) & np.isfinite(var)
     lacking = np.flatnonzero((n > 0) & ~own)
     if lacking.size:
@@ -241,28 +244,28 @@ def combine(
     if total == 0:
         flags.append("no valid observation")
         return result(np.nan, np.nan, np.nan, weights)
-    in_used = used[arms]
     if not np.isfinite(var[used]).all():  # a single observation overall
         weights[used] = 1.0
         flags.append("a single observation: no standard error")
-        return result(values[in_used].mean(), np.inf, np.nan, weights)
+        return result(values[used[arms]].mean(), np.inf, np.nan, weights)
     positive = var[used & (var > 0)]
     zero = used & (n > 1) & (var <= 0)
     if zero.any():
         flags += [f"arm {k}: zero sample variance" for k in np.flatnonzero(zero)]
         if positive.size == 0:
-            return result(values[in_used].mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
+            return result(values[used[arms]].mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
         var = np.where(zero, positive.min(), var)
     if method == "uniform":
         a = np.where(used, n * var, 0.0) / total**2
         df = _satterthwaite(a[used], nu[used])
-        return result(values[in_used].mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
+        return result(values[used[arms]].mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
     weighted = own & used & (nu >= MIN_WEIGHTED_DOF)
     if not weighted.any():
         flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
         fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out, var_scale=var_scale)
         return fallback._replace(degenerate=tuple(flags), method=method, suspect=suspect)
     if method == "cross_fitted":
+        in_used = used[arms]
         fitted = _cross_fitted(values[in_used], arms[in_used], n_arms, weighted,
                                None if within_var is None else np.asarray(within_var, dtype=np.float64)[in_used],
                                None if batch_size is None else np.asarray(batch_size)[in_used], factor, positive)

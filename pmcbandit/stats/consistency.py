@@ -104,6 +104,7 @@ Biometrika 38, 330–336.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -253,7 +254,7 @@ def _others(k: int) -> np.ndarray:
 
 def _welch(q: float, k: int, share: np.ndarray, nu: np.ndarray) -> tuple[float, float]:
     """P-value and denominator dof of the homogeneity test (Welch 1951 when ``nu`` is finite)."""
-    if not np.isfinite(q):
+    if not math.isfinite(q):
         return 0.0, np.inf
     lam = float(np.sum((1.0 - share) ** 2 / nu))
     if lam == 0.0:
@@ -349,13 +350,13 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None,
     y = _vector(y, "y")
     n_arms = y.size
     se = _vector(se, "se", n_arms)
-    if np.any(se < 0):
+    if (se < 0).any():
         raise ValueError(param_message("se", door, "non-negative (0, NaN or inf leave an arm out)", se))
     if nu is None:
         nu = np.full(n_arms, np.inf)
     else:
         nu = _vector(nu, "nu", n_arms)
-        if np.any(nu < 0):
+        if (nu < 0).any():
             raise ValueError(param_message("nu", door, "non-negative (0 or NaN: no variance estimate)", nu))
     if mask is None:
         mask = np.ones(n_arms, dtype=bool)
@@ -368,8 +369,8 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None,
             raise ValueError(param_message("mask", door, f"a 1-D array of bool of length {n_arms} (one per arm)", raw))
 
     valid = np.isfinite(y) & np.isfinite(se) & (se > 0) & (nu > 0)
-    compared = np.flatnonzero(mask & valid)
-    excluded = np.flatnonzero(mask & ~valid)
+    compared = np.nonzero(mask & valid)[0]
+    excluded = np.nonzero(mask & ~valid)[0]
     k = compared.size
     z = np.full(n_arms, np.nan)
     none = np.array([], dtype=np.int64)
@@ -389,7 +390,7 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None,
     if q <= k - 1:
         i2 = 0.0
     else:
-        i2 = (q - (k - 1)) / q if np.isfinite(q) else 1.0
+        i2 = (q - (k - 1)) / q if math.isfinite(q) else 1.0
     # Knapp & Hartung (2003): sqrt(max(1, q) / sum v) = max(DL se, HKSJ se)
     est_se = max(float(fit.se_mu[0]), float(fit.spread[0]) / np.sqrt(k - 1))
 
