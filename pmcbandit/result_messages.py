@@ -146,8 +146,8 @@ class RunMessages:
         if short.size:
             out.append(WarningText(self._spread_text(short), UnreliableArmWarning, "weight_spread"))
         status = self.interval_status
-        h = self.consistency
         if status == "random_effects":
+            h = self.consistency
             names = [self.arm_names[k] for k in h.outliers]
             out.append(
                 WarningText(
