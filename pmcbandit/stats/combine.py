@@ -159,7 +159,7 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
                 var[k] = within_var[mine].mean()
                 nu[k] = dof[mine].sum()
     own = (n > 0) & np.isfinite(var)
-    lacking = np.flatnonzero((n > 0) & ~own)
+    lacking = np.nonzero((n > 0) & ~own)[0]
     if lacking.size:
         pooled = np.var(values, ddof=1) if values.size > 1 else np.nan
         for k in lacking:
@@ -276,8 +276,8 @@ def combine(
     w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
     share = w / w.sum()
     share_w, nu_w = share[weighted], nu[weighted]
-    estimate = np.sum(share_w * mean[weighted])
-    correction = 1.0 + 4.0 * np.sum(share_w * (1.0 - share_w) / nu_w)
+    estimate = (share_w * mean[weighted]).sum()
+    correction = 1.0 + 4.0 * (share_w * (1.0 - share_w) / nu_w).sum()
     df = _satterthwaite(share_w, nu_w)
     return result(estimate, np.sqrt(correction / w.sum()), df, share)
 
@@ -333,7 +333,7 @@ def _identical(values: np.ndarray, arms: np.ndarray, n: np.ndarray) -> np.ndarra
 def _satterthwaite(a, nu) -> float:
     a = np.asarray(a, dtype=np.float64)
     nu = np.asarray(nu, dtype=np.float64)
-    denom = np.sum(a**2 / nu)
+    denom = (a**2 / nu).sum()
     return float(a.sum() ** 2 / denom) if denom > 0 else np.inf
 
 
