@@ -161,13 +161,23 @@ class RunResult(RunMessages):
         their order, so the combination is a function of which pulls were made, not of when.
         """
         h = self.history
-        return np.lexsort((h.column("pull_index")[self._valid], h.column("arm")[self._valid]))
+        pull_index, arm = h.column("pull_index")[self._valid], h.column("arm")[self._valid]
+        # Most often each arm's pulls came back in the order of their index: then the stable sort by arm alone
+        # (a radix sort on a narrow type) is that order; otherwise the sort by both keys.
+        if arm.size and len(self.arm_names) <= np.iinfo(np.int16).max:
+            order = np.argsort(arm.astype(np.int16), kind="stable")
+            a, j = arm[order], pull_index[order]
+            if ((j[1:] > j[:-1]) | (a[1:] != a[:-1])).all():
+                return order
+        return np.lexsort((pull_index, arm))
 
     @cached_property
     def shift(self) -> float:
         """Log of the working scale's unit (0 for linear runs)."""
+        if not self.log_scale:
+            return 0.0
         obs = self.history.column("obs")[self._valid]
-        return float(obs.max()) if self.log_scale and obs.size else 0.0
+        return float(obs.max()) if obs.size else 0.0
 
     def working_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Valid observations on the working scale, their arms, within-batch variances and sizes."""
@@ -241,6 +251,21 @@ class RunResult(RunMessages):
         over the arms with their own variance estimate of at least ``MIN_CONSISTENCY_DOF`` dof (log
         scale for log-scale runs: ``log`` of each arm's mean, delta-method SE).
         """
+        return heterogeneity(*self._compared_arms, nu=self.combined.nu)
+
+    @cached_property
+    def _agreement(self) -> Heterogeneity:
+        """The test of :attr:`consistency` and its random-effects estimate, without the per-arm deviations (what
+        :attr:`interval_status` reads): :attr:`consistency` itself once that is computed.
+        """
+        full = self.__dict__.get("consistency")
+        if full is not None:
+            return full
+        return heterogeneity(*self._compared_arms, nu=self.combined.nu, deviations=False)
+
+    @cached_property
+    def _compared_arms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per arm, the estimate and SE the consistency test compares, and the mask of the arms it compares."""
         c = self.combined
         with np.errstate(divide="ignore", invalid="ignore"):
             se = np.sqrt(c.var / c.n)
@@ -253,7 +278,7 @@ class RunResult(RunMessages):
         # arms too spread for their number of weights.
         compared = (c.used | ((c.n > 0) & rel.unchecked & ~rel.unreliable & ~c.suspect)) & ~rel.undersampled
         mask = compared & c.own & (c.nu >= MIN_CONSISTENCY_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
-        return heterogeneity(y, se, mask=mask, nu=c.nu)
+        return y, se, mask
 
     @cached_property
     def interval_status(self) -> str:
@@ -263,7 +288,7 @@ class RunResult(RunMessages):
             return "no_estimate"
         if self._all_unreliable:
             return "no_reliable_arm"
-        if self.consistency.flagged:
+        if self._agreement.flagged:
             return "random_effects"
         if not c.df >= MIN_INTERVAL_DOF or self._spread_arms.size:
             return "too_few_observations"

@@ -146,8 +146,8 @@ class RunMessages:
         if short.size:
             out.append(WarningText(self._spread_text(short), UnreliableArmWarning, "weight_spread"))
         status = self.interval_status
-        h = self.consistency
         if status == "random_effects":
+            h = self.consistency
             names = [self.arm_names[k] for k in h.outliers]
             out.append(
                 WarningText(
@@ -435,7 +435,7 @@ class RunMessages:
         """
         families = self._families()
         rel = self._relative_se()
-        return [int(k) for k in self.consistency.compared if families[k] is not None and rel[k] <= CHECK_RESOLUTION]
+        return [int(k) for k in self._agreement.compared if families[k] is not None and rel[k] <= CHECK_RESOLUTION]
 
     @property
     def answer_arm(self) -> int:

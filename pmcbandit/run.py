@@ -319,15 +319,17 @@ class _SEWatch:
     """The SE a :class:`TargetSE` budget compares, evaluated on a deterministic schedule.
 
     From ``min_pulls`` on, once the pull count has grown by 2 % (at every pull up to 100): an evaluation combines
-    all observations (O(n)), so this keeps its amortised cost O(1) per pull. An SE counts only while the run's
-    interval is one to read (:attr:`RunResult.interval_reliable`); otherwise it is ``inf``: a target met by an SE
-    of too few observations, or of one estimator family with no cross-family check, would stop the run with an
-    interval the result itself does not vouch for. When the interval lacks only the cross-family check
-    (``"no_cross_check"``) and its SE meets the target, the guards finish the check
-    (:meth:`~pmcbandit.runtime.guards.Guards.finish_check`, rule 4) and the next evaluation comes once the check
-    arm has its pulls (then, or with the check arm out of play, the schedule goes on). ``next_n`` is saved in
-    checkpoints (the guards' ``finish_from`` too) so a resumed run evaluates (and stops) where the uninterrupted
-    one does.
+    all observations (O(n)), so this keeps its amortised cost O(1) per pull. An evaluation reads the interim
+    result's status and SE: its consistency test leaves out the per-arm leave-one-out deviations, which only a
+    warning names (:attr:`RunResult.consistency` computes them when read), and the history converts only the columns
+    it reads. An SE counts only while the run's interval is one to read (:attr:`RunResult.interval_reliable`);
+    otherwise it is ``inf``: a target met by an SE of too few observations, or of one estimator family with no
+    cross-family check, would stop the run with an interval the result itself does not vouch for. When the interval
+    lacks only the cross-family check (``"no_cross_check"``) and its SE meets the target, the guards finish the
+    check (:meth:`~pmcbandit.runtime.guards.Guards.finish_check`, rule 4) and the next evaluation comes once the
+    check arm has its pulls (then, or with the check arm out of play, the schedule goes on). ``next_n`` is saved in
+    checkpoints (the guards' ``finish_from`` too) so a resumed run evaluates (and stops) where the uninterrupted one
+    does.
     """
 
     def __init__(self, combine: str, budget: TargetSE):

@@ -523,3 +523,37 @@ def test_intervals_of_few_heavy_weights_are_log_normal_and_miss_on_neither_side_
 
     monkeypatch.setattr("pmcbandit.result.log_interval", symmetric)
     assert error_rate_upper(_misses_above(runs)[0], runs) > 0.07
+
+
+@pytest.mark.parametrize("swaps", [0, 5])
+def test_observations_are_combined_in_arm_and_pull_order_whatever_order_they_came_back(swaps):
+    """The combination reads the valid pulls sorted by (arm, pull index), bit for bit, whether each arm's pulls came
+    back in the order of their index (``swaps=0``) or not."""
+    from pmcbandit.runtime.history import History
+    from pmcbandit.stats.combine import combine
+
+    rng = np.random.default_rng(3)
+    n, k = 300, 3
+    arms = rng.integers(0, k, n)
+    pull_index = np.zeros(n, dtype=np.int64)
+    for a in range(k):
+        pull_index[arms == a] = np.arange(np.sum(arms == a))
+    for i in rng.choice(n - 1, swaps, replace=False):  # swap neighbours of the same arm: out of index order
+        j = i + 1 + int(np.argmax(arms[i + 1:] == arms[i]))
+        pull_index[[i, j]] = pull_index[[j, i]]
+    obs = rng.normal(1.0, [0.5, 1.0, 2.0])[arms] * rng.lognormal(0.0, 1.0, n)
+    status = (rng.random(n) < 0.05).astype(int)
+    hist = History()
+    for r in range(n):
+        hist.append(decision=r, arm=int(arms[r]), pull_index=int(pull_index[r]), status=int(status[r]), batch_size=1,
+                    selected_before=r + 1, obs=float(obs[r]), within_var=np.nan, cost=1.0, reward=np.nan, wall=0.0,
+                    cpu=0.0)
+    res = RunResult([f"a{i}" for i in range(k)], hist, "inverse_variance", False, np.zeros(k, bool), {}, None)
+    ok = status == 0
+    order = np.lexsort((pull_index[ok], arms[ok]))
+    for method in ("inverse_variance", "uniform"):
+        want = combine(obs[ok][order], arms[ok][order], k, method, np.full(ok.sum(), np.nan), np.ones(ok.sum()))
+        got = res.combined_with(method)
+        assert (got.estimate, got.se, got.df) == (want.estimate, want.se, want.df)
+    # with swaps, some arm's valid pulls did come back out of index order
+    assert any(np.any(np.diff(pull_index[ok & (arms == a)]) < 0) for a in range(k)) == bool(swaps)

@@ -64,6 +64,8 @@ class _ThreadClock(threading.local):
 
 
 _CLOCK = _ThreadClock()
+#: The array a one-float pull's values are copied from (:meth:`Arm._checked`).
+_ONE_VALUE = np.zeros(1)
 
 
 @contextlib.contextmanager
@@ -207,8 +209,9 @@ class Arm(abc.ABC):
                     cost = out[2]
         else:
             values = out
-        if type(values) is float:
-            values = np.array((values,))
+        if type(values) is float:  # np.array((values,)), a third cheaper as a copy of a one-float array
+            x, values = values, _ONE_VALUE.copy()
+            values[0] = x
         else:
             values = np.atleast_1d(real_values(values, self.name))
             if values.ndim != 1 or values.size == 0:

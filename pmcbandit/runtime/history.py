@@ -81,8 +81,8 @@ class History:
 
     A pull's fields are appended to one flat list while the run goes, row after row (the cheapest per-pull
     record: one ``list.extend``, no object per row); the rows become columns on demand with :meth:`column`,
-    all columns of the rows not converted yet at once (one float64 table, from which the integer columns are
-    cast: exact, as their values stay far below 2**53).
+    each column when it is read (as float64, from which the integer columns are cast: exact, as their values
+    stay far below 2**53).
     """
 
     def __init__(self, diagnostics: Sequence[str] = ()):
@@ -97,7 +97,9 @@ class History:
         self._flat: list = []  # the fields of every pull, row after row, each row in the order of COLUMNS
         self._diag_rows: list[tuple] = []  # one tuple per pull, in the order of diagnostics (if any)
         self._dtypes = tuple(np.int64 if c in INT_COLUMNS else np.float64 for c in self._index)
-        self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]  # the columns of the rows converted so far
+        # each column's rows converted so far (its first ``_done`` entries), with room for more
+        self._arrays = [np.empty(0, dtype=t) for t in self._dtypes]
+        self._done = [0] * len(self._dtypes)
         self.faults: list[tuple[int, int, str, str]] = []
 
     def __len__(self) -> int:
@@ -151,7 +153,7 @@ class History:
                              f"Got {row!r} instead.")
         i = _REWARD
         self._flat[row * _WIDTH + i] = float(reward)
-        if row < self._arrays[i].size:
+        if row < self._done[i]:
             self._arrays[i][row] = float(reward)
 
     def add_fault(self, row: int, arm: int, status: str, message: str) -> None:
@@ -161,27 +163,31 @@ class History:
         """A copy of column ``name`` as an array (int64 or float64).
 
         Rows are never changed once appended (but by :meth:`set_reward`, which updates the
-        conversion too), so the table of the rows converted so far is kept and only new rows are
-        converted on the next call (every column at once: one transposition of the new rows): a
-        TargetSE run reads the columns over and over.
+        conversion too), so each column keeps the rows converted so far and converts only new rows on
+        the next call, into an array that grows by doubling (a row is copied into it O(1) times on
+        average): a TargetSE run reads its columns over and over, and a run's result reads only some.
         """
         i = self._index.get(name)
         if i is None:
             raise KeyError(
                 f"The 'name' parameter of History.column must be one of {tuple(self._index)}. Got {name!r} instead."
             )
-        arrays = self._arrays
-        done, n = arrays[0].size, len(self)
+        done, n = self._done[i], len(self)
         if done < n:
-            table = np.array(self._flat[done * _WIDTH : n * _WIDTH], dtype=np.float64).reshape(n - done, _WIDTH)
-            new = [table[:, k] for k in range(_WIDTH)]
-            if self.diagnostics:
-                new += [np.fromiter(v, dtype=np.float64, count=n - done)
-                        for v in zip(*self._diag_rows[done:n], strict=True)]
-            for k, (values, dtype) in enumerate(zip(new, self._dtypes, strict=True)):
-                fresh = values.astype(dtype)  # a contiguous copy
-                arrays[k] = np.concatenate([arrays[k], fresh]) if done else fresh
-        return arrays[i].copy()
+            if i < _WIDTH:  # every _WIDTH-th field from the column's first new one
+                fields = self._flat[done * _WIDTH + i : n * _WIDTH : _WIDTH]
+            else:
+                fields = [row[i - _WIDTH] for row in self._diag_rows[done:n]]
+            # np.fromiter converts each field as np.array(fields, dtype=np.float64) would, in less time
+            values = np.fromiter(fields, dtype=np.float64, count=n - done)
+            array = self._arrays[i]
+            if n > array.size:
+                grown = np.empty(max(n, 2 * array.size), dtype=array.dtype)
+                grown[:done] = array[:done]
+                self._arrays[i] = array = grown
+            array[done:n] = values  # cast as astype would (the integer columns hold exact integers)
+            self._done[i] = n
+        return self._arrays[i][:n].copy()
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {c: self.column(c) for c in self._index}

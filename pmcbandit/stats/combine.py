@@ -146,19 +146,25 @@ def arm_moments(values, arms, n_arms, within_var=None, batch_size=None):
     nu = np.where(n > 1, n - 1, 0).astype(np.float64)
     flags = []
     if within_var is not None:
-        within_var = np.asarray(within_var, dtype=np.float64)
-        dof = np.asarray(batch_size, dtype=np.float64) - 1
-        batched = np.isfinite(within_var) & (dof >= 1)
-        for k in np.flatnonzero(n > 0):
-            mine = arms == k
-            if batched[mine].all():
+        size = np.asarray(batch_size, dtype=np.float64)
+        several = size >= 2  # a variance inside the pull has size - 1 >= 1 dof
+        if several.any():
+            within_var = np.asarray(within_var, dtype=np.float64)
+            dof = size - 1
+            batched = np.isfinite(within_var) & several
+            # the arms all of whose pulls are batches: those whose count of batched pulls is their count
+            n_batched = np.bincount(arms, weights=batched, minlength=n_arms)
+            for k in np.flatnonzero((n > 0) & (n_batched == n)):
+                mine = arms == k
                 var[k] = within_var[mine].mean()
                 nu[k] = dof[mine].sum()
     own = (n > 0) & np.isfinite(var)
-    pooled = np.var(values, ddof=1) if values.size > 1 else np.nan
-    for k in np.flatnonzero((n > 0) & ~own):
-        var[k], nu[k] = pooled, max(values.size - 1, 1)
-        flags.append(f"arm {k}: no variance estimate of its own (1 pull); pooled variance used")
+    lacking = np.nonzero((n > 0) & ~own)[0]
+    if lacking.size:
+        pooled = np.var(values, ddof=1) if values.size > 1 else np.nan
+        for k in lacking:
+            var[k], nu[k] = pooled, max(values.size - 1, 1)
+            flags.append(f"arm {k}: no variance estimate of its own (1 pull); pooled variance used")
     return n, mean, var, nu, own, flags
 
 
@@ -209,7 +215,8 @@ def combine(
             raise ValueError(
                 f"The 'var_scale' parameter of combine must have shape ({n_arms},). Got {scale.shape} instead.")
         factor = np.fmax(scale, 1.0)
-    var = np.where(own, var * factor, var)
+        if (factor != 1.0).any():  # a factor of 1 leaves every variance as it is
+            var = np.where(own, var * factor, var)
     out = np.zeros(n_arms, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
     if out.shape != (n_arms,):
         raise ValueError(f"The 'exclude' parameter of combine must have shape ({n_arms},). Got {out.shape} instead.")
@@ -218,7 +225,7 @@ def combine(
         out = np.zeros(n_arms, dtype=bool)
     suspect = np.zeros(n_arms, dtype=bool)
     if method != "uniform":
-        suspect = _identical(values, arms, n_arms) & ~out
+        suspect = _identical(values, arms, n) & ~out
         if exact is not None:
             suspect &= ~np.asarray(exact, dtype=bool)
         if suspect.any() and ((n > 0) & ~out & ~suspect).any():
@@ -237,29 +244,28 @@ def combine(
     if total == 0:
         flags.append("no valid observation")
         return result(np.nan, np.nan, np.nan, weights)
-    in_used = used[arms]
-    kept = values[in_used]
     if not np.isfinite(var[used]).all():  # a single observation overall
         weights[used] = 1.0
         flags.append("a single observation: no standard error")
-        return result(kept.mean(), np.inf, np.nan, weights)
+        return result(values[used[arms]].mean(), np.inf, np.nan, weights)
     positive = var[used & (var > 0)]
     zero = used & (n > 1) & (var <= 0)
     if zero.any():
         flags += [f"arm {k}: zero sample variance" for k in np.flatnonzero(zero)]
         if positive.size == 0:
-            return result(kept.mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
+            return result(values[used[arms]].mean(), 0.0, np.inf, np.where(used, n / total, 0.0))
         var = np.where(zero, positive.min(), var)
     if method == "uniform":
         a = np.where(used, n * var, 0.0) / total**2
         df = _satterthwaite(a[used], nu[used])
-        return result(kept.mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
+        return result(values[used[arms]].mean(), np.sqrt(a.sum()), df, np.where(used, n / total, 0.0))
     weighted = own & used & (nu >= MIN_WEIGHTED_DOF)
     if not weighted.any():
         flags.append(f"no arm has a variance estimate with {MIN_WEIGHTED_DOF} dof: uniform weights used")
         fallback = combine(values, arms, n_arms, "uniform", within_var, batch_size, out, var_scale=var_scale)
         return fallback._replace(degenerate=tuple(flags), method=method, suspect=suspect)
     if method == "cross_fitted":
+        in_used = used[arms]
         fitted = _cross_fitted(values[in_used], arms[in_used], n_arms, weighted,
                                None if within_var is None else np.asarray(within_var, dtype=np.float64)[in_used],
                                None if batch_size is None else np.asarray(batch_size)[in_used], factor, positive)
@@ -269,9 +275,10 @@ def combine(
                      "inverse-variance weights used")
     w = np.where(weighted, n / np.where(weighted, var, 1.0), 0.0)
     share = w / w.sum()
-    estimate = np.sum(share[weighted] * mean[weighted])
-    correction = 1.0 + 4.0 * np.sum(share[weighted] * (1.0 - share[weighted]) / nu[weighted])
-    df = _satterthwaite(share[weighted], nu[weighted])
+    share_w, nu_w = share[weighted], nu[weighted]
+    estimate = (share_w * mean[weighted]).sum()
+    correction = 1.0 + 4.0 * (share_w * (1.0 - share_w) / nu_w).sum()
+    df = _satterthwaite(share_w, nu_w)
     return result(estimate, np.sqrt(correction / w.sum()), df, share)
 
 
@@ -312,20 +319,21 @@ def _cross_fitted(values, arms, n_arms, weighted, within_var, batch_size, factor
     return estimate, np.sqrt(variance), _satterthwaite(np.concatenate(terms), np.concatenate(dofs)), shares
 
 
-def _identical(values: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:
-    """Arms with at least 2 observations, all equal."""
-    lo = np.full(n_arms, np.inf)
-    hi = np.full(n_arms, -np.inf)
-    np.minimum.at(lo, arms, values)
-    np.maximum.at(hi, arms, values)
-    n = np.bincount(arms, minlength=n_arms)
-    return (n > 1) & (lo == hi)
+def _identical(values: np.ndarray, arms: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Arms with at least 2 observations (``n``: the count per arm), all equal: no observation of the arm differs
+    from one of them (``ref``, whichever the assignment leaves; NaN differs from everything, ``-0.0`` equals ``0.0``).
+    """
+    ref = np.zeros(n.size)
+    ref[arms] = values
+    varied = np.zeros(n.size, dtype=bool)
+    varied[arms[values != ref[arms]]] = True
+    return (n > 1) & ~varied
 
 
 def _satterthwaite(a, nu) -> float:
     a = np.asarray(a, dtype=np.float64)
     nu = np.asarray(nu, dtype=np.float64)
-    denom = np.sum(a**2 / nu)
+    denom = (a**2 / nu).sum()
     return float(a.sum() ** 2 / denom) if denom > 0 else np.inf
 
 

@@ -104,6 +104,7 @@ Biometrika 38, 330–336.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -203,20 +204,25 @@ def _fit(y: np.ndarray, se: np.ndarray) -> _Fit:
     big_w = w.sum(axis=1)
     share_fe = w / big_w[:, None]
     finite = np.isfinite(ys).all(axis=1)
-    if not finite.all():
+    all_finite = bool(finite.all())
+    if not all_finite:
         ys[~finite] = 0.0
     y_fe = np.einsum("ij,ij->i", share_fe, ys)
     q = np.sum(((ys - y_fe[:, None]) / ss) ** 2, axis=1)  # not w (y - y_fe)^2: w can underflow to 0
-    q[~finite] = np.inf
+    if not all_finite:
+        q[~finite] = np.inf
     # sum w - sum w^2 / sum w = sum_k w_k (sum_{j != k} w_j) / sum w, without cancellation
     c = np.einsum("ij,ij->i", w, w @ _off_diagonal(k)) / big_w
     excess = np.maximum(q - (k - 1), 0.0)
     tau_s = np.zeros(m)
     pos = excess > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau_s[pos] = np.sqrt(excess[pos] / c[pos])
+    if pos.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tau_s[pos] = np.sqrt(excess[pos] / c[pos])
     lost = ~np.isfinite(tau_s)  # out of floating-point range: uninformative, never narrow
-    tau_s[lost] = 0.0
+    any_lost = bool(lost.any())
+    if any_lost:
+        tau_s[lost] = 0.0
     scale = np.maximum(1.0, tau_s)
     t = (tau_s / scale)[:, None]
     v = 1.0 / ((ss / scale[:, None]) ** 2 + t * t)
@@ -226,7 +232,7 @@ def _fit(y: np.ndarray, se: np.ndarray) -> _Fit:
     shrink = 1.0 / (1.0 + (tau_s[:, None] / ss) ** 2)
     fit = _Fit(q, s0 * tau_s, y0 + s0 * mu_s, s0 * scale / np.sqrt(v.sum(axis=1)), spread, share_fe,
                share_re, shrink)
-    if lost.any():
+    if any_lost:
         fit.mu[lost] = y[lost].mean(axis=1)
         fit.share_re[lost] = 1.0 / k
         fit.shrink[lost] = 0.0
@@ -248,7 +254,7 @@ def _others(k: int) -> np.ndarray:
 
 def _welch(q: float, k: int, share: np.ndarray, nu: np.ndarray) -> tuple[float, float]:
     """P-value and denominator dof of the homogeneity test (Welch 1951 when ``nu`` is finite)."""
-    if not np.isfinite(q):
+    if not math.isfinite(q):
         return 0.0, np.inf
     lam = float(np.sum((1.0 - share) ** 2 / nu))
     if lam == 0.0:
@@ -297,7 +303,8 @@ def _vector(value, name: str, size: int | None = None) -> np.ndarray:
     return arr.astype(np.float64)
 
 
-def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) -> Heterogeneity:
+def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None,
+                  deviations: bool = True) -> Heterogeneity:
     r"""Test whether per-arm estimates agree, and give a random-effects interval that covers them.
 
     Parameters
@@ -320,6 +327,10 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
         :math:`Q \sim \chi^2_{K-1}` as :math:`\nu_k \to \infty`; the outlier threshold uses
         Student t quantiles with the Satterthwaite degrees of freedom of each :math:`z_k`'s
         denominator.
+    deviations : bool, default True
+        Whether to compute the per-arm leave-one-out deviations (``z``, ``outliers``). ``False``: ``z`` is
+        all NaN and ``outliers`` empty, every other field the same; for a caller that reads only the test
+        and the random-effects estimate (a run's interim status, evaluated again and again).
 
     Returns
     -------
@@ -334,16 +345,18 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
     """
     door = "heterogeneity"
     alpha = check_open_unit(alpha, "alpha", door)
+    if not isinstance(deviations, (bool, np.bool_)):
+        raise TypeError(param_message("deviations", door, "a bool", deviations))
     y = _vector(y, "y")
     n_arms = y.size
     se = _vector(se, "se", n_arms)
-    if np.any(se < 0):
+    if (se < 0).any():
         raise ValueError(param_message("se", door, "non-negative (0, NaN or inf leave an arm out)", se))
     if nu is None:
         nu = np.full(n_arms, np.inf)
     else:
         nu = _vector(nu, "nu", n_arms)
-        if np.any(nu < 0):
+        if (nu < 0).any():
             raise ValueError(param_message("nu", door, "non-negative (0 or NaN: no variance estimate)", nu))
     if mask is None:
         mask = np.ones(n_arms, dtype=bool)
@@ -356,8 +369,8 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
             raise ValueError(param_message("mask", door, f"a 1-D array of bool of length {n_arms} (one per arm)", raw))
 
     valid = np.isfinite(y) & np.isfinite(se) & (se > 0) & (nu > 0)
-    compared = np.flatnonzero(mask & valid)
-    excluded = np.flatnonzero(mask & ~valid)
+    compared = np.nonzero(mask & valid)[0]
+    excluded = np.nonzero(mask & ~valid)[0]
     k = compared.size
     z = np.full(n_arms, np.nan)
     none = np.array([], dtype=np.int64)
@@ -371,20 +384,23 @@ def heterogeneity(y, se, mask=None, alpha: float = DEFAULT_ALPHA, *, nu=None) ->
     # overflow (inputs beyond floating-point range) has a documented rule, not a warning
     with np.errstate(over="ignore"):
         fit = _fit(yc[None], sc[None])
-        z_c, z_dof = _leave_one_out(yc, sc, nc)
         tau2 = float(np.square(fit.tau[0]))  # numpy, not float ** 2, which raises on overflow
     q, mu = float(fit.q[0]), float(fit.mu[0])
     p_value, df2 = _welch(q, k, fit.share_fe[0], nc)
     if q <= k - 1:
         i2 = 0.0
     else:
-        i2 = (q - (k - 1)) / q if np.isfinite(q) else 1.0
+        i2 = (q - (k - 1)) / q if math.isfinite(q) else 1.0
     # Knapp & Hartung (2003): sqrt(max(1, q) / sum v) = max(DL se, HKSJ se)
     est_se = max(float(fit.se_mu[0]), float(fit.spread[0]) / np.sqrt(k - 1))
 
-    z[compared] = z_c
-    threshold = special.stdtrit(z_dof, 1.0 - alpha / (2 * k))
-    outliers = compared[np.abs(z_c) > threshold]
+    outliers = none
+    if deviations:
+        with np.errstate(over="ignore"):
+            z_c, z_dof = _leave_one_out(yc, sc, nc)
+        z[compared] = z_c
+        threshold = special.stdtrit(z_dof, 1.0 - alpha / (2 * k))
+        outliers = compared[np.abs(z_c) > threshold]
     return Heterogeneity(q, k - 1, float(df2), p_value, tau2, float(i2), compared, excluded, z,
                          outliers, bool(p_value < alpha), mu, float(est_se), float(k - 1), alpha)
 

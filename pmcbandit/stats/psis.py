@@ -433,7 +433,7 @@ class ArmReliability(NamedTuple):
         one weight per pull, e.g. AIS with few annealing steps (Neal 2001, Sec. 4: the log weights'
         variance falls as the steps grow).
         """
-        if self.log_w_var is None:
+        if self.log_w_var is None or not self.n_weights.any():  # no arm has weights: none is unchecked
             return np.zeros(self.n_weights.shape, dtype=bool)
         return self.unchecked & (self.n_weights >= SPREAD_MIN_WEIGHTS) & too_spread(self.log_w_var, self.n_weights)
 
@@ -448,6 +448,8 @@ class ArmReliability(NamedTuple):
         unchecked ones while a checked importance-weight arm passed; and the :attr:`undersampled` ones while
         another importance-weight arm kept, with at least :data:`SPREAD_MIN_WEIGHTS` weights, is not.
         """
+        if not self.n_weights.any():  # no importance-weight arm: only the unreliable ones (none passed, none spread)
+            return self.unreliable | False
         passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
         out = self.unreliable | (self.unchecked if passed.any() else False)
         spread = self.undersampled

@@ -110,3 +110,24 @@ def test_npz_round_trip_keeps_rows_diagnostics_and_faults():
         np.testing.assert_array_equal(back.column(name), hist.column(name))
     back.append_row(_row(7), (0.7,))
     assert back.column("decision")[-1] == 7 and back.column("accept")[-1] == 0.7
+
+
+def test_each_column_read_at_its_own_time_equals_the_rows():
+    """Columns are converted when read: columns read at different row counts, and set rewards, stay exact."""
+    hist = History(("accept",))
+    rows = []
+    schedule = {1: ("obs",), 2: ("arm", "accept"), 7: ("obs", "reward"), 8: ("status",), 30: ("arm", "obs")}
+    for i in range(40):
+        rows.append(_row(i))
+        hist.append_row(rows[-1], (0.5 + i,))
+        for name in schedule.get(i, ()):
+            expected = 0.5 + np.arange(i + 1) if name == "accept" else _expected(rows, name)
+            np.testing.assert_array_equal(hist.column(name), expected)
+        if i == 20:
+            hist.set_reward(3, 9.0)  # converted (read at row 7) and then changed
+            hist.set_reward(15, 8.0)  # not converted yet
+            rows[3] = rows[3]._replace(reward=9.0)
+            rows[15] = rows[15]._replace(reward=8.0)
+    for name in COLUMNS:
+        np.testing.assert_array_equal(hist.column(name), _expected(rows, name))
+    np.testing.assert_array_equal(hist.column("accept"), 0.5 + np.arange(40))

@@ -187,3 +187,31 @@ def test_recombined_reads_the_same_pulls_through_another_combination():
     assert res.recombined("cross_fitted").estimate != res.estimate  # a different reading of the same pulls
     with pytest.raises(ValueError, match="'method' parameter of RunResult.recombined"):
         res.recombined("median")
+
+
+def test_suspect_arms_are_those_with_two_or_more_observations_all_equal():
+    """The zero-variance rule's arms, against the rule read literally (NaN equals nothing, -0.0 equals 0.0)."""
+    values = np.array([2.0, 5.0, 2.0, 6.0, 0.0, -0.0, 3.0, 1.0, np.nan, 1.0, 7.0, 4.0, 4.0, 4.0, 4.0000000000000001,
+                       4.000000000000001, 9.0])
+    arms = np.array([0, 1, 0, 1, 2, 2, 3, 4, 4, 4, 5, 6, 6, 6, 6, 7, 7])
+    c = combine(values, arms, 9, "inverse_variance")
+    rule = [bool(np.sum(arms == k) > 1 and np.all(values[arms == k] == values[arms == k][0])) for k in range(9)]
+    assert rule == [True, False, True, False, False, False, True, False, False]
+    assert not (c.suspect & c.used).any()  # a suspect arm carries no weight
+    # every arm identical: none is left out (no other arm has observations), so none is listed
+    assert combine(values[arms == 0], arms[arms == 0], 1, "inverse_variance").suspect.tolist() == [False]
+    assert c.suspect.tolist() == rule
+
+
+def test_an_arm_partly_batched_keeps_its_sample_variance():
+    """Only an arm all of whose pulls are batches takes the within-batch rule (module docstring)."""
+    values = [1.0, 1.4, 0.9, 5.0, 5.2, 4.9]
+    arms = [0, 0, 0, 1, 1, 1]
+    c = combine(values, arms, 2, "uniform", within_var=[0.03, np.nan, 0.05, 0.04, 0.06, 0.02],
+                batch_size=[4, 1, 6, 10, 10, 3])
+    assert c.var[0] == pytest.approx(np.var(values[:3], ddof=1)) and c.nu[0] == 2
+    assert c.var[1] == pytest.approx(0.04) and c.nu[1] == 9 + 9 + 2
+    # a batch whose size is 1 has no variance of its own: its arm is not all batches
+    c = combine(values, arms, 2, "uniform", within_var=[0.03, 0.01, 0.05, 0.04, 0.06, 0.02],
+                batch_size=[4, 1, 6, 10, 10, 3])
+    assert c.nu[0] == 2 and c.nu[1] == 20

@@ -353,3 +353,24 @@ def test_interval_bad_arguments():
         interval(h, level=1.5)
     with pytest.raises(TypeError, match=r"^The 'h' parameter of interval must be"):
         interval((0.0, 1.0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_without_deviations_every_other_field_is_the_same(seed):
+    rng = np.random.default_rng(seed)
+    k = 3 + seed % 4
+    se = rng.uniform(0.2, 1.0, k)
+    y = 0.5 * se * rng.standard_normal(k) + (8.0 if seed % 2 else 0.0) * (np.arange(k) == 0)
+    nu = rng.uniform(5.0, 60.0, k)
+    full = heterogeneity(y, se, nu=nu)
+    lean = heterogeneity(y, se, nu=nu, deviations=False)
+    for field in Heterogeneity._fields:
+        if field not in ("z", "outliers"):
+            np.testing.assert_array_equal(getattr(lean, field), getattr(full, field), err_msg=field)
+    assert np.isnan(lean.z).all() and lean.outliers.size == 0
+    assert full.flagged == bool(seed % 2)  # the shifted arm is found, so the comparison is not vacuous
+
+
+def test_deviations_must_be_a_bool():
+    with pytest.raises(TypeError, match=r"^The 'deviations' parameter of heterogeneity must be a bool\. Got 1 instead"):
+        heterogeneity([0.0, 1.0], [0.1, 0.1], deviations=1)

@@ -446,3 +446,14 @@ def test_top_sorted_is_the_top_of_a_full_sort_with_ties_and_zero_weights(n):
             expected[size - k:] = np.sort(values)[n - k:]
         np.testing.assert_array_equal(_top_sorted(values, size), expected)
     np.testing.assert_array_equal(values, before)  # the input is left as it was
+
+
+def test_without_importance_weights_only_unreliable_arms_are_excluded():
+    nan = np.full(3, np.nan)
+    rel = ArmReliability(nan, nan, np.zeros(3, dtype=np.int64), np.array([False, True, False]), nan, nan)
+    assert rel.excluded.tolist() == [False, True, False] and rel.excluded is not rel.unreliable
+    assert rel.undersampled.tolist() == [False] * 3
+    # the same arms with weights: the unchecked ones are left out while a checked arm passed
+    rel = ArmReliability(np.array([0.2, np.nan, np.nan]), nan, np.array([500, 20, 50]), np.zeros(3, dtype=bool),
+                         np.array([np.nan, 0.1, 0.1]), nan)
+    assert rel.excluded.tolist() == [False, True, True]
