@@ -303,7 +303,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+    laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes,
+                                                             refine)
                                                   if trace is not None and laplace else ([], None, None, None))
     # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
     # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
@@ -536,14 +537,17 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
-def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
-    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), those draws
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str], refine: bool = True):
+    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note) followed by the
+    ``local-t`` arms where they pass the set-up check (:func:`~pmcbandit.evidence.trace_local.local_arms`, their
+    refinement as ``refine`` says), those draws
     (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
     (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` without arms). The fits and
     each check are made once per density and trace (:func:`trace_fit_for`).
     """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms, trace_fits
+    from pmcbandit.evidence.trace_local import local_arms
 
     x = unconstrained_draws(model, density, trace.values)
     if x.shape[0] < 2:
@@ -563,7 +567,13 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
         return arms, x, digest, None
-    return arms, x, digest, (verdict[-1] if verdict else passes(arms, "shrunk"))
+    passed = verdict[-1] if verdict else passes(arms, "shrunk")
+    # The local-t arms: one Newton search from the trace's mean, kept where they pass the same check.
+    local = local_arms(density, x, proposals, batch_size, cost, notes, refine,
+                       passes=lambda made: trace_fit_for(density, ("local check", digest, tuple(proposals), batch_size,
+                                                                   cost, refine), lambda: setup_check_passes(made)),
+                       kept=lambda key, build: trace_fit_for(density, key + (digest,), build))
+    return arms + local, x, digest, passed or bool(local)
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):
