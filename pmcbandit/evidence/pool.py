@@ -213,15 +213,17 @@ def evidence_arms(
         ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
-        arms' pilots (unless ``pilot_is=True``; where no trace arm passes the Pareto k-hat check on one batch of
-        set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with their
-        variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); the AIS arms stay as the
-        second family, and the HMC AIS arm's mass
-        matrices, step sizes and temperatures are fitted to the draws and the prior
-        (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
-        with ``transition="hmc"``). The draws only fit
-        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. What the set-up
-        fits to a trace (the trace arms' fits and set-up check, the pilots, the AIS probes' timings) is kept for later
+        arms' pilots (unless ``pilot_is=True``; where no trace or local-t arm passes the Pareto k-hat check on one
+        batch of set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with
+        their variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); beside them come
+        ``"local-t"`` and ``"local-t20"``, Laplace-t arms at the mode one Newton search from the draws' mean reaches
+        (at most :data:`~pmcbandit.evidence.trace_local.LOCAL_MAX_ITER` iterations, refined as the Laplace arms where
+        ``refine``), kept where one of them passes that check (:mod:`~pmcbandit.evidence.trace_local`); the AIS
+        arms stay as the second family, and the HMC AIS arm's mass matrices, step sizes and temperatures are fitted
+        to the draws and the prior (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing
+        pilot (so are all AIS arms' with ``transition="hmc"``). The draws only fit the proposals and settings: every
+        pull draws fresh points, so the weights stay unbiased. What the set-up fits to a trace (the trace arms' fits,
+        the local search and its refinement, the set-up checks, the pilots, the AIS probes' timings) is kept for later
         runs on the same density and trace in the process (:func:`~pmcbandit.arms.evidence._cache.trace_fit_for`,
         keyed by a digest of the draws; a pilot cut short by the time left is not kept), so they skip that set-up and
         get the same proposals; the AIS slice probe's timing serves any trace of the model. A trace of another
@@ -264,7 +266,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     ``trace`` (a :class:`~pmcbandit.evidence.trace.TraceDraws` of the model) puts the trace arms
     (:func:`~pmcbandit.evidence.trace_arms.trace_arms`) in place of the Laplace arms' mode search and of the pilot-t
     arms' pilots, and the HMC AIS arm's settings fitted to its draws
-    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot; the Laplace arms come
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot, and the ``local-t``
+    arms of one local search from the draws' mean (:mod:`~pmcbandit.evidence.trace_local`); the Laplace arms come
     back only where no trace arm could be fitted (a note says why). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
