@@ -572,10 +572,9 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
         return arms, x, digest, None
     passed = verdict[-1] if verdict else passes(arms, "shrunk")
     # The local-t arms: one Newton search from the trace's mean, kept where they pass the same check.
-    local = local_arms(density, x, proposals, batch_size, cost, notes, refine,
-                       passes=lambda made: trace_fit_for(density, ("local check", digest, tuple(proposals), batch_size,
-                                                                   cost, refine), lambda: setup_check_passes(made)),
-                       kept=lambda key, build: trace_fit_for(density, key + (digest,), build))
+    local = local_arms(density, x, arms[:len(proposals)], notes, refine, passes=setup_check_passes,
+                       kept=lambda key, build: trace_fit_for(density, key + (digest, tuple(proposals), batch_size,
+                                                                        cost), build))
     return arms + local, x, digest, passed or bool(local)
 
 

@@ -65,28 +65,42 @@ def _two_clusters():
 
 
 @pytest.mark.parametrize("case", ["gaussian", "two modes"])
-def test_local_arms_are_kept_exactly_where_they_pass_the_setup_check(case):
+def test_local_arms_are_kept_exactly_where_they_pass_the_setup_check(case, monkeypatch):
+    import pmcbandit.arms.evidence.refine as refine
     from pmcbandit.arms.evidence import LaplaceISArm
     from pmcbandit.arms.evidence._cache import density_for
 
-    # A Gaussian posterior: its Laplace fit is exact. Two modes, the search from a trace in one of them, its Laplace
-    # fit unrefined: the t covers one mode, and its weights' k-hat fails.
+    # A Gaussian posterior: its Laplace fit is exact. Two modes, the search from a trace in one of them: the t
+    # covers one mode, and its weights' k-hat fails.
     model = normal_normal(M0, S0, S, tuple(Y))[0] if case == "gaussian" else _two_clusters()
     x = np.array([[3.9], [4.1]])
     density = density_for(model, True, [])
     search = local_search(density, x)
     assert search.interior and search.n_starts == 1
-    built = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, modes=search)
-             for df, inflation, defensive in DEFAULT_LAPLACE_PROPOSALS]
-    verdict = setup_check_passes(built)
+    templates = [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, modes=search)
+                 for df, inflation, defensive in DEFAULT_LAPLACE_PROPOSALS]
+    verdict = setup_check_passes(templates[:1])  # the heavy-tailed arm on the Laplace fit, checked first
     assert verdict == (case == "gaussian")
+    checked: list[int] = []
+
+    def passes(arms):
+        checked.append(len(arms))
+        return setup_check_passes(arms)
+
     notes: list[str] = []
-    kept = local_arms(density, x, DEFAULT_LAPLACE_PROPOSALS, 1000, "cpu_seconds", notes, False,
-                      passes=setup_check_passes)
+    kept = local_arms(density, x, templates, notes, False, passes=passes)
     assert [a.name for a in kept] == (["local-t", "local-t20"] if verdict else [])
-    assert notes[-1].startswith("local-t arms: " if verdict else "local-t arms left out: none on")
+    assert checked == [1]  # unrefined: one check, of the heavy-tailed arm
+    for arm in kept:
+        np.testing.assert_array_equal(arm.location, search.modes[0].location)
+    assert notes[-1].startswith("local-t arms: " if verdict else "local-t arms left out: the heavy-tailed one")
     names = [a.name for a in _arms(model, {"mu": x.reshape(1, 2)}, refine=False)]
     assert ("local-t" in names) == verdict
+    # With the refinement: it runs only where the Laplace fit passed (for two modes no refinement draw is made).
+    refined = _counting(monkeypatch, refine, "refine_proposal")
+    checked.clear()
+    kept = local_arms(density, x, templates, notes, True, passes=passes)
+    assert len(refined) == int(verdict) and checked[0] == 1 and bool(kept) == verdict
 
 
 def test_a_search_that_reaches_no_interior_mode_leaves_the_arms_out_with_a_note(caplog):
