@@ -217,8 +217,9 @@ def evidence_arms(
         batch of set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with
         their variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); beside them come
         ``"local-t"`` and ``"local-t20"``, Laplace-t arms at the mode one Newton search from the draws' mean reaches
-        (at most :data:`~pmcbandit.evidence.trace_local.LOCAL_MAX_ITER` iterations, refined as the Laplace arms where
-        ``refine``), kept where one of them passes that check (:mod:`~pmcbandit.evidence.trace_local`); the AIS
+        (at most :data:`~pmcbandit.evidence.trace_local.LOCAL_MAX_ITER` iterations, below
+        :data:`~pmcbandit.evidence.trace_local.LOCAL_DIM_LIMIT` dimensions; refined as the Laplace arms where
+        ``refine``), kept where they pass that check (:mod:`~pmcbandit.evidence.trace_local`); the AIS
         arms stay as the second family, and the HMC AIS arm's mass matrices, step sizes and temperatures are fitted
         to the draws and the prior (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing
         pilot (so are all AIS arms' with ``transition="hmc"``). The draws only fit the proposals and settings: every

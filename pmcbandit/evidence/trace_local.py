@@ -12,6 +12,12 @@ can be the more efficient proposal. So the trace pool adds them at the cost of o
   ``local-t`` arm per Laplace proposal (``"local-t"`` for df 5, ``"local-t20"``; the Laplace arms' settings) is
   made at that mode with the curvature there, a copy of the ``trace-t`` arm of its setting with the t moved
   (no compilation, no timing pull). Otherwise none, and a note says why.
+* **Below 20 dimensions.** The search runs where the density has fewer than :data:`LOCAL_DIM_LIMIT` dimensions (the
+  threshold from which the pool adds its HMC AIS arm); above, the arms are left out with a note. Each Newton step
+  costs a Hessian of ``2 * dim`` gradient evaluations, and on the suite's two hierarchies (53 and 102 dimensions)
+  the search and the check of its arm took the pool's set-up with a new trace from 5.6-7.3 % to 10.7-10.8 % of the
+  no-trace pool's (medians of 3 runs), while the arm failed the check on both
+  (``benchmarks/results/bench_evidence_trace_arms.md``): set-up that the trace exists to save.
 * **Checked before it is refined.** The heavy-tailed arm on the Laplace fit gets the pool's set-up check first
   (:func:`~pmcbandit.evidence.importance.setup_check_passes`: the Pareto k-hat of one batch of draws at seed
   :data:`~pmcbandit.evidence.importance.SETUP_CHECK_SEED`, the check every trace arm set gets). Where it fails, the
@@ -36,11 +42,13 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm
 
-__all__ = ["LOCAL_MAX_ITER", "LocalFit", "local_arms", "local_search"]
+__all__ = ["LOCAL_DIM_LIMIT", "LOCAL_MAX_ITER", "LocalFit", "local_arms", "local_search"]
 
 #: Most Newton iterations of the local search (each one Hessian: ``2 * dim`` gradient evaluations). Newton with
 #: exact Hessians reaches an interior mode in a few to a few tens of iterations from inside its basin.
 LOCAL_MAX_ITER = 30
+#: The local search runs on densities of fewer dimensions than this (module docstring).
+LOCAL_DIM_LIMIT = 20
 
 
 def local_search(density, x: np.ndarray):
@@ -78,6 +86,10 @@ def local_arms(density, x: np.ndarray, templates, notes: list[str], refine: bool
     a fixed function of the draws) is then not made again for the same trace.
     """
     if not templates:
+        return []
+    if density.dim >= LOCAL_DIM_LIMIT:
+        notes.append(f"local-t arms left out: no local mode search on {density.dim} dimensions (it runs below "
+                     f"{LOCAL_DIM_LIMIT}: its Hessians cost 2 x dim gradient evaluations each)")
         return []
     if kept is None:
         def kept(key, build):

@@ -111,3 +111,18 @@ def test_a_search_that_reaches_no_interior_mode_leaves_the_arms_out_with_a_note(
     assert "trace-t" in names and not any(n.startswith("local") for n in names)
     said = "local-t arms left out: no interior mode from the trace's mean (the Newton search ended 1 non-stationary"
     assert said in caplog.text and f"(at most {LOCAL_MAX_ITER})" in caplog.text
+
+
+def test_no_local_search_from_the_dimension_limit_on(monkeypatch, caplog):
+    import pmcbandit.arms.evidence.modes as modes
+    from pmcbandit.evidence.trace_local import LOCAL_DIM_LIMIT
+    from tests.evidence.test_trace_setup import _independent_means
+
+    searches = _counting(monkeypatch, modes, "search_mode")
+    for d in (LOCAL_DIM_LIMIT - 1, LOCAL_DIM_LIMIT):
+        model, mean, sd = _independent_means(d=d)
+        draws = {"a": np.random.default_rng(d).normal(mean, sd, (2, 500, d))}
+        with caplog.at_level(logging.INFO, logger="pmcbandit"):
+            names = [a.name for a in _arms(model, draws)]
+        assert ("local-t" in names) == (d < LOCAL_DIM_LIMIT) and len(searches) == 1
+    assert f"no local mode search on {LOCAL_DIM_LIMIT} dimensions" in caplog.text
