@@ -4,11 +4,12 @@ Laplace arms, on one suite model and one NUTS trace: relative variance x CPU sec
     PYTHONPATH=. python -m benchmarks.probe_trace_local_mode eight_schools_centred 0 --pulls 60
 
 The trace is :mod:`benchmarks.probe_trace_arms`' (saved under the system's temporary folder). The arms:
-``evidence_arms(model, idata=trace, budget_seconds=15)``'s importance arms; ``evidence_arms(model,
-budget_seconds=15)``'s ``laplace-t*`` arms; and ``local-t*``, one per default proposal, at the end point of one
-trust-region Newton search (:func:`~pmcbandit.arms.evidence.modes.search_mode`) started at the mean of the trace's
+``evidence_arms(model, idata=trace, budget_seconds=15)``'s importance arms (its own ``local-t`` arms left out: they
+are built here by hand, unrefined and refined); ``evidence_arms(model, budget_seconds=15)``'s ``laplace-t*`` arms;
+and ``local-t*``, one per default proposal, at the end point of one trust-region Newton search (:func:`~pmcbandit.arms.evidence.modes.search_mode`) started at the mean of the trace's
 draws on the density's (non-centred) unconstrained space, with the Hessian there, and the same refined
-(``local-t*-r``, :func:`~pmcbandit.arms.evidence.refine.refine_proposal`). Each arm is pulled ``--pulls`` times,
+(``local-t*-r``, :func:`~pmcbandit.arms.evidence.refine.refine_proposal`, seed 7), and the ``trace-t*`` arms
+refined the same way where that changes them (``trace-t*-r``). Each arm is pulled ``--pulls`` times,
 the arms taken in turn (alternating, so a busy machine slows them alike), from ``default_rng(123)``; a pull's CPU
 seconds by ``time.process_time``. ``var_cost``: the weights' relative variance per pull (per weight over the
 batch size) times the median CPU seconds per pull. One JSON line.
@@ -64,7 +65,7 @@ def main(argv=None) -> None:
     suite = SUITE[args.model]()
     trace = _trace(suite, args.model, args.seed)
     with_trace = pb.evidence_arms(suite.model, idata=trace, budget_seconds=15)
-    arms = [a for a in with_trace if hasattr(a, "log_weights")]
+    arms = [a for a in with_trace if hasattr(a, "log_weights") and not a.name.startswith("local")]
     arms += [a for a in pb.evidence_arms(suite.model, budget_seconds=15) if a.name.startswith("laplace")]
     density = arms[0].density
     x = unconstrained_draws(suite.model, density, read_trace(trace, suite.model, "probe").values)
