@@ -18,7 +18,8 @@ can be the more efficient proposal. So the trace pool adds them at the cost of o
   the search and the check of its arm took the pool's set-up with a new trace from 5.6-7.3 % to 10.7-10.8 % of the
   no-trace pool's (medians of 3 runs), while the arm failed the check on both
   (``benchmarks/results/bench_evidence_trace_arms.md``): set-up that the trace exists to save.
-* **Checked before it is refined.** The heavy-tailed arm on the Laplace fit gets the pool's set-up check first
+* **Checked before it is refined.** The arm of the first proposal (the heavy-tailed one, df 5, of the default
+  proposals) on the Laplace fit gets the pool's set-up check first
   (:func:`~pmcbandit.evidence.importance.setup_check_passes`: the Pareto k-hat of one batch of draws at seed
   :data:`~pmcbandit.evidence.importance.SETUP_CHECK_SEED`, the check every trace arm set gets). Where it fails, the
   mode sits away from the posterior's mass (a hierarchy's mode at a larger group scale than its mass, in non-centred
@@ -78,11 +79,12 @@ def local_arms(density, x: np.ndarray, templates, notes: list[str], refine: bool
     ``templates`` are the ``trace-t`` arms (one per proposal setting): each ``local-t`` arm is a copy of one with its
     t moved to the local fit (:meth:`~pmcbandit.arms.evidence.LaplaceISArm.with_modes`, no compilation or timing
     pull: a pull draws and evaluates as many points). ``passes(arms)``, where given, is the pool's set-up check. The
-    heavy-tailed arm on the Laplace fit is checked first, and where it fails the arms are left out without the
-    refinement's draws (a Laplace fit whose weights fail on their own sits away from the mass, as a hierarchy's mode
-    in non-centred coordinates); otherwise the arms, refined where ``refine``, are kept where they pass. ``kept(key,
-    build)``, where given, returns ``build()`` made once per trace and ``key`` (the pool's
-    :func:`~pmcbandit.arms.evidence._cache.trace_fit_for`): the fit (``("local fit", refine)``, a :class:`LocalFit`,
+    first template's arm on the Laplace fit (the heavy-tailed one, df 5, of the default proposals) is checked
+    first, and where it fails the arms are left out without the refinement's draws (a Laplace fit whose weights
+    fail on their own sits away from the mass, as a hierarchy's mode in non-centred coordinates); otherwise the
+    arms, refined where ``refine``, are kept where they pass. ``kept(key, build)``, where given, returns ``build()``
+    made once per trace and ``key`` (the pool's :func:`~pmcbandit.arms.evidence._cache.trace_fit_for`): the fit
+    (``("local fit", refine)``, a :class:`LocalFit`,
     a fixed function of the draws) is then not made again for the same trace.
     """
     if not templates:
