@@ -9,9 +9,10 @@ What lives here:
   sized for a budget;
 * :mod:`~pmcbandit.evidence.importance` and :mod:`~pmcbandit.evidence.pilots` — the importance
   arms' proposals and the annealing and posterior pilots that fit them;
-* :mod:`~pmcbandit.evidence.trace`, :mod:`~pmcbandit.evidence.trace_arms` and
-  :mod:`~pmcbandit.evidence.trace_pilot` — a posterior trace the user already has: read and checked, the importance
-  arms fitted to its draws, and the HMC AIS arm's settings fitted to them in place of the annealing pilot;
+* :mod:`~pmcbandit.evidence.trace`, :mod:`~pmcbandit.evidence.trace_arms`, :mod:`~pmcbandit.evidence.trace_local`
+  and :mod:`~pmcbandit.evidence.trace_pilot` — a posterior trace the user already has: read and checked, the
+  importance arms fitted to its draws, Laplace-t arms at the mode one search from their mean reaches, and the HMC AIS
+  arm's settings fitted to them in place of the annealing pilot;
 * :mod:`~pmcbandit.evidence.comparison` — the door :func:`compare_models` (one budget across
   models, allocated in slices) and :mod:`~pmcbandit.evidence.comparison_result` — its result,
   :class:`ModelComparison`; :mod:`~pmcbandit.evidence.slices` merges a model's slices into one run.

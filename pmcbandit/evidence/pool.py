@@ -217,15 +217,18 @@ def evidence_arms(
         ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
-        arms' pilots (unless ``pilot_is=True``; where no trace arm passes the Pareto k-hat check on one batch of
-        set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with their
-        variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); the AIS arms stay as the
-        second family, and the HMC AIS arm's mass
-        matrices, step sizes and temperatures are fitted to the draws and the prior
-        (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing pilot (so are all AIS arms'
-        with ``transition="hmc"``). The draws only fit
-        the proposals and settings: every pull draws fresh points, so the weights stay unbiased. What the set-up
-        fits to a trace (the trace arms' fits and set-up check, the pilots, the AIS probes' timings) is kept for later
+        arms' pilots (unless ``pilot_is=True``; where no trace or local-t arm passes the Pareto k-hat check on one
+        batch of set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with
+        their variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); beside them come
+        ``"local-t"`` and ``"local-t20"``, Laplace-t arms at the mode one Newton search from the draws' mean reaches
+        (at most :data:`~pmcbandit.evidence.trace_local.LOCAL_MAX_ITER` iterations, below
+        :data:`~pmcbandit.evidence.trace_local.LOCAL_DIM_LIMIT` dimensions; refined as the Laplace arms where
+        ``refine``), kept where they pass that check (:mod:`~pmcbandit.evidence.trace_local`); the AIS
+        arms stay as the second family, and the HMC AIS arm's mass matrices, step sizes and temperatures are fitted
+        to the draws and the prior (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing
+        pilot (so are all AIS arms' with ``transition="hmc"``). The draws only fit the proposals and settings: every
+        pull draws fresh points, so the weights stay unbiased. What the set-up fits to a trace (the trace arms' fits,
+        the local search and its refinement, the set-up checks, the pilots, the AIS probes' timings) is kept for later
         runs on the same density and trace in the process (:func:`~pmcbandit.arms.evidence._cache.trace_fit_for`,
         keyed by a digest of the draws; a pilot cut short by the time left is not kept), so they skip that set-up and
         get the same proposals; the AIS slice probe's timing serves any trace of the model. A trace of another
@@ -268,7 +271,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     ``trace`` (a :class:`~pmcbandit.evidence.trace.TraceDraws` of the model) puts the trace arms
     (:func:`~pmcbandit.evidence.trace_arms.trace_arms`) in place of the Laplace arms' mode search and of the pilot-t
     arms' pilots, and the HMC AIS arm's settings fitted to its draws
-    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot; the Laplace arms come
+    (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot, and the ``local-t``
+    arms of one local search from the draws' mean (:mod:`~pmcbandit.evidence.trace_local`); the Laplace arms come
     back only where no trace arm could be fitted (a note says why). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
@@ -307,7 +311,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
-    laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes)
+    laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes,
+                                                             refine)
                                                   if trace is not None and laplace else ([], None, None, None))
     # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
     # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
@@ -538,14 +543,17 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
-def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str]):
-    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note), those draws
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str], refine: bool = True):
+    """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note) followed by the
+    ``local-t`` arms where they pass the set-up check (:func:`~pmcbandit.evidence.trace_local.local_arms`, their
+    refinement as ``refine`` says), those draws
     (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
     (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` without arms). The fits and
     each check are made once per density and trace (:func:`trace_fit_for`).
     """
     from pmcbandit.evidence.trace import unconstrained_draws
     from pmcbandit.evidence.trace_arms import trace_arms, trace_fits
+    from pmcbandit.evidence.trace_local import local_arms
 
     x = unconstrained_draws(model, density, trace.values)
     if x.shape[0] < 2:
@@ -565,7 +573,12 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
         return arms, x, digest, None
-    return arms, x, digest, (verdict[-1] if verdict else passes(arms, "shrunk"))
+    passed = verdict[-1] if verdict else passes(arms, "shrunk")
+    # The local-t arms: one Newton search from the trace's mean, kept where they pass the same check.
+    local = local_arms(density, x, arms[:len(proposals)], notes, refine, passes=setup_check_passes,
+                       kept=lambda key, build: trace_fit_for(density, key + (digest, tuple(proposals), batch_size,
+                                                                        cost), build))
+    return arms + local, x, digest, passed or bool(local)
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):

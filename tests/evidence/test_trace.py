@@ -205,8 +205,21 @@ def test_trace_arms_replace_the_laplace_arms_and_estimate_z():
     assert_within_se(result.log_z, log_z, result.log_z_se)
 
 
+def no_local_mode(monkeypatch):
+    """Make the trace pool's local search from the trace's mean end at no interior mode (as it does down a funnel),
+    so that the trace arms alone decide whether the posterior pilot runs.
+    """
+    import pmcbandit.evidence.trace_local as trace_local
+    from pmcbandit.arms.evidence.modes import ModeSearch
+
+    monkeypatch.setattr(trace_local, "local_search",
+                        lambda density, x: ModeSearch((), False, "no interior mode", 1, 0, 0, 0.0))
+
+
 @pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
-def test_trace_arms_that_fail_the_setup_check_bring_the_posterior_pilot():
+def test_trace_arms_that_fail_the_setup_check_bring_the_posterior_pilot(monkeypatch):
+    # Where neither a trace arm nor a local-t arm passes (the local search reaches no interior mode).
+    no_local_mode(monkeypatch)
     model, _ = normal_normal(M0, S0, S, tuple(Y))
     far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}  # far from the posterior, far too narrow
     with warnings.catch_warnings():
@@ -349,6 +362,7 @@ def test_trace_fits_and_probe_are_made_once_per_trace(monkeypatch):
 def test_posterior_pilot_from_a_trace_runs_once_unless_cut_short(monkeypatch):
     import pmcbandit.evidence.pool as pool
 
+    no_local_mode(monkeypatch)
     far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}  # brings the posterior pilot
     runs = _counting(monkeypatch, pool, "pilot_t_at_mode")
     model, _ = normal_normal(M0, S0, S, tuple(Y))

@@ -98,13 +98,16 @@ def test_spurious_correlation_falls_back_to_the_variances_without_a_pilot():
 
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
-def test_the_posterior_pilot_starts_at_the_trace_draws_and_reaches_the_posterior():
-    # A trace far from the posterior and far too narrow: no trace arm passes, and the pilot's chains, started at its
-    # draws with their variances (1e-4) as the first mass, reach the posterior in their warm-up.
+def test_the_posterior_pilot_starts_at_the_trace_draws_and_reaches_the_posterior(monkeypatch):
+    # A trace far from the posterior and far too narrow: no trace arm passes (nor a local-t arm: the local search is
+    # made to reach no interior mode), and the pilot's chains, started at its draws with their variances (1e-4) as
+    # the first mass, reach the posterior in their warm-up.
     import pmcbandit.evidence.pool as ev
     from pmcbandit.evidence.trace import read_trace
     from tests.analytic_models import normal_normal
+    from tests.evidence.test_trace import no_local_mode
 
+    no_local_mode(monkeypatch)
     model, _ = normal_normal(1.0, 2.0, 0.7, (0.3, 1.9, 2.4, 1.1))
     far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}
     with warnings.catch_warnings():

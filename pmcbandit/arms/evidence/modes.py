@@ -38,6 +38,7 @@ __all__ = [
     "NoInteriorModeError",
     "SearchEnd",
     "find_modes",
+    "local_mode",
     "search_mode",
 ]
 
@@ -420,3 +421,25 @@ def find_modes(
         reason += f" (the {n} of {len(starts)} starts that ran within {max_seconds:.3g} s)"
     return ModeSearch(modes, interior, reason, n, len(candidates), len(modes), time.perf_counter() - start_time,
                       timed_out)
+
+
+def local_mode(density, x0, *, max_iter: int = MAX_ITER, max_condition: float = MAX_CONDITION) -> ModeSearch:
+    """One Newton search (:func:`search_mode`, ``beta = 1``) from ``x0``, read by :func:`find_modes`' rule: a
+    :class:`ModeSearch` of the one mode it ended at where that is an interior mode (stationary, positive definite,
+    Jacobi-scaled condition number at most ``max_condition``), ``interior`` ``False`` with the reason otherwise.
+
+    A local search: it finds the mode of the basin ``x0`` lies in, and says nothing of other modes or of a density
+    that grows towards a boundary elsewhere (what :func:`find_modes`' many starts check). ``max_iter`` bounds its
+    cost: at most ``max_iter`` Hessians (``2 * dim`` gradient evaluations each, :meth:`ModelDensity._laplace_functions
+    <pmcbandit.arms.evidence.model_density.ModelDensity._laplace_functions>`); a search still moving after them
+    ends non-stationary, hence not interior.
+    """
+    start_time = time.perf_counter()
+    end = search_mode(density, 1.0, x0, max_iter=max_iter)
+    kind = _kind(end, max_condition)
+    seconds = time.perf_counter() - start_time
+    if kind != "interior":
+        return ModeSearch((), False, f"the Newton search ended {_describe([end], [kind])} after {end.n_iter} "
+                          f"iterations (at most {max_iter})", 1, 0, 0, seconds)
+    return ModeSearch(_merge([end], MERGE_DISTANCE), True, f"one interior mode after {end.n_iter} Newton iterations",
+                      1, 1, 1, seconds)
