@@ -15,9 +15,9 @@ can be the more efficient proposal. So the trace pool adds them at the cost of o
 * **Below 20 dimensions.** The search runs where the density has fewer than :data:`LOCAL_DIM_LIMIT` dimensions (the
   threshold from which the pool adds its HMC AIS arm); above, the arms are left out with a note. Each Newton step
   costs a Hessian of ``2 * dim`` gradient evaluations, and on the suite's two hierarchies (53 and 102 dimensions)
-  the search and the check of its arm took the pool's set-up with a new trace from 5.6-7.3 % to 10.7-10.8 % of the
-  no-trace pool's (medians of 3 runs), while the arm failed the check on both
-  (``benchmarks/results/bench_evidence_trace_arms.md``): set-up that the trace exists to save.
+  the search and the check of its arm took the pool's set-up with a new trace past a tenth of the no-trace pool's,
+  while the arm failed the check on both (``benchmarks/results/bench_setup_trace.md``): set-up that the trace
+  exists to save.
 * **Checked before it is refined.** The arm of the first proposal (the heavy-tailed one, df 5, of the default
   proposals) on the Laplace fit gets the pool's set-up check first
   (:func:`~pmcbandit.evidence.importance.setup_check_passes`: the Pareto k-hat of one batch of draws at seed
@@ -26,9 +26,9 @@ can be the more efficient proposal. So the trace pool adds them at the cost of o
   coordinates) and the arms are left out, with a note, before the refinement's thousands of draws: the set-up they
   would cost is what the trace saves. Where it passes, the arms are moved to the refined moments as the Laplace
   arms are, where ``refine`` is on (:func:`~pmcbandit.arms.evidence.refine.refine_proposal`, seed
-  :data:`~pmcbandit.evidence.importance.REFINE_SEED`; on centred eight schools that takes the weights' relative
-  variance from about 23 to 1.8 at df 5, ``benchmarks/results/bench_evidence_trace_arms.md``), and kept where one
-  of the refined arms passes the check too.
+  :data:`~pmcbandit.evidence.importance.REFINE_SEED`; on centred eight schools the refinement is what makes the arm
+  as efficient as the no-trace pool's Laplace arms, ``benchmarks/results/bench_evidence_trace_arms.md``), and kept
+  where one of the refined arms passes the check too.
 * **Unbiased, reproducible.** The search, the refinement and the checks are fixed functions of the trace and their
   seeds, made before any pull: every weight stays unbiased for Z, and the same trace and seed give the same estimate.
 
