@@ -253,26 +253,25 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
 
     model = _normal_model()[0]  # 30 dimensions: the HMC arm's pilot runs, and serves the pilot-t arms too
     kw = dict(ais_steps=(20,), prior=False, non_centre=False, nested=False)
-    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["ais-20", "ais-hmc-20", "laplace-t", "laplace-t20",
-                                                               "pilot-t", "pilot-t20"]
+    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20", "ais-20", "ais-hmc-20"]
     assert [a.name for a in ev.evidence_arms(model, laplace=False, **kw)] == ["ais-20", "ais-hmc-20"]
     # Without the HMC arm, a pilot for the pilot-t arms alone runs only where no Laplace arm passes k-hat.
     arms, notes, _ = ev.build_pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=1000,
                               cost="cpu_seconds", budget_seconds=None, non_centre=False, hmc_arm=False, nested=False)
-    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "ais-20"]
     assert any(n.startswith("pilot-t arms left out: a Laplace arm's set-up draws passed") for n in notes)
     forced = ev.evidence_arms(model, hmc_arm=False, pilot_is=True, **kw)
-    assert [a.name for a in forced] == ["ais-20", "laplace-t", "laplace-t20", "pilot-t", "pilot-t20"]
+    assert [a.name for a in forced] == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20", "ais-20"]
     # Timed: only with PILOT_MIN_RUN_SECONDS left; the pilot is given up past PILOT_MAX_SHARE of it.
     short = ev.evidence_arms(model, budget_seconds=ev.PILOT_MIN_RUN_SECONDS / 2, pilot_is=None, **kw)
-    assert [a.name for a in short] == ["ais-20", "laplace-t", "laplace-t20"]
+    assert [a.name for a in short] == ["laplace-t", "laplace-t20", "ais-20"]
     monkeypatch.setattr(pilots, "PILOT_MAX_SHARE", 0.0)
     arms, notes, _ = ev.build_pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
                               cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=True, pilot_is=True,
                               nested=False)
-    assert [a.name for a in arms] == ["ais-20", "laplace-t", "laplace-t20"]
+    assert [a.name for a in arms] == ["laplace-t", "laplace-t20", "ais-20"]
     assert any(n.startswith("HMC AIS arm and pilot-t arms left out: the HMC pilot passed its time limit after 1 "
                             "temperatures") for n in notes)
     # Without the HMC arm, the pilot-t arms' moments come from the posterior pilot at the Laplace mode instead.
@@ -280,8 +279,9 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
                               laplace_proposals=ev.DEFAULT_LAPLACE_PROPOSALS, prior=False, smc=False, batch_size=100,
                               cost="cpu_seconds", budget_seconds=60.0, non_centre=False, hmc_arm=False, pilot_is=True,
                               nested=False)
-    assert [a.name for a in arms][-2:] == ["pilot-t", "pilot-t20"]
-    assert arms[-1].modes.reason.endswith("draws of the posterior pilot")
+    names = [a.name for a in arms]
+    assert names == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20", "ais-20"]
+    assert arms[names.index("pilot-t20")].modes.reason.endswith("draws of the posterior pilot")
     with pytest.raises(TypeError, match="The 'pilot_is' parameter of evidence_arms must be None or a bool. Got 1"):
         ev.evidence_arms(model, pilot_is=1)
 
@@ -335,15 +335,15 @@ def test_the_pool_predicts_its_ais_arms_by_the_probe_it_sized_them_by(monkeypatc
     [
         # HMC check arm (2 leapfrog steps, 0.4 x the 5-step arm's time): 0.6 x 0.2 s / 0.0008 s = 150 steps, where
         # the slice arms cannot reach the check
-        ((400, 2000), 0.01, 0.002, ["ais-240", "ais-hmc2-150", "ais-hmc-1200", "prior-is"], None),
-        ((400, 2000), 0.01, 0.009, ["ais-240", "ais-hmc2-33", "ais-hmc-266", "prior-is"], None),
+        ((400, 2000), 0.01, 0.002, ["prior-is", "ais-240", "ais-hmc2-150", "ais-hmc-1200"], None),
+        ((400, 2000), 0.01, 0.009, ["prior-is", "ais-240", "ais-hmc2-33", "ais-hmc-266"], None),
         # 15 < 20 steps: no check arm, and the warning names the budget: 30 pulls x 20 steps x 0.008 s / (0.6 x 0.1)
-        ((400, 2000), 0.01, 0.02, ["ais-240", "ais-hmc-120", "prior-is"], ("(0.008 s each on this model)", 80)),
+        ((400, 2000), 0.01, 0.02, ["prior-is", "ais-240", "ais-hmc-120"], ("(0.008 s each on this model)", 80)),
         # and where its 150 steps are more than the slice check arm's 30 (the 400 asked stay beside that arm)
-        ((400, 2000), 0.004, 0.002, ["ais-30", "ais-400", "ais-600", "ais-hmc2-150", "ais-hmc-1200", "prior-is"], None),
-        ((400, 2000), 0.004, 0.012, ["ais-30", "ais-400", "ais-600", "ais-hmc-200", "prior-is"], False),  # 25 < 30
+        ((400, 2000), 0.004, 0.002, ["prior-is", "ais-30", "ais-400", "ais-600", "ais-hmc2-150", "ais-hmc-1200"], None),
+        ((400, 2000), 0.004, 0.012, ["prior-is", "ais-30", "ais-400", "ais-600", "ais-hmc-200"], False),  # 25 < 30
         # the longer HMC arm (600 steps asked, 0.03 s a pull) is left out: under 1.5x the check arm's 0.04 s
-        ((400, 600, 2000), 0.004, 0.00005, ["ais-30", "ais-400", "ais-600", "ais-hmc2-2000", "prior-is"], None),
+        ((400, 600, 2000), 0.004, 0.00005, ["prior-is", "ais-30", "ais-400", "ais-600", "ais-hmc2-2000"], None),
     ],
 )
 @pytest.mark.slow
