@@ -10,6 +10,11 @@ directory): ``.venv/bin/python -m benchmarks.probe_pima_z 15 10``. It prints; it
 ``r`` from ``default_rng(1000 + r)``, each run's estimate the log of its pulls' mean weight and its SE their
 relative standard error; printed: the spread of the runs' estimates beside their mean SE (a ratio near 1 for a
 calibrated SE).
+
+``.venv/bin/python -m benchmarks.probe_pima_z --run laplace-t20 SEEDS PULLS`` runs the same arm alone through
+``pb.run`` (uniform policy, ``Pulls(PULLS)``, ``random_seed`` 0..SEEDS-1: the run loop's per-pull streams), and prints
+each run's error against the reference with its SE and z after a quarter, half and all of its pulls, then the root
+mean square z and the runs' spread beside their mean SE at ``PULLS``.
 """
 
 from __future__ import annotations
@@ -59,8 +64,39 @@ def arm_alone(name: str, runs: int, pulls: int) -> None:
     print(f"between-run sd {spread:.5f}, mean SE {np.mean(ses):.5f}, ratio {spread / np.mean(ses):.2f}")
 
 
+def arm_in_run(name: str, seeds: int, pulls: int) -> None:
+    import pmcbandit as pb
+    from models.evidence_suite import SUITE
+
+    warnings.simplefilter("ignore")
+    case = SUITE["pima_768"]()
+    arm = next(a for a in pb.evidence_arms(case.model, budget_seconds=15) if a.name == name)
+
+    def error(log_means):
+        top = log_means.max()
+        z = np.exp(log_means - top)
+        return top + np.log(z.mean()) - case.log_z, z.std(ddof=1) / np.sqrt(z.size) / z.mean()
+
+    zs, errors, ses = [], [], []
+    for seed in range(seeds):
+        res = pb.run([arm], policy="uniform", budget=pb.Pulls(pulls), random_seed=seed, progressbar=False)
+        x = res.history.column("obs")
+        parts = []
+        for m in (pulls // 4, pulls // 2, pulls):
+            e, s = error(x[:m])
+            parts.append(f"{m}: {e:+.5f}/{s:.5f} z {e / s:+.2f}")
+        errors.append(e)
+        ses.append(s)
+        zs.append(e / np.hypot(s, case.log_z_se))
+        print(seed, " | ".join(parts), flush=True)
+    print(f"root mean square z {np.sqrt(np.mean(np.square(zs))):.2f}; spread {np.std(errors, ddof=1):.5f}, "
+          f"mean SE {np.mean(ses):.5f}, mean error {np.mean(errors):+.5f}")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "--arm":
+    if sys.argv[1] == "--run":
+        arm_in_run(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1] == "--arm":
         arm_alone(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
         main(float(sys.argv[1]), int(sys.argv[2]))
