@@ -253,7 +253,8 @@ def test_pool_adds_pilot_t_arms_by_the_rule(monkeypatch):
 
     model = _normal_model()[0]  # 30 dimensions: the HMC arm's pilot runs, and serves the pilot-t arms too
     kw = dict(ais_steps=(20,), prior=False, non_centre=False, nested=False)
-    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20", "ais-20", "ais-hmc-20"]
+    assert [a.name for a in ev.evidence_arms(model, **kw)] == ["laplace-t", "laplace-t20", "pilot-t", "pilot-t20",
+                                                               "ais-20", "ais-hmc-20"]
     assert [a.name for a in ev.evidence_arms(model, laplace=False, **kw)] == ["ais-20", "ais-hmc-20"]
     # Without the HMC arm, a pilot for the pilot-t arms alone runs only where no Laplace arm passes k-hat.
     arms, notes, _ = ev.build_pool(model, ais_steps=(20,), n_chains=1, transition="slice", laplace=True,
