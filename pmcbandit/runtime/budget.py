@@ -173,7 +173,10 @@ class TargetSE(Budget):
     first met the target. The SE counts only while the result's interval is one to read
     (``interval_reliable``: enough observations and, for a pool of several estimator
     families, the cross-family check run), so a run does not stop on an SE the result
-    itself would not vouch for. When the SE, computed as if the interval were reliable, meets
+    itself would not vouch for. Every arm has one decision before the policy chooses (with ``max_seconds``
+    cheapest first, without it in the order the arms were given; :mod:`pmcbandit.runtime.guards`, rule 3), so no
+    arm goes untried while the target is met on costlier ones. When the SE, computed as if the interval were
+    reliable, meets
     the target and the interval lacks only the cross-family check (status ``"no_cross_check"``),
     the run finishes the check: every decision goes to the check arm (of a family other than the
     one the answer rests on), before any arm not yet tried, until it has the
