@@ -209,7 +209,7 @@ class Arm(abc.ABC):
                     cost = out[2]
         else:
             values = out
-        if type(values) is float:  # np.array((values,)), a third cheaper as a copy of a one-float array
+        if type(values) is float:  # np.array((values,)), built as a copy of a one-float array (the cheaper way)
             x, values = values, _ONE_VALUE.copy()
             values[0] = x
         else:

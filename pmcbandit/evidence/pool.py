@@ -476,7 +476,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         arms += [AISArm(density, n_steps=n, n_chains=n_chains, transition="hmc", cost=cost, hmc_pilot=pilot,
                         step_seconds=hmc_step) for n in hmc_steps]
     annealing = arms
-    # The pool's order (POOL_ORDER): importance samplers, then the annealing ladder, then SMC and nested sampling.
+    # The pool's order (evidence_arms' docstring): importance samplers, then the AIS arms, then SMC and nested sampling.
     arms = list(laplace_set)
     if pilot_set is None and want_pilot_arms and pilot is not None:
         pilot_set = pilot_arms(density, pilot, proposals, batch_size, cost, notes)
@@ -573,12 +573,13 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     if not arms:
         notes.append("the Laplace arms' mode search runs in place of the trace arms")
         return arms, x, digest, None
-    passed = verdict[-1] if verdict else passes(arms, "shrunk")
     # The local-t arms: one Newton search from the trace's mean, kept where they pass the same check.
     local = local_arms(density, x, arms[:len(proposals)], notes, refine, passes=setup_check_passes,
                        kept=lambda key, build: trace_fit_for(density, key + (digest, tuple(proposals), batch_size,
                                                                         cost), build))
-    return arms + local, x, digest, passed or bool(local)
+    # Kept local-t arms passed; otherwise the trace arms' verdict, or None where none was made (build_pool checks the
+    # arms only if a rule asks).
+    return arms + local, x, digest, True if local else (verdict[-1] if verdict else None)
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):

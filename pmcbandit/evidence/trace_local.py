@@ -72,13 +72,12 @@ class LocalFit(NamedTuple):
     note: str
 
 
-def local_arms(density, x: np.ndarray, templates, notes: list[str], refine: bool, passes=None, kept=None
-               ) -> list[Arm]:
+def local_arms(density, x: np.ndarray, templates, notes: list[str], refine: bool, passes, kept=None) -> list[Arm]:
     """The ``local-t`` arms (module docstring) from the draws ``x`` ``(n, dim)``, or none with a note.
 
     ``templates`` are the ``trace-t`` arms (one per proposal setting): each ``local-t`` arm is a copy of one with its
     t moved to the local fit (:meth:`~pmcbandit.arms.evidence.LaplaceISArm.with_modes`, no compilation or timing
-    pull: a pull draws and evaluates as many points). ``passes(arms)``, where given, is the pool's set-up check. The
+    pull: a pull draws and evaluates as many points). ``passes(arms)`` is the pool's set-up check. The
     first template's arm on the Laplace fit (the heavy-tailed one, df 5, of the default proposals) is checked
     first, and where it fails the arms are left out without the refinement's draws (a Laplace fit whose weights
     fail on their own sits away from the mass, as a hierarchy's mode in non-centred coordinates); otherwise the
@@ -96,10 +95,6 @@ def local_arms(density, x: np.ndarray, templates, notes: list[str], refine: bool
     if kept is None:
         def kept(key, build):
             return build()
-    if passes is None:
-        def passes(arms):
-            return True
-
     def copies(modes):
         from pmcbandit.evidence.importance import arm_name
 

@@ -449,7 +449,7 @@ class ArmReliability(NamedTuple):
         another importance-weight arm kept, with at least :data:`SPREAD_MIN_WEIGHTS` weights, is not.
         """
         if not self.n_weights.any():  # no importance-weight arm: only the unreliable ones (none passed, none spread)
-            return self.unreliable | False
+            return self.unreliable.copy()
         passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
         out = self.unreliable | (self.unchecked if passed.any() else False)
         spread = self.undersampled
