@@ -83,7 +83,7 @@ def run(
         policy got other info (PMC's per-path arrays) cannot be resumed (``ValueError``).
     budget : float or Budget
         A float is seconds of wall time; or ``Pulls(n)``, ``CpuSeconds(s)``, ``WallSeconds(s)``,
-        ``TargetSE(se, relative=False, min_pulls=10, max_seconds=None)``.
+        ``TargetSE(se, relative=False, min_pulls=2, max_seconds=None)``.
     combine : {"inverse_variance", "uniform", "cross_fitted"}
         How the arms' observations are combined (:mod:`pmcbandit.stats.combine`); ``result.recombined(method)``
         reads the same run through another.

@@ -43,12 +43,12 @@ def nested_arm(density, cost: str, budget_seconds: float | None, decision_share:
                check_pulls: int, check_fill: float, notes: list[str]) -> Arm | None:
     """The pool's nested-sampling arm on ``density``, or ``None`` with a note saying why it was left out.
 
-    Untimed (``budget_seconds=None``): :data:`~pmcbandit.arms.evidence.nested.DEFAULT_LIVE` live points. Timed:
-    the most live points (halving from the default, at least :data:`MIN_LIVE`) whose pull, predicted from a timed
-    run with :data:`PROBE_LIVE` live points (the fastest of up to :data:`PROBE_RUNS` when short, module docstring),
-    lets ``check_pulls`` pulls fit in ``check_fill`` of the ``check_share`` of the budget, else one whose pull fits
-    0.8 of ``decision_share / 2`` of it (a paired decision is two pulls, :mod:`pmcbandit.runtime.guards` rule 1),
-    else none.
+    A pull's duration is predicted from a timed run with :data:`PROBE_LIVE` live points (the fastest of up to
+    :data:`PROBE_RUNS` when short, module docstring), scaled by the live points. Untimed (``budget_seconds=None``):
+    :data:`~pmcbandit.arms.evidence.nested.DEFAULT_LIVE` live points. Timed: the most live points (halving from the
+    default, at least :data:`MIN_LIVE`) whose pull lets ``check_pulls`` pulls fit in ``check_fill`` of the
+    ``check_share`` of the budget, else one whose pull fits 0.8 of ``decision_share / 2`` of it (a paired decision
+    is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), else none.
     """
     from pmcbandit.arms.evidence.nested import DEFAULT_LIVE, NestedArm
 
@@ -56,8 +56,6 @@ def nested_arm(density, cost: str, budget_seconds: float | None, decision_share:
         notes.append(f"nested-sampling arm left out: the model has {density.dim} unconstrained dimensions, more than "
                      f"the {NESTED_MAX_DIM} the default pool runs it on")
         return None
-    if budget_seconds is None:
-        return NestedArm(density, n_live=DEFAULT_LIVE, cost=cost)
     probe = NestedArm(density, n_live=PROBE_LIVE, cost=cost)
     seconds = probe.expected_seconds  # the run from default_rng(1), timed at construction
     for _ in range(PROBE_RUNS - 1):
@@ -67,6 +65,8 @@ def nested_arm(density, cost: str, budget_seconds: float | None, decision_share:
         probe.draw(np.random.default_rng(1))
         seconds = min(seconds, time.perf_counter() - start)
     per_live = seconds / PROBE_LIVE
+    if budget_seconds is None:
+        return NestedArm(density, n_live=DEFAULT_LIVE, cost=cost, expected_seconds=DEFAULT_LIVE * per_live)
     check_cap = check_fill * check_share * budget_seconds / check_pulls
     decision_cap = 0.8 * decision_share * budget_seconds / 2
     sizes = []

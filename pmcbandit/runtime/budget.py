@@ -162,7 +162,10 @@ class TargetSE(Budget):
         where ``relative`` changes nothing (``log_se`` is already relative, to first order).
     relative : bool
     min_pulls : int
-        Pulls before the first check.
+        Pulls before the SE is first evaluated (the default: one paired decision). It is not what keeps a run from
+        stopping on too few observations: the SE counts only on an interval the result vouches for (Notes), which
+        needs enough degrees of freedom, trusted weights and, for a pool of several families, the cross-family
+        check, whatever the count.
     max_seconds : float, optional
         Wall-time cap; without it a target that cannot be reached runs for ever.
 
@@ -188,7 +191,7 @@ class TargetSE(Budget):
 
     se: float
     relative: bool = False
-    min_pulls: int = 10
+    min_pulls: int = 2
     max_seconds: float | None = None
     uses_cpu = False
 
