@@ -28,7 +28,9 @@ arm (an arm it cannot pull anymore leaves its answer unfounded).
 Guards and reliability. :meth:`Engine.plan` asks the run's guards (:mod:`pmcbandit.runtime.guards`)
 first: they may force a decision (every arm's first one under a time budget; the cross-check
 share on a second estimator family) or narrow the policy's choice (arms whose decision would
-take too large a share of the budget, or more than is left). For arms whose values are
+take too large a share of the budget, or more than is left). Guards whose only rule is every arm's first decision
+(an SE target without a time limit, one family, no importance weights) are dropped once every arm has had it
+(:meth:`~pmcbandit.runtime.guards.Guards.idle`): the later decisions are the policy's, as without guards. For arms whose values are
 importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
 (:class:`pmcbandit.stats.psis.WeightTails`). An arm whose Pareto :math:`\hat k` exceeds the
 sample-size-dependent threshold gets no weight in the combination (:mod:`pmcbandit.result`) while
@@ -316,6 +318,8 @@ class Engine:
                 next_pull[arm] = first + pulls
                 if self.guards is not None:
                     self.guards.dispatched(arm, plan.reason)
+            if self.guards is not None and self.guards.idle():
+                self.guards = None  # no rule applies to a later decision: the policy alone, as without guards
         self.pulls_dispatched += len(tickets)
         self.decisions[d] = _Decision(arms if type(arms) is tuple else tuple(arms), plan.reason, tickets)
         return tickets

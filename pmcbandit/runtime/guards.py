@@ -280,6 +280,7 @@ class Guards:
         self.untrusted_rule = weighted and adaptive and not pinned
         # No rule applies without a time horizon, a second family or rule 5: the engine then skips the guards.
         self.active = self.initial or self.checks or self.untrusted_rule
+        self._initial_only = self.horizon is None and not self.checks and not self.untrusted_rule
         self.expected = np.array(
             [math.nan if a.expected_seconds is None else float(a.expected_seconds) for a in arms], dtype=np.float64
         )
@@ -311,6 +312,12 @@ class Guards:
         self.tried[arm] = True
         if reason == CROSS_CHECK:
             self.check_arm = arm
+
+    def idle(self) -> bool:
+        """Whether no rule can apply to a later decision: no time horizon, no cross-family check, no rule 5, and
+        every arm has had its first decision (rule 3). Nothing the guards count is read after that.
+        """
+        return self._initial_only and bool(self.tried.all())
 
     def observe(self, arm: int, seconds: float, cost: float) -> None:
         """A pull of ``arm`` came back after ``seconds`` (wall) with ``cost`` (NaN if it failed)."""

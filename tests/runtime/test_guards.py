@@ -106,6 +106,42 @@ def test_an_se_target_tries_the_arm_thompson_sampling_would_starve():
     assert res.arm_table()["pulls"].min() >= 1
 
 
+
+def test_guards_whose_only_rule_is_the_first_round_go_idle_once_every_arm_had_it():
+    """Without a horizon, a second family or rule 5, rule 3 is the only rule: the guards are idle once every arm
+    has had its decision; with any other rule they never are."""
+    arms = [_Arm("a"), _Arm("b")]
+    g = _guards(arms, try_every_arm=True)
+    assert not g.idle()
+    g.dispatched(0)
+    assert not g.idle()
+    g.dispatched(1)
+    assert g.idle()
+    for other in (_guards(arms, horizon=10.0, try_every_arm=True),
+                  _guards([_Arm("a", family="x"), _Arm("b", family="y")], try_every_arm=True)):
+        other.dispatched(0)
+        other.dispatched(1)
+        assert not other.idle()
+
+
+def test_an_se_target_run_makes_the_same_decisions_once_its_guards_are_idle(monkeypatch):
+    """The engine drops idle guards (Guards.idle): the run's history is the one it makes with the guards kept."""
+    def arms():
+        return [CallableArm(lambda rng, s=s: 1.0 + s * rng.standard_normal(), name=f"a{s}", cost=1.0)
+                for s in (0.3, 0.1, 1.0)]
+
+    def history(budget):
+        res = pb.run(arms(), policy="ucb1", budget=budget, random_seed=5, progressbar=False)
+        return res.history.column("arm"), res.history.column("obs")
+
+    budget = pb.TargetSE(2e-3)
+    arm_dropped, value_dropped = history(budget)
+    monkeypatch.setattr(Guards, "idle", lambda self: False)
+    arm_kept, value_kept = history(budget)
+    assert arm_dropped.size > 50
+    np.testing.assert_array_equal(arm_dropped, arm_kept)
+    np.testing.assert_array_equal(value_dropped, value_kept)
+
 def test_measured_durations_replace_the_declared_ones():
     arms = [_Arm("a", expected=0.01), _Arm("b", expected=0.01)]
     g = _guards(arms, horizon=10.0)
