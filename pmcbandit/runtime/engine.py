@@ -30,8 +30,8 @@ first: they may force a decision (every arm's first one under a time budget; the
 share on a second estimator family) or narrow the policy's choice (arms whose decision would
 take too large a share of the budget, or more than is left). Guards whose only rule is every arm's first decision
 (an SE target without a time limit, one family, no importance weights) are dropped once every arm has had it
-(:meth:`~pmcbandit.runtime.guards.Guards.idle`): the later decisions are the policy's, as without guards. For arms whose values are
-importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
+(:meth:`~pmcbandit.runtime.guards.Guards.idle`): the later decisions are the policy's, as without guards.
+For arms whose values are importance weights (``Arm.importance_weights``) the engine accumulates the weights' upper tail
 (:class:`pmcbandit.stats.psis.WeightTails`). An arm whose Pareto :math:`\hat k` exceeds the
 sample-size-dependent threshold gets no weight in the combination (:mod:`pmcbandit.result`) while
 it does; it stays in play while it is only short of draws, and once it is hopeless (:math:`\hat k > 0.7`
