@@ -1,4 +1,5 @@
-"""What every benchmark reports besides its numbers: the machine, the date, where it writes."""
+"""What every benchmark reports besides its numbers: the machine, the date, where it writes; and the log-mean-exp
+estimate with its relative SE that the probes of log-scale arms share (:func:`log_mean_exp`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,19 @@ def machine() -> str:
     except (OSError, subprocess.CalledProcessError, StopIteration):
         model = platform.processor() or "unknown CPU"
     return f"{model}, {os.cpu_count()} cores"
+
+
+def log_mean_exp(log_values) -> tuple[float, float]:
+    """``(log of the mean of exp(log_values), its relative standard error)``: the estimate of ``log Z`` from a log-scale
+    arm's pulls and its delta-method SE (the standard error of the mean of the exponentials over their mean).
+    """
+    import numpy as np
+
+    log_values = np.asarray(log_values, dtype=np.float64)
+    top = log_values.max()
+    scaled = np.exp(log_values - top)
+    mean = scaled.mean()
+    return float(top + np.log(mean)), float(scaled.std(ddof=1) / np.sqrt(scaled.size) / mean)
 
 
 def utc_now() -> str:

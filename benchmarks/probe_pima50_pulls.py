@@ -2,8 +2,9 @@
 ``estimate_evidence(model, budget=TargetSE(0.01), random_seed=seed)`` and the CPU seconds its pulls recorded (the
 history's ``cost`` column), why it stopped, the interval's status, log Z, its SE and the pulls per arm; then the
 median and the largest pull CPU, the seeds' standard deviation of log Z beside their mean SE, and each seed's z
-against the answer of the smallest SE among them (the root mean square, the largest and how many within 1.96). Run it from a checkout of each version to compare (the package is imported from the
-current directory): ``.venv/bin/python -m benchmarks.probe_pima50_pulls 10``. It prints; it writes no results file.
+against the answer of the smallest SE among them (the root mean square, the largest and how many within 1.96).
+Run it from a checkout of each version to compare (the package is imported from the current directory):
+``.venv/bin/python -m benchmarks.probe_pima50_pulls 10``. It prints; it writes no results file.
 """
 
 from __future__ import annotations

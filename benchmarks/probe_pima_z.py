@@ -24,6 +24,8 @@ import warnings
 
 import numpy as np
 
+from benchmarks._common import log_mean_exp
+
 
 def main(seconds: float, seeds: int) -> None:
     import pmcbandit as pb
@@ -49,16 +51,11 @@ def arm_alone(name: str, runs: int, pulls: int) -> None:
     estimates, ses = [], []
     for r in range(runs):
         rng = np.random.default_rng(1000 + r)
-        log_means = []
-        for _ in range(pulls):
-            log_w = np.ravel(arm.pull(rng).values)
-            top = log_w.max()
-            log_means.append(top + np.log(np.mean(np.exp(log_w - top))))
-        log_means = np.array(log_means)
-        top = log_means.max()
-        z = np.exp(log_means - top)
-        estimates.append(top + np.log(z.mean()))
-        ses.append(z.std(ddof=1) / np.sqrt(z.size) / z.mean())
+        # each pull's log mean weight, then their log-mean-exp (the pulls' mean weight) with its relative SE
+        log_means = [log_mean_exp(np.ravel(arm.pull(rng).values))[0] for _ in range(pulls)]
+        estimate, se = log_mean_exp(log_means)
+        estimates.append(estimate)
+        ses.append(se)
         print(r, round(estimates[-1] - case.log_z, 5), round(ses[-1], 5), flush=True)
     spread = float(np.std(estimates, ddof=1))
     print(f"between-run sd {spread:.5f}, mean SE {np.mean(ses):.5f}, ratio {spread / np.mean(ses):.2f}")
@@ -72,18 +69,14 @@ def arm_in_run(name: str, seeds: int, pulls: int) -> None:
     case = SUITE["pima_768"]()
     arm = next(a for a in pb.evidence_arms(case.model, budget_seconds=15) if a.name == name)
 
-    def error(log_means):
-        top = log_means.max()
-        z = np.exp(log_means - top)
-        return top + np.log(z.mean()) - case.log_z, z.std(ddof=1) / np.sqrt(z.size) / z.mean()
-
     zs, errors, ses = [], [], []
     for seed in range(seeds):
         res = pb.run([arm], policy="uniform", budget=pb.Pulls(pulls), random_seed=seed, progressbar=False)
         x = res.history.column("obs")
         parts = []
         for m in (pulls // 4, pulls // 2, pulls):
-            e, s = error(x[:m])
+            e, s = log_mean_exp(x[:m])
+            e -= case.log_z
             parts.append(f"{m}: {e:+.5f}/{s:.5f} z {e / s:+.2f}")
         errors.append(e)
         ses.append(s)

@@ -106,7 +106,6 @@ def test_an_se_target_tries_the_arm_thompson_sampling_would_starve():
     assert res.arm_table()["pulls"].min() >= 1
 
 
-
 def test_guards_whose_only_rule_is_the_first_round_go_idle_once_every_arm_had_it():
     """Without a horizon, a second family or rule 5, rule 3 is the only rule: the guards are idle once every arm
     has had its decision; with any other rule they never are."""
@@ -141,6 +140,7 @@ def test_an_se_target_run_makes_the_same_decisions_once_its_guards_are_idle(monk
     assert arm_dropped.size > 50
     np.testing.assert_array_equal(arm_dropped, arm_kept)
     np.testing.assert_array_equal(value_dropped, value_kept)
+
 
 def test_measured_durations_replace_the_declared_ones():
     arms = [_Arm("a", expected=0.01), _Arm("b", expected=0.01)]
