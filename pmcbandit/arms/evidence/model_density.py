@@ -30,7 +30,9 @@ Both terms are compiled into one PyTensor function of a flat vector ``x``
 ``model.value_vars``) with ``mode="NUMBA"``; its numba dispatcher
 (``fn.vm.jit_fn``, an internal attribute of PyTensor's numba linker, read by
 :func:`pmcbandit._compat.numba_jit_fn` and checked by ``tests/arms/evidence/test_model_density.py``)
-is what the numba kernels of the arms call.
+is what the numba kernels of the arms call. Every function of the density's graphs is compiled through
+:func:`~pmcbandit.arms.evidence._compiled.compile_cached`, so a later process that builds the same density loads
+them from disk instead of rewriting the graphs again.
 
 Prior draws come from a PyTensor forward-sampling graph of the free variables
 batched over a symbolic number of draws, seeded from the caller's
@@ -49,6 +51,7 @@ import numpy as np
 from numba.core.errors import NumbaWarning
 
 from pmcbandit._compat import numba_jit_fn
+from pmcbandit.arms.evidence._compiled import compile_cached
 from pmcbandit.arms.evidence._initial_point import initial_point
 from pmcbandit.arms.evidence._log_terms import log_terms, untraced
 from pmcbandit.arms.evidence._prior_sampler import build_prior_sampler
@@ -219,7 +222,7 @@ class ModelDensity:
 
     def __init__(self, model, *, check_draws: int = _CHECK_DRAWS):
         import pytensor
-        from pymc.pytensorf import compile as compile_pymc, join_nonshared_inputs
+        from pymc.pytensorf import join_nonshared_inputs
 
         self.model = model = check_model(model)
         value_vars = list(model.value_vars)
@@ -244,7 +247,7 @@ class ModelDensity:
             outputs = [pytensor.tensor.cast(o, "float64") for o in (logprior, loglik)]
             self._x, self._graphs = x, outputs
             # PyMC's compile turns parameter checks into -inf (rather than raising), as in sampling.
-            self.point_fn = compile_pymc([x], outputs, mode="NUMBA")
+            self.point_fn = compile_cached([x], outputs, mode="NUMBA")
             self._sample, self.vectorised_prior = build_prior_sampler(model, self.value_names)
         self.point_fn.trust_input = True
         self.jit_fn = numba_jit_fn(self.point_fn)
@@ -358,7 +361,6 @@ class ModelDensity:
         :meth:`logp_terms_batch`.
         """
         import pytensor.tensor as pt
-        from pymc.pytensorf import compile as compile_pymc
         from pytensor.graph.replace import vectorize_graph
 
         with untraced():
@@ -372,7 +374,7 @@ class ModelDensity:
                     return log_prior + log_lik
 
                 return row_loop
-            return compile_pymc([xs], batch, mode=mode)
+            return compile_cached([xs], batch, mode=mode)
 
     def compile_logp_terms_batch(self, mode: str | None = None):
         """Compile ``X -> (logprior(x_i), loglik(x_i))`` over the rows ``x_i`` of ``X`` (shape ``(n, dim)``).
@@ -390,7 +392,6 @@ class ModelDensity:
 
     def _compile_terms_batch(self, mode):
         import pytensor.tensor as pt
-        from pymc.pytensorf import compile as compile_pymc
         from pytensor.graph.replace import vectorize_graph
 
         with untraced():
@@ -399,7 +400,7 @@ class ModelDensity:
                 batch = vectorize_graph(list(self._graphs), {self._x: xs})
             except NotImplementedError:
                 return self.logp_terms_batch
-            fn = compile_pymc([xs], batch, mode=mode)
+            fn = compile_cached([xs], batch, mode=mode)
 
         def terms(x):
             log_prior, log_lik = fn(x)
@@ -524,13 +525,12 @@ class ModelDensity:
         if self._laplace_fn is None:
             import pytensor
             import pytensor.tensor as pt
-            from pymc.pytensorf import compile as compile_pymc
 
             with untraced():
                 b = pt.scalar("beta", dtype="float64")
                 target = self._graphs[0] + b * self._graphs[1]
                 grad = pytensor.grad(target, self._x)
-                value_and_grad = compile_pymc([self._x, b], [target, grad])
+                value_and_grad = compile_cached([self._x, b], [target, grad])
 
             def hessian(x, beta):
                 x = np.asarray(x, dtype=np.float64)
@@ -587,12 +587,11 @@ class ModelDensity:
         """``x -> [logprior, loglik, grad logprior, grad loglik]``, NUMBA mode, compiled once."""
         if self._grad_fn is None:
             import pytensor
-            from pymc.pytensorf import compile as compile_pymc
 
             logprior, loglik = self._graphs
             with untraced():
                 grads = [pytensor.tensor.cast(pytensor.grad(term, self._x), "float64") for term in (logprior, loglik)]
-                fn = compile_pymc([self._x], [logprior, loglik, *grads], mode="NUMBA")
+                fn = compile_cached([self._x], [logprior, loglik, *grads], mode="NUMBA")
             fn.trust_input = True
             with warnings.catch_warnings():
                 # As in _check: numba cannot cache a function holding constant arrays on disk.
