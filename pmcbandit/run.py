@@ -318,8 +318,11 @@ def _interim_result(engine, combine: str) -> RunResult:
 class _SEWatch:
     """The SE a :class:`TargetSE` budget compares, evaluated on a deterministic schedule.
 
-    From ``min_pulls`` on, once the pull count has grown by 2 % (at every pull up to 100): an evaluation combines
-    all observations (O(n)), so this keeps its amortised cost O(1) per pull. An evaluation reads the interim
+    From ``min_pulls`` on, once the pull count has grown by 2 % (at every pull up to 100), or, while the interval
+    is ``"ok"`` and its SE above the target, halfway to the count where an SE falling as :math:`n^{-1/2}` would meet
+    it (at most a quarter more pulls; not under ``"random_effects"``, whose between-arm spread does not fall so): an
+    evaluation combines all observations (O(n)), so this keeps its amortised cost O(1) per pull, and far from the
+    target few evaluations are made. An evaluation reads the interim
     result's status and SE: its consistency test leaves out the per-arm leave-one-out deviations, which only a
     warning names (:attr:`RunResult.consistency` computes them when read), and the history converts only the columns
     it reads. An SE counts only while the run's interval is one to read (:attr:`RunResult.interval_reliable`);
@@ -348,6 +351,8 @@ class _SEWatch:
             self.value = value if res.interval_reliable else math.inf
             guards = engine.guards
             step = max(1, n // 50)
+            if status == "ok" and self.target < self.value < math.inf:  # halfway to where n^(-1/2) meets the target
+                step = max(step, min(n // 4, int(n * ((self.value / self.target) ** 2 - 1.0) / 2.0)))
             if status == "no_cross_check" and value <= self.target and guards is not None:
                 guards.finish_check(engine.selected, res.check_pulls_needed(), res.answer_arm)
                 step = guards.check_pulls_needed(engine.blocked()) or step

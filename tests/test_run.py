@@ -107,6 +107,26 @@ def test_target_se_budget_reaches_its_target():
     assert r.history.column("wall")[-1] < 20
 
 
+def test_target_se_evaluates_rarely_far_from_its_target_and_stops_near_it(monkeypatch):
+    """Far above the target the SE is next evaluated halfway to where n^(-1/2) meets it (at most n/4 on), so a run of
+    thousands of pulls makes a few dozen evaluations, not one per 2 % of growth, and stops with an SE not far below the
+    target (an SE of i.i.d. pulls stopped a quarter late is 0.89 of it).
+    """
+    run_module = sys.modules["pmcbandit.run"]  # the module (``pmcbandit.run`` is also the function)
+    evaluations = []
+    interim = run_module._interim_result
+
+    def counted(engine, combine):
+        evaluations.append(len(engine.history))
+        return interim(engine, combine)
+
+    monkeypatch.setattr(run_module, "_interim_result", counted)
+    r = pb.run(_arms(), policy="ucb1", budget=pb.TargetSE(0.005), random_seed=3, progressbar=False)
+    assert len(r.history) > 5000 and r.stopped_by == "target_se"
+    assert len(evaluations) <= 60  # the 2 % schedule alone makes over 250 by then
+    assert 0.85 * 0.005 <= r.se <= 0.005
+
+
 def test_callback_sees_progress_and_can_stop():
     seen = []
 

@@ -172,10 +172,13 @@ class TargetSE(Budget):
     Notes
     -----
     The run evaluates the SE each time the pull count has grown by 2 % (after every pull up
-    to 100 pulls; an evaluation costs O(n)), so it may stop up to 2 % of pulls after the SE
-    first met the target. The SE counts only while the result's interval is one to read
-    (``interval_reliable``: enough observations and, for a pool of several estimator
-    families, the cross-family check run), so a run does not stop on an SE the result
+    to 100 pulls; an evaluation costs O(n)), and while the interval is ``"ok"`` and its SE above
+    the target next halfway to the count where an SE falling as :math:`n^{-1/2}` would meet it, at
+    most a quarter more pulls on. It may thus stop after the SE first met the target: by up to 2 %
+    of the pulls, or, where the SE fell faster than :math:`n^{-1/2}`, by up to a quarter of them.
+    The SE counts only while the result's interval is one to read (``interval_reliable``: enough
+    observations and, for a pool of several estimator families, the cross-family check run), so a
+    run does not stop on an SE the result
     itself would not vouch for. Every arm has one decision before the policy chooses (with ``max_seconds``
     cheapest first, without it in the order the arms were given; :mod:`pmcbandit.runtime.guards`, rule 3), so no
     arm goes untried while the target is met on costlier ones. When the SE, computed as if the interval were
