@@ -1,21 +1,23 @@
 """Compiled PyTensor functions of a model's density, kept on disk and loaded by later processes.
 
 Compiling a PyTensor function rewrites its graph every time, in every process: on a small model that is most of a
-warm set-up's compile time. A compiled :class:`pytensor.compile.function.types.Function` pickles with its rewritten
-graph (PyTensor's own pickling; loading links it again without rewriting), so :func:`compile_cached` stores each
-function it compiles and a later process that builds the same graph loads it instead.
+warm set-up's compile time. A compiled function (:class:`pytensor.compile.Function`) pickles with its rewritten graph
+(PyTensor's own pickling; loading links it again without rewriting), so :func:`compile_cached` stores each function
+it compiles and a later process that builds the same graph loads it instead.
 
 Rules
 -----
 Key
-    SHA-256 of the graph's pickle (inputs and outputs: every node's Op, every variable's type, constants' data) with
-    each variable's ``auto_name`` and ``tag`` left out (a process-wide counter, different for the same graph after
-    different earlier work; annotations that a compile adds to the variables of its graph, such as
-    ``values_eq_approx``, and that no rewrite or backend reads), of the compile
-    keywords, of PyTensor's configuration hash (:meth:`pytensor.config.get_config_hash`) and the rewrite and
-    backend options it leaves out, and of the versions of Python, NumPy, numba, PyTensor and PyMC. Equal keys mean
-    equal graphs compiled the same way; a graph whose pickle is not the same in two processes (e.g. an Op holding a
-    set of strings, ordered by the process's hash seed) only misses.
+    SHA-256 of a form of the graph that depends on the computation only (:func:`_write_graph`): the inputs' types;
+    each node in topological order as its Op (pickled), the positions of its inputs and its outputs' types; each
+    constant as its type and data (an array as its dtype, shape and bytes); the outputs' positions. Left out: each
+    variable's ``auto_name`` (a process-wide counter, different for the same graph after different earlier work)
+    and ``tag`` (annotations, such as ``values_eq_approx``, that a compile adds to the variables of its graph and
+    that no rewrite or backend reads). Hashed with it: the compile keywords, PyTensor's configuration hash
+    (:meth:`pytensor.config.get_config_hash`) and the rewrite and backend options it leaves out, and the versions
+    of Python, NumPy, numba, PyTensor and PyMC. Equal keys mean equal graphs compiled the same way; a graph whose
+    form is not the same in two processes (e.g. an Op holding a set of strings, ordered by the process's hash seed)
+    only misses.
 Not kept
     A graph with a shared variable (``pm.Data``, random generators): its loaded function would hold a copy of the
     value, not the model's variable, so ``pm.set_data`` would not reach it. A graph or a function that does not
@@ -23,13 +25,14 @@ Not kept
     as usual.
 Loading
     An entry that fails to load (truncated, written by another build, PyTensor's ``unpickle_function`` off) is
-    removed and the function compiled.
+    removed and the function compiled. Loading unpickles: the directory must be writable by its user only, as
+    PyTensor's compile directory, whose compiled modules PyTensor loads, must be.
 Storage
     ``PMCBANDIT_CACHE_DIR`` (empty: no disk cache), by default ``pmcbandit-functions`` in PyTensor's compile
     directory. Entries are written to a temporary file and renamed, so processes sharing the directory never read
     a partial entry. Past :data:`MAX_CACHE_BYTES` the least recently used entries are removed.
 
-Imports: PyMC and PyTensor (public names), nothing of this package.
+Imports: NumPy, numba (its version), PyMC and PyTensor (public names), nothing of this package.
 """
 
 from __future__ import annotations
@@ -77,13 +80,12 @@ def function_key(inputs, outputs, kwargs: dict) -> str | None:
     it is not kept.
     """
     import numba
-    import numpy
     import pymc
     import pytensor
 
     digest = hashlib.sha256()
     options = {name: str(getattr(pytensor.config, name, None)) for name in _REWRITE_OPTIONS}
-    head = (platform.python_version(), numpy.__version__, numba.__version__, pytensor.__version__,
+    head = (platform.python_version(), np.__version__, numba.__version__, pytensor.__version__,
             pymc.__version__, pytensor.config.get_config_hash(), sorted(options.items()),
             sorted((k, repr(v)) for k, v in kwargs.items()))
     digest.update(repr(head).encode())
@@ -143,15 +145,17 @@ def _store(fn, folder: str, path: str) -> None:
         return
     if len(data) > MAX_ENTRY_BYTES:
         return
+    temporary = None
     try:
         os.makedirs(folder, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(handle, "wb") as fh:
             fh.write(data)
         os.replace(temporary, path)
-    except OSError:
-        return
-    _prune(folder)
+        _prune(folder)
+    except OSError:  # a full disk, a folder removed meanwhile: nothing is kept
+        if temporary is not None:
+            _remove(temporary)
 
 
 def _prune(folder: str) -> None:
@@ -181,7 +185,7 @@ def _remove(path: str) -> None:
 
 
 class _Digest(io.RawIOBase):
-    """A writable stream that feeds a hash instead of storing the bytes (a large constant is not copied)."""
+    """A writable stream that feeds a hash instead of storing the bytes (the form of a large graph is not kept)."""
 
     def __init__(self, digest):
         self._digest = digest
