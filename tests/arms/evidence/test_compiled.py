@@ -111,18 +111,18 @@ def test_an_empty_cache_dir_turns_the_cache_off(monkeypatch, tmp_path):
 
 
 def test_the_least_recently_used_entries_go_past_the_bound(cache, monkeypatch):
-    for scale in (1.0, 2.0, 3.0):
+    path = {scale: cache / (function_key(*_graph(scale=scale), {"mode": "NUMBA"}) + ".pkl") for scale in (1, 2, 3)}
+    for scale in path:
         compile_cached(*_graph(scale=scale), mode="NUMBA")
-    entries = sorted(cache.glob("*.pkl"), key=lambda p: p.stat().st_mtime)
-    for age, entry in enumerate(entries):  # distinct use times, oldest first
-        os.utime(entry, (1e9 + age, 1e9 + age))
-    compile_cached(*_graph(scale=1.0), mode="NUMBA")  # a load: its entry is now the most recent
+    for age, scale in enumerate(path):  # distinct use times, the first graph's oldest
+        os.utime(path[scale], (1e9 + age, 1e9 + age))
+    compile_cached(*_graph(scale=1), mode="NUMBA")  # a load: its entry is now the most recently used
     size = max(p.stat().st_size for p in cache.glob("*.pkl"))
     monkeypatch.setattr(_compiled, "MAX_CACHE_BYTES", 2 * size + size // 2)
-    compile_cached(*_graph(scale=4.0), mode="NUMBA")
+    compile_cached(*_graph(scale=4), mode="NUMBA")
     kept = set(cache.glob("*.pkl"))
     assert len(kept) == 2
-    assert entries[0] in kept and entries[1] not in kept and entries[2] not in kept
+    assert path[1] in kept and path[2] not in kept and path[3] not in kept
 
 
 _DENSITY = """
