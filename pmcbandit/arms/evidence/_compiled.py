@@ -25,8 +25,9 @@ Not kept
     as usual.
 Loading
     An entry that fails to load (truncated, written by another build, PyTensor's ``unpickle_function`` off) is
-    removed and the function compiled. Loading unpickles: the directory must be writable by its user only, as
-    PyTensor's compile directory, whose compiled modules PyTensor loads, must be.
+    removed and the function compiled. Loading unpickles, which runs code: the cache is used only in a directory
+    of the user's own that no one else may write to (made with mode 0o700; otherwise functions are compiled and the
+    log says why once), the trust PyTensor's compile directory, whose compiled modules PyTensor loads, needs too.
 Storage
     ``PMCBANDIT_CACHE_DIR`` (empty: no disk cache), by default ``pmcbandit-functions`` in PyTensor's compile
     directory. Entries are written to a temporary file and renamed, so processes sharing the directory never read
@@ -104,7 +105,7 @@ def compile_cached(inputs, outputs, **kwargs):
     """
     from pymc.pytensorf import compile as compile_pymc
 
-    folder = cache_dir()
+    folder = _private_folder()
     key = None if folder is None else function_key(inputs, outputs, kwargs)
     if key is None:
         return compile_pymc(inputs, outputs, **kwargs)
@@ -115,6 +116,37 @@ def compile_cached(inputs, outputs, **kwargs):
     fn = compile_pymc(inputs, outputs, **kwargs)
     _store(fn, folder, path)
     return fn
+
+
+def _private_folder() -> str | None:
+    """:func:`cache_dir`, made (mode 0o700) if missing, or ``None`` (no disk cache, said once on the log) when it
+    cannot be made or is not private: owned by another user, or writable by its group or by others (module
+    docstring, "Loading").
+    """
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        stat = os.stat(folder)
+    except OSError as exc:
+        return _refuse(folder, f"it cannot be made ({exc})")
+    if hasattr(os, "getuid") and stat.st_uid != os.getuid():
+        return _refuse(folder, "another user owns it")
+    if stat.st_mode & 0o022:
+        return _refuse(folder, "its group or other users may write to it")
+    return folder
+
+
+_REFUSED: set = set()
+
+
+def _refuse(folder: str, why: str) -> None:
+    if folder not in _REFUSED:
+        _REFUSED.add(folder)
+        _LOG.warning("compiled density functions are not cached in %s: %s (set PMCBANDIT_CACHE_DIR to a folder of "
+                     "your own, or to an empty string)", folder, why)
+    return None
 
 
 def _load(path: str):
@@ -147,7 +179,6 @@ def _store(fn, folder: str, path: str) -> None:
         return
     temporary = None
     try:
-        os.makedirs(folder, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(handle, "wb") as fh:
             fh.write(data)

@@ -110,6 +110,20 @@ def test_an_empty_cache_dir_turns_the_cache_off(monkeypatch, tmp_path):
     assert len(calls) == 2
 
 
+def test_a_folder_others_may_write_to_is_not_used(tmp_path, monkeypatch, caplog):
+    """Loading unpickles: a folder that anyone but its user may write to is neither read nor written."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    monkeypatch.setenv("PMCBANDIT_CACHE_DIR", str(folder))
+    with caplog.at_level("WARNING", logger="pmcbandit"):
+        for _ in range(2):
+            fn = compile_cached(*_graph(), mode="NUMBA")
+    assert float(fn(np.zeros(3))[1]) == 0.0
+    assert not list(folder.iterdir())
+    assert sum("not cached" in r.getMessage() for r in caplog.records) == 1  # said once
+
+
 def test_the_least_recently_used_entries_go_past_the_bound(cache, monkeypatch):
     path = {scale: cache / (function_key(*_graph(scale=scale), {"mode": "NUMBA"}) + ".pkl") for scale in (1, 2, 3)}
     for scale in path:
