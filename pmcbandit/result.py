@@ -17,7 +17,11 @@ What is reported (``interval_status``)
    spread for their number of weights (:attr:`~pmcbandit.stats.psis.ArmReliability.undersampled`:
    their average is most often too low by more than its SE) while another importance-weight arm kept,
    of at least :data:`~pmcbandit.stats.psis.SPREAD_MIN_WEIGHTS` weights, is not too spread: an AIS arm
-   of a few annealing steps beside a longer one.
+   of a few annealing steps beside a longer one. Nor, in a log-scale run, do arms whose estimate another arm's
+   importance weights show too low (:attr:`RunResult.missed_mass`, :mod:`pmcbandit.stats.missed_mass`: betting on
+   those weights against the arm's upper limit, at a stated error rate): an annealing path through a phase
+   transition, or a proposal that never draws part of the posterior, misses mass with weights that pass every check
+   of their own. Their status is ``"missed_mass"``, and they take no part in the consistency test (step 2).
 2. The other arms are combined (``combine=``; :mod:`pmcbandit.stats.combine`), each arm with a
    :math:`\\hat k` at the variance its weights' fitted tail implies, an importance arm with too few
    weights for one at the variance of log-normal weights of its log weights' spread, each when that is
@@ -76,11 +80,13 @@ import numpy as np
 
 from pmcbandit._validation import check_choice
 from pmcbandit.base import declare_result
-from pmcbandit.stats.combine import COMBINE_METHODS, MIN_WEIGHTED_DOF, Combined, combine, interval, log_interval
+from pmcbandit.stats.combine import (COMBINE_METHODS, MIN_WEIGHTED_DOF, Combined, arm_moments, combine, interval,
+                                     log_interval)
 from pmcbandit.stats.consistency import Heterogeneity, heterogeneity
 from pmcbandit.stats.consistency import interval as random_effects_interval
 from pmcbandit.exceptions import WarningText
 from pmcbandit.runtime.history import STATUS, History
+from pmcbandit.stats.missed_mass import MissedMass, missed_mass
 from pmcbandit.stats.pareto_tail import variance_scale
 from pmcbandit.stats.posterior_check import loglik_means
 from pmcbandit.stats.psis import ArmReliability
@@ -198,8 +204,35 @@ class RunResult(RunMessages):
     def combined_with(self, method: str) -> Combined:
         """The same observations combined with another method (for comparisons)."""
         obs, arms, within, size = (a[self._combine_order] for a in self.working_values())
-        return combine(obs, arms, len(self.arm_names), method, within, size, self.reliability.excluded,
+        return combine(obs, arms, len(self.arm_names), method, within, size, self.excluded_mask,
                        self.settings.get("deterministic"), self.tail_scale)
+
+    @cached_property
+    def excluded_mask(self) -> np.ndarray:
+        """Arms the combination gives no weight by steps 1 and 2 of the module docstring: those of
+        :attr:`ArmReliability.excluded <pmcbandit.stats.psis.ArmReliability.excluded>` and those whose estimate another
+        arm's importance weights show too low (:attr:`missed_mass`).
+        """
+        return np.asarray(self.reliability.excluded, dtype=bool) | self.missed_mass.low
+
+    @cached_property
+    def missed_mass(self) -> MissedMass:
+        """Arms whose estimate another arm's importance weights show too low (:mod:`pmcbandit.stats.missed_mass`):
+        each arm's upper limit (its mean and SE on the working scale, its variance scaled by :attr:`tail_scale` as in
+        the combination; arms with fewer than :data:`MIN_CONSISTENCY_DOF` degrees of freedom are not tested) against
+        the bets of every arm whose values are importance weights. None in linear runs.
+        """
+        k = len(self.arm_names)
+        rel = self.reliability
+        witnesses = np.asarray(rel.n_weights) > 0
+        if not self.log_scale or not witnesses.any():
+            return MissedMass.none(k)
+        obs, arms, within, size = self.working_values()
+        n, mean, var, nu, own, _ = arm_moments(obs, arms, k, within, size)
+        var = var * np.fmax(self.tail_scale, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            se = np.where(own & (nu >= MIN_CONSISTENCY_DOF), np.sqrt(var / n), np.nan)
+        return missed_mass(obs, arms, k, mean, se, witnesses)
 
     def recombined(self, method: str):
         """The same run read through another combination: a result of the same class, on the same pulls and
@@ -276,7 +309,8 @@ class RunResult(RunMessages):
         rel = self.reliability
         # Unchecked arms (no k-hat yet) are compared though not combined (step 2); unreliable ones are not, nor
         # arms too spread for their number of weights.
-        compared = (c.used | ((c.n > 0) & rel.unchecked & ~rel.unreliable & ~c.suspect)) & ~rel.undersampled
+        compared = ((c.used | ((c.n > 0) & rel.unchecked & ~rel.unreliable & ~c.suspect)) & ~rel.undersampled
+                    & ~self.missed_mass.low)
         mask = compared & c.own & (c.nu >= MIN_CONSISTENCY_DOF) & np.isfinite(y) & np.isfinite(se) & (se > 0)
         return y, se, mask
 
@@ -425,6 +459,8 @@ class RunResult(RunMessages):
     def arm_status(self) -> np.ndarray:
         """Per arm: ``"ok"``, ``"quarantined"`` (faults), ``"unreliable"`` (Pareto k-hat),
         ``"unchecked"`` (too few importance weights for a k-hat while a checked arm passed: no weight),
+        ``"missed_mass"`` (its estimate shown too low by another arm's importance weights, :attr:`missed_mass`: no
+        weight),
         ``"zero_variance"`` (all observations identical: no weight, :mod:`pmcbandit.stats.combine`) or
         ``"not_pulled"`` (no valid observation: the budget ended, or every pull failed, before it had one).
         """
@@ -433,6 +469,7 @@ class RunResult(RunMessages):
         status[self.combined.suspect] = "zero_variance"
         rel = self.reliability
         status[rel.excluded & rel.unchecked] = "unchecked"
+        status[self.missed_mass.low] = "missed_mass"
         status[rel.unreliable] = "unreliable"
         status[self.quarantined] = "quarantined"
         return status.astype(str)

@@ -83,6 +83,14 @@ class RunMessages:
             detail = ", ".join(self._failed_text(k) for k in bad)
             out.append(f"arms whose importance weights failed the Pareto k-hat check were given no weight and not "
                        f"chosen again (the answer rests on the arms that passed): {detail}")
+        low = self.missed_mass
+        if low.low.any():
+            detail = ", ".join(f"{self.arm_names[k]} (by {self.arm_names[int(low.witness[k])]}'s weights, log "
+                               f"evidence {low.log_evidence[k]:.3g} against {low.threshold:.3g})"
+                               for k in np.flatnonzero(low.low))
+            out.append("arms whose estimate another arm's importance weights show too low were given no weight: "
+                       "each missed part of the posterior that the other reaches (an annealing path through a phase "
+                       "transition, a proposal that never draws a region; pmcbandit.stats.missed_mass): " + detail)
         unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
         if unchecked.size:
             detail = ", ".join(f"{self.arm_names[k]} (S = {rel.n_weights[k]})" for k in unchecked)
@@ -352,7 +360,8 @@ class RunMessages:
         # An SE from a few pulls does not say how many a check needs: such an arm is asked for CHECK_PULLS, and
         # judged again once it has them.
         need = self.check_pulls_needed(trusted_from=WIDEN_MIN_PULLS)
-        out = np.asarray(self.quarantined, dtype=bool) | np.asarray(self.reliability.unreliable, dtype=bool)
+        out = (np.asarray(self.quarantined, dtype=bool) | np.asarray(self.reliability.unreliable, dtype=bool)
+               | self.missed_mass.low)
         for k, family in enumerate(families):
             if family is None or family == families[a] or k in other or out[k]:
                 need[k] = 0

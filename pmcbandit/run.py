@@ -403,7 +403,7 @@ class _CheckWatch:
         self._due = passed
         res = _interim_result(engine, self.combine)
         pulls = res.widen_pulls() if res.interval_status == "no_cross_check" else None
-        guards.widen_check(pulls, res.answer_arm)
+        guards.widen_check(pulls, res.answer_arm, res.missed_mass.low)
         return math.nan
 
 

@@ -25,7 +25,7 @@ __all__ = ["RENAMED", "run_groups", "model_comparison_groups",
 
 #: History column -> sample_stats variable, where the names differ.
 RENAMED = {"obs": "value", "wall": "time"}
-_ARM_STATUS = ("ok", "quarantined", "unreliable", "unchecked", "not_pulled", "zero_variance")
+_ARM_STATUS = ("ok", "quarantined", "unreliable", "unchecked", "not_pulled", "zero_variance", "missed_mass")
 _RESERVED = {"pull", "arm_name", *(RENAMED.get(c, c) for c in (*INT_COLUMNS, *FLOAT_COLUMNS))}
 
 _DESCRIPTIONS = {

@@ -153,7 +153,7 @@ def running_estimate(result, level: float = 0.95, n_checkpoints: int = 200) -> d
         c_ = int(np.searchsorted(valid_rows, m))  # valid observations among the first m pulls
         if c_ == 0:
             continue
-        c = combine(obs[:c_], arms[:c_], k, result.combine, within[:c_], size[:c_], result.reliability.excluded,
+        c = combine(obs[:c_], arms[:c_], k, result.combine, within[:c_], size[:c_], result.excluded_mask,
                     result.settings.get("deterministic"), result.tail_scale)
         if result.log_scale:
             if c.estimate > 0:

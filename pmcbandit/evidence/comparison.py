@@ -487,5 +487,6 @@ def _carry(merged, index: list[int]) -> CheckCarry | None:
     rows = {c: np.asarray(v)[kept] for c, v in arrays.items()}
     rows["arm"] = at[kept]
     rel = merged.reliability
-    suspect = (np.asarray(rel.unreliable) | np.asarray(rel.undersampled))[np.asarray(index, dtype=np.int64)]
+    suspect = (np.asarray(rel.unreliable) | np.asarray(rel.undersampled)
+               | merged.missed_mass.low)[np.asarray(index, dtype=np.int64)]
     return CheckCarry.from_history(rows, len(index), suspect)

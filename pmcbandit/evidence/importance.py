@@ -18,7 +18,8 @@ from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
 __all__ = ["DEFAULT_LAPLACE_PROPOSALS", "arm_name", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
-           "laplace_arms", "setup_check_passes", "pilot_arms", "SCALE_MIX_RATIO", "scale_mix_arms"]
+           "laplace_arms", "setup_check_passes", "pilot_arms", "SCALE_MIX_RATIO", "scale_mix_arms", "LADDER_MAX_RATIO",
+           "LADDER_MAX_DIM", "LADDER_PRIOR_DRAWS", "LADDER_SEED", "ladder_scales", "scale_ladder_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
@@ -167,6 +168,105 @@ def scale_mix_arms(density, laplace, pilots, proposals, batch_size, cost, notes:
                  f"differ by a factor of {math.exp(gap):.3g} (geometric mean over the {dim} coordinates)")
     return [LaplaceISArm(density, df=df, inflation=inflation, defensive=defensive, batch_size=batch_size,
                          name="scale-mix", modes=search, cost=cost)]
+
+
+#: Widest component of the ``scale-ladder`` arm, as a factor on the Laplace fit's scale (:func:`scale_ladder_arms`).
+LADDER_MAX_RATIO = 1000.0
+#: Largest dimension at which the pool tries a ``scale-ladder`` arm (its components' densities cost
+#: :math:`O(d^2)` each per draw, and their number grows as :math:`\sqrt d`).
+LADDER_MAX_DIM = 30
+#: Prior draws whose covariance sets the ladder's widest scale (seed :data:`LADDER_SEED`).
+LADDER_PRIOR_DRAWS = 1000
+#: Seed of the ladder's prior draws and of its set-up batch: a fixed function of the model.
+LADDER_SEED = 20_171_103
+
+
+def ladder_scales(ratio: float, dim: int) -> np.ndarray:
+    r"""The ladder's scale factors: geometric from 1 to ``ratio`` (capped at :data:`LADDER_MAX_RATIO`), with
+    :math:`1 + \lceil \sqrt d \log R \rceil` rungs. Two Gaussians of the same shape whose scales differ by a factor
+    :math:`1 + \epsilon` have importance weights of relative variance about :math:`e^{2 d \epsilon^2} - 1`, so the
+    rungs' spacing falls as :math:`1/\sqrt d` for any concentric component between two rungs to be met within a
+    bounded factor; the t components' tails (df of the robust Laplace proposal) smooth the rest.
+    """
+    import math
+
+    top = math.log(min(max(ratio, 1.0), LADDER_MAX_RATIO))
+    n = 1 + max(1, math.ceil(math.sqrt(dim) * top))
+    return np.exp(np.linspace(0.0, top, n))
+
+
+def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+    r"""A ``scale-ladder`` arm: a t mixture at the Laplace arms' modes whose components widen the Laplace fit by the
+    factors of :func:`ladder_scales`, from 1 to the prior's scale; kept only where one batch of its draws at set-up
+    (seed :data:`LADDER_SEED`) shows the Laplace arms' set-up estimate too low
+    (:func:`~pmcbandit.stats.missed_mass.log_evidence_against` over its weights reaches :math:`\log(1/\alpha)`, against
+    the largest upper limit of the set-up batches, at seed :data:`SETUP_CHECK_SEED`, of the Laplace arms whose weights
+    pass the Pareto :math:`\hat k` check) and its own weights pass that check; none otherwise, and none where no Laplace
+    arm passes (the pilot-t and ``scale-mix`` arms are the pool's remedy there, :func:`scale_mix_arms`).
+
+    A narrow component at the mode (a spike) inside a wide one around it (a slab) holds posterior mass that a
+    proposal shaped by the curvature at the mode never draws, and whose weights therefore pass :math:`\hat k` while
+    their mean reads the spike alone (Skilling 2006, Sec. 7, for such likelihoods); nor does a posterior pilot started
+    at the mode reach the slab. The ladder draws at every scale between the mode's and the prior's, so its weights
+    find that mass where it lies; the test at set-up keeps it only where they do, and its proposal is fixed before any
+    pull, so its weights stay unbiased for :math:`Z` (the mixture and defensive share of Hesterberg 1995). Left out
+    above :data:`LADDER_MAX_DIM` dimensions and where the prior is no wider than the Laplace fit (by
+    :data:`SCALE_MIX_RATIO`). ``laplace``: the pool's Laplace-t arms; the first of ``proposals`` sets the t and the
+    smallest defensive share the prior's.
+    """
+    import math
+
+    from pmcbandit.arms.evidence import LaplaceISArm
+    from pmcbandit.arms.evidence.modes import Mode, ModeSearch
+    from pmcbandit.stats.missed_mass import ALPHA, UPPER_Z, log_evidence_against
+    from pmcbandit.stats.psis import khat_threshold, pareto_khat
+
+    if not (laplace and proposals) or density.dim > LADDER_MAX_DIM:
+        return []
+    found = laplace[0].modes.modes
+    dim = density.dim
+    prior = density.sample_prior(np.random.default_rng(LADDER_SEED), LADDER_PRIOR_DRAWS)
+    prior = prior[np.isfinite(prior).all(axis=1)]
+    if prior.shape[0] <= dim:
+        return []
+    sign, log_det = np.linalg.slogdet(np.atleast_2d(np.cov(prior.T)))
+    ratio = math.exp((log_det + np.linalg.slogdet(found[0].precision)[1]) / (2.0 * dim)) if sign > 0 else math.nan
+    if not ratio > SCALE_MIX_RATIO:
+        return []
+    scales = ladder_scales(ratio, dim)
+    log_z = np.array([m.log_laplace for m in found])
+    share = (np.exp(log_z - np.logaddexp.reduce(log_z)) if np.isfinite(log_z).all()
+             else np.full(len(found), 1.0 / len(found)))
+    modes = tuple(Mode(m.location, m.precision / c**2, m.log_density, math.log(p / scales.size))
+                  for m, p in zip(found, share) for c in scales)
+    search = ModeSearch(modes, True, "the Laplace modes widened by a ladder of scales", 0, 0, len(modes), 0.0)
+    df = proposals[0][0]
+    defensive = min(p[2] for p in proposals)
+    arm = LaplaceISArm(density, df=df, inflation=1.0, defensive=defensive, batch_size=batch_size, name="scale-ladder",
+                       modes=search, cost=cost)
+    try:
+        log_w = arm.log_weights(np.random.default_rng(LADDER_SEED), arm.batch_size)
+        others = [a.log_weights(np.random.default_rng(SETUP_CHECK_SEED), a.batch_size) for a in laplace]
+    except (FloatingPointError, ValueError):
+        return []
+    # Only Laplace arms whose set-up weights pass the k-hat check make a claim to test; where none does, the pool's
+    # pilot-t and scale-mix arms are the remedy (evidence_arms' pilot_is rule).
+    others = [w for w in others if pareto_khat(w) <= khat_threshold(w.size)]
+    if not others or not pareto_khat(log_w) <= khat_threshold(log_w.size):
+        return []
+    shift = max(float(np.max(log_w)), *(float(np.max(w)) for w in others))
+    if not np.isfinite(shift):
+        return []
+    upper = max(float(np.mean(w) + UPPER_Z * np.std(w, ddof=1) / math.sqrt(w.size))
+                for w in (np.exp(o - shift) for o in others))
+    evidence = log_evidence_against(np.exp(log_w - shift), upper)
+    if not evidence >= math.log(1.0 / ALPHA):
+        return []
+    notes.append(f"scale-ladder arm: a t mixture at the Laplace modes over {scales.size} scales from 1 to "
+                 f"{scales[-1]:.3g} times the Laplace fit's (the prior's), as its set-up draws show the Laplace arms' "
+                 f"set-up estimate too low (log evidence {evidence:.3g} against {math.log(1.0 / ALPHA):.3g}): a part "
+                 "of the posterior wider than the curvature at the mode says")
+    return [arm]
 
 
 class PilotCheck:

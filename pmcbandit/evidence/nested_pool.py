@@ -25,7 +25,8 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm
 
-__all__ = ["nested_arm", "NESTED_MAX_DIM", "PROBE_LIVE", "PROBE_RUNS", "PROBE_REPEAT_SECONDS", "MIN_LIVE"]
+__all__ = ["nested_arm", "NESTED_MAX_DIM", "PROBE_LIVE", "PROBE_RUNS", "PROBE_REPEAT_SECONDS", "MIN_LIVE",
+           "NESTED_MAX_LIVE", "NATS_PER_LIVE", "laplace_information"]
 
 #: Most unconstrained dimensions of a model the default pool adds a nested-sampling arm to.
 NESTED_MAX_DIM = 30
@@ -37,11 +38,33 @@ PROBE_RUNS = 3
 PROBE_REPEAT_SECONDS = 0.05
 #: Fewest live points of the pool's nested arm; below, it is left out.
 MIN_LIVE = 8
+#: Most live points the pool gives its nested arm where the posterior's information asks for more than the budget's
+#: sizing gives (:func:`nested_arm`).
+NESTED_MAX_LIVE = 256
+#: Information per live point (nats) above which the pool grows its nested arm's live points, where a check still
+#: fits (:func:`nested_arm`).
+NATS_PER_LIVE = 0.5
+
+
+def laplace_information(density, mode) -> float:
+    r"""The information :math:`H = \mathrm{KL}(\pi \,\|\, p)` of the posterior relative to the prior, from a Gaussian
+    at an interior ``mode`` (:class:`~pmcbandit.arms.evidence.modes.Mode`) whose precision :math:`P` the likelihood
+    dominates: :math:`H = -\mathrm{entropy}(\pi) - E_\pi[\log p] \approx \tfrac12\log\det P - \tfrac d2
+    \log(2\pi e) - \log p(\hat x)`, with :math:`\log p` the prior density on the unconstrained space; NaN where
+    that is not finite.
+    """
+    import math
+
+    log_prior = density.logp_terms(mode.location)[0]
+    sign, log_det = np.linalg.slogdet(mode.precision)
+    h = 0.5 * log_det - 0.5 * density.dim * math.log(2.0 * math.pi * math.e) - log_prior
+    return float(h) if sign > 0 and math.isfinite(h) else math.nan
 
 
 def nested_arm(density, cost: str, budget_seconds: float | None, decision_share: float, check_share: float,
-               check_pulls: int, check_fill: float, notes: list[str]) -> Arm | None:
-    """The pool's nested-sampling arm on ``density``, or ``None`` with a note saying why it was left out.
+               check_pulls: int, check_fill: float, notes: list[str], information: float = float("nan"),
+               wide_share: float = 0.0) -> Arm | None:
+    r"""The pool's nested-sampling arm on ``density``, or ``None`` with a note saying why it was left out.
 
     A pull's duration is predicted from a timed run with :data:`PROBE_LIVE` live points (the fastest of up to
     :data:`PROBE_RUNS` when short, module docstring), scaled by the live points. Untimed (``budget_seconds=None``):
@@ -49,6 +72,16 @@ def nested_arm(density, cost: str, budget_seconds: float | None, decision_share:
     default, at least :data:`MIN_LIVE`) whose pull lets ``check_pulls`` pulls fit in ``check_fill`` of the
     ``check_share`` of the budget, else one whose pull fits 0.8 of ``decision_share / 2`` of it (a paired decision
     is two pulls, :mod:`pmcbandit.runtime.guards` rule 1), else none.
+
+    Then, where the posterior's ``information`` :math:`H` (nats, :func:`laplace_information`; NaN: unknown) exceeds
+    :data:`NATS_PER_LIVE` per live point, the live points grow (doubling, up to the fewest with :math:`H/N` at most
+    that, and at most :data:`NESTED_MAX_LIVE`) while ``check_pulls`` pulls still fit in ``check_fill`` of the
+    ``wide_share`` of the budget (the share a check may widen to, :mod:`pmcbandit.runtime.guards` rule 4) and a pull
+    in the decision's. A run's :math:`\log\hat Z` has a variance of about :math:`H/N` (Skilling 2006), so
+    the relative variance of its :math:`\hat Z` is about :math:`e^{H/N} - 1`, and the cost of a check of a given
+    resolution, :math:`N (e^{H/N} - 1)` in live-point runs, falls steeply with :math:`N` until :math:`H/N` is below
+    about one: on a spike inside a slab (:mod:`models.spike_slab`, :math:`H` near 30 nats) runs of 8 live points
+    are too noisy for any check a budget of a minute holds.
     """
     from pmcbandit.arms.evidence.nested import DEFAULT_LIVE, NestedArm
 
@@ -78,6 +111,18 @@ def nested_arm(density, cost: str, budget_seconds: float | None, decision_share:
         fits = [n for n in sizes if n * per_live <= cap]
         if fits:
             n_live = fits[0]
+            wide_cap = min(check_fill * wide_share * budget_seconds / check_pulls, decision_cap)
+            grown = n_live
+            while (information / grown > NATS_PER_LIVE and 2 * grown <= NESTED_MAX_LIVE
+                   and 2 * grown * per_live <= wide_cap):
+                grown *= 2
+            if grown > n_live:
+                notes.append(f"nested-sampling arm sized to {grown} live points for a posterior of about "
+                             f"{information:.3g} nats of information (a run's log Z has a variance of about "
+                             f"information / live points; {n_live} would fit the check's share of the "
+                             f"{budget_seconds:g} s budget, {grown} its widened share; a run takes about "
+                             f"{per_live:.3g} s per live point on this model)")
+                return NestedArm(density, n_live=grown, cost=cost, expected_seconds=grown * per_live)
             if n_live != DEFAULT_LIVE:
                 notes.append(f"nested-sampling arm sized to {n_live} live points for a {budget_seconds:g} s budget "
                              f"(a run takes about {per_live:.3g} s per live point on this model)")

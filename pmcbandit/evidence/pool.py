@@ -24,12 +24,12 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import density_for, modes_for, trace_digest, trace_fit_for
 from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_proposals, laplace_arms, pilot_arms,
-                                           scale_mix_arms, setup_check_passes)
-from pmcbandit.evidence.nested_pool import nested_arm
+                                           scale_ladder_arms, scale_mix_arms, setup_check_passes)
+from pmcbandit.evidence.nested_pool import laplace_information, nested_arm
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode, trace_start)
 from pmcbandit.exceptions import NoGuaranteeWarning, WarningText, log_notes
-from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_DECISION_SHARE
+from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_CHECK_SHARE, MAX_DECISION_SHARE
 
 __all__ = ["evidence_arms", "resolve_model", "seconds_after_setup", "DEFAULT_AIS_STEPS", "DEFAULT_LAPLACE_PROPOSALS",
            "MIN_AIS_STEPS", "MIN_RUN_SHARE"]
@@ -327,6 +327,9 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
 
     if laplace and not laplace_set:
         laplace_set = _laplace_arms(density, proposals, batch_size, cost, notes, refine, time_left())
+    # Where the Laplace arms' draws miss a wider part of the posterior around their modes (a slab about a spike).
+    ladder_set = [] if trace is not None else scale_ladder_arms(density, laplace_set, proposals, batch_size, cost,
+                                                                notes)
     spent = 0.0 if started is None else time.perf_counter() - started
     if budget_seconds is not None and started is not None:
         budget_seconds = seconds_after_setup(total, spent)
@@ -376,8 +379,11 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     smc_set = [_timed_smc_arm(model)] if smc else []
     # The nested-sampling arm is built with the other arms' set-up but goes last in the pool (the others' streams).
     room = check_share * pieces  # the check's share, in units of one run's budget
+    information = (laplace_information(density, laplace_set[0].modes.modes[0])
+                   if nested and laplace_set and laplace_set[0].modes is not None else math.nan)
     nested_set = [] if not nested else [a for a in [nested_arm(density, cost, budget_seconds, decision_share,
-                                                                room, CHECK_PULLS, CHECK_FILL, notes)] if a]
+                                                                room, CHECK_PULLS, CHECK_FILL, notes, information,
+                                                                MAX_CHECK_SHARE * pieces)] if a]
     if (served or prior_set or smc_set or nested_set) and budget_seconds is not None and started is not None:
         spent = time.perf_counter() - started
         budget_seconds = seconds_after_setup(total, spent)
@@ -477,7 +483,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
                         step_seconds=hmc_step) for n in hmc_steps]
     annealing = arms
     # The pool's order (evidence_arms' docstring): importance samplers, then the AIS arms, then SMC and nested sampling.
-    arms = list(laplace_set)
+    arms = list(laplace_set) + ladder_set
     if pilot_set is None and want_pilot_arms and pilot is not None:
         pilot_set = pilot_arms(density, pilot, proposals, batch_size, cost, notes)
     if pilot_set is not None:

@@ -145,8 +145,9 @@ count stay the piece's own, as do the widened share's room (against the piece's 
 them reads the piece's interval. Rules 3 and 5 and the policy start afresh in each piece.
 
 Rule 4 prefers a check arm whose variance estimate is trusted (rule 5's mask, or ``suspect`` in the carry: too
-spread for its number of weights, or failing :math:`\hat k`) when another family's arm is: the consistency test
-leaves out such an arm (:mod:`pmcbandit.result`), so a share spent on it checks nothing.
+spread for its number of weights, or failing :math:`\hat k`; or an arm whose estimate the run's check watch found
+too low, :attr:`pmcbandit.RunResult.missed_mass`) when another family's arm is: the consistency test leaves out
+such an arm (:mod:`pmcbandit.result`), so a share spent on it checks nothing.
 
 Forced decisions (rules 3–4) do not consult the policy; the policy still receives their rewards.
 A policy pinned to one arm (the oracle) is never overridden. Which rule chose each decision is
@@ -347,11 +348,16 @@ class Guards:
         if pulls is not None:
             self.finish_pulls = np.maximum(self.finish_pulls, np.asarray(pulls, dtype=np.int64))
 
-    def widen_check(self, pulls, answering: int) -> None:
+    def widen_check(self, pulls, answering: int, missed=None) -> None:
         """Widen the check's share under a time budget (module docstring, rule 4): ``pulls`` per arm are the valid
         pulls each needs to count as a check (0 for an arm that cannot be one; ``None`` ends the widening),
-        ``answering`` the arm the answer rests on. A later call replaces both.
+        ``answering`` the arm the answer rests on. A later call replaces both. ``missed`` (a mask, or None) marks the
+        arms whose estimate the run so far shows too low (:attr:`pmcbandit.RunResult.missed_mass`): from then on a
+        trusted candidate goes before them for the check's share, as before an arm an earlier piece found unreliable.
         """
+        if missed is not None and np.any(missed):
+            missed = np.asarray(missed, dtype=bool)
+            self.suspect = missed.copy() if self.suspect is None else self.suspect | missed
         if pulls is None or not self.checks or self.horizon is None or self.family[int(answering)] < 0:
             self.widen_pulls, self.widen_arm = None, -1
             return
