@@ -213,14 +213,16 @@ class RunResult(RunMessages):
         :attr:`ArmReliability.excluded <pmcbandit.stats.psis.ArmReliability.excluded>` and those whose estimate another
         arm's importance weights show too low (:attr:`missed_mass`).
         """
-        return np.asarray(self.reliability.excluded, dtype=bool) | self.missed_mass.low
+        return self.reliability.excluded_with(self.missed_mass.low)
 
     @cached_property
     def missed_mass(self) -> MissedMass:
         """Arms whose estimate another arm's importance weights show too low (:mod:`pmcbandit.stats.missed_mass`):
         each arm's upper limit (its mean and SE on the working scale, its variance scaled by :attr:`tail_scale` as in
-        the combination; arms with fewer than :data:`MIN_CONSISTENCY_DOF` degrees of freedom are not tested) against
-        the bets of every arm whose values are importance weights. None in linear runs.
+        the combination; arms with fewer than :data:`MIN_CONSISTENCY_DOF` degrees of freedom, arms that failed the
+        Pareto k-hat check and arms too spread for their number of weights are not tested) against the bets of every arm whose values are importance weights,
+        which the test takes for unbiased estimates of the evidence (an importance sampler's weights are, or low where
+        its proposal misses mass: :attr:`~pmcbandit.arms.base.Arm.importance_weights`). None in linear runs.
         """
         k = len(self.arm_names)
         rel = self.reliability
@@ -230,8 +232,11 @@ class RunResult(RunMessages):
         obs, arms, within, size = self.working_values()
         n, mean, var, nu, own, _ = arm_moments(obs, arms, k, within, size)
         var = var * np.fmax(self.tail_scale, 1.0)
+        # Arms step 1 already leaves out for their weights (unreliable, or too spread for their number: their SE
+        # cannot be trusted, and the action differs) are not tested; they still bet.
+        tested = own & (nu >= MIN_CONSISTENCY_DOF) & ~np.asarray(rel.unreliable, dtype=bool) & ~rel.undersampled
         with np.errstate(divide="ignore", invalid="ignore"):
-            se = np.where(own & (nu >= MIN_CONSISTENCY_DOF), np.sqrt(var / n), np.nan)
+            se = np.where(tested, np.sqrt(var / n), np.nan)
         return missed_mass(obs, arms, k, mean, se, witnesses)
 
     def recombined(self, method: str):
@@ -468,7 +473,7 @@ class RunResult(RunMessages):
         status[self.combined.n == 0] = "not_pulled"
         status[self.combined.suspect] = "zero_variance"
         rel = self.reliability
-        status[rel.excluded & rel.unchecked] = "unchecked"
+        status[self.excluded_mask & rel.unchecked] = "unchecked"
         status[self.missed_mass.low] = "missed_mass"
         status[rel.unreliable] = "unreliable"
         status[self.quarantined] = "quarantined"

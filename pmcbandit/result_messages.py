@@ -91,7 +91,7 @@ class RunMessages:
             out.append("arms whose estimate another arm's importance weights show too low were given no weight: "
                        "each missed part of the posterior that the other reaches (an annealing path through a phase "
                        "transition, a proposal that never draws a region; pmcbandit.stats.missed_mass): " + detail)
-        unchecked = np.flatnonzero(rel.excluded & rel.unchecked)
+        unchecked = np.flatnonzero(self.excluded_mask & rel.unchecked)
         if unchecked.size:
             detail = ", ".join(f"{self.arm_names[k]} (S = {rel.n_weights[k]})" for k in unchecked)
             out.append(f"arms with too few importance weights for a Pareto k-hat were given no weight, as arms whose "
@@ -271,7 +271,7 @@ class RunMessages:
         best = None
         needed = self.check_pulls_needed()
         for k, family in enumerate(families):
-            if family is None or family in compared or self.quarantined[k]:
+            if family is None or family in compared or self.quarantined[k] or self.missed_mass.low[k]:
                 continue
             own = np.isfinite(seconds) & (arms == k)
             if not own.any():

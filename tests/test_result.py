@@ -41,6 +41,13 @@ class _WeightArm(pb.Arm):
         return self.log_z + log_w, {}, 1.0
 
 
+class _EstimateArm(_WeightArm):
+    """Log-scale estimates of Z that are not importance weights (as nested-sampling runs): no arm bets on them
+    (:mod:`pmcbandit.stats.missed_mass`), so arms that disagree are read by the consistency test alone."""
+
+    importance_weights = False
+
+
 def _run(arms, **kw):
     kw.setdefault("budget", pb.Pulls(120))
     kw.setdefault("policy", "thompson")
@@ -99,8 +106,8 @@ def test_the_run_khat_equals_the_khat_of_every_weight_the_arm_returned():
 
 def test_disagreeing_arms_report_the_random_effects_interval_and_name_the_outlier():
     truth = 2.0
-    arms = [_WeightArm("a", "lognormal", z=truth), _WeightArm("b", "lognormal", z=truth),
-            _WeightArm("biased", "lognormal", z=truth * 1.5)]  # log 1.5 = 0.41 off, SEs ~ 0.01
+    arms = [_EstimateArm("a", "lognormal", z=truth), _EstimateArm("b", "lognormal", z=truth),
+            _EstimateArm("biased", "lognormal", z=truth * 1.5)]  # log 1.5 = 0.41 off, SEs ~ 0.01
     res, messages = _run(arms, random_seed=3, budget=pb.Pulls(300), policy="uniform")
     h = res.consistency
     assert h.flagged and res.interval_status == "random_effects"
@@ -247,7 +254,7 @@ def test_reliability_survives_inference_data_and_checkpoints(tmp_path):
     assert back.log_estimate == res.log_estimate and back.interval_status == res.interval_status
     idata = res.to_inference_data()
     assert idata.arm_summary["status"].attrs["flag_meanings"] == ("ok quarantined unreliable unchecked not_pulled "
-                                                                  "zero_variance")
+                                                                  "zero_variance missed_mass")
     assert idata.attrs["interval_status"] == res.interval_status
     # an interrupted run resumes with the same flags and the same allocation
     path = tmp_path / "run.npz"

@@ -448,10 +448,18 @@ class ArmReliability(NamedTuple):
         unchecked ones while a checked importance-weight arm passed; and the :attr:`undersampled` ones while
         another importance-weight arm kept, with at least :data:`SPREAD_MIN_WEIGHTS` weights, is not.
         """
+        return self.excluded_with(None)
+
+    def excluded_with(self, out) -> np.ndarray:
+        """:attr:`excluded` when the arms of the mask ``out`` (or None) are left out for a reason of their own (an
+        estimate shown too low, :mod:`pmcbandit.stats.missed_mass`): they are excluded too, and count neither as
+        an arm that passed nor as one kept.
+        """
+        other = np.zeros(self.unreliable.shape, dtype=bool) if out is None else np.asarray(out, dtype=bool)
         if not self.n_weights.any():  # no importance-weight arm: only the unreliable ones (none passed, none spread)
-            return self.unreliable.copy()
-        passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable
-        out = self.unreliable | (self.unchecked if passed.any() else False)
+            return self.unreliable | other
+        passed = (self.n_weights > 0) & ~np.isnan(self.khat) & ~self.unreliable & ~other
+        out = self.unreliable | other | (self.unchecked if passed.any() else False)
         spread = self.undersampled
         sound = (self.n_weights >= SPREAD_MIN_WEIGHTS) & ~out & ~spread
         return out | (spread if sound.any() else False)
