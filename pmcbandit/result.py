@@ -220,9 +220,10 @@ class RunResult(RunMessages):
         """Arms whose estimate another arm's importance weights show too low (:mod:`pmcbandit.stats.missed_mass`):
         each arm's upper limit (its mean and SE on the working scale, its variance scaled by :attr:`tail_scale` as in
         the combination; arms with fewer than :data:`MIN_CONSISTENCY_DOF` degrees of freedom, arms that failed the
-        Pareto k-hat check and arms too spread for their number of weights are not tested) against the bets of every arm whose values are importance weights,
-        which the test takes for unbiased estimates of the evidence (an importance sampler's weights are, or low where
-        its proposal misses mass: :attr:`~pmcbandit.arms.base.Arm.importance_weights`). None in linear runs.
+        Pareto k-hat check and arms too spread for their number of weights are not tested) against the bets of every
+        arm whose values are importance weights, which the test takes for unbiased estimates of the evidence (an
+        importance sampler's weights are, or low where its proposal misses mass:
+        :attr:`~pmcbandit.arms.base.Arm.importance_weights`). None in linear runs.
         """
         k = len(self.arm_names)
         rel = self.reliability

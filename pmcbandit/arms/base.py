@@ -117,7 +117,9 @@ class Arm(abc.ABC):
         ``True`` when every value of a pull is the log of one importance weight
         (importance sampling, AIS), so the Pareto :math:`\\hat k` of the arm's
         accumulated weights diagnoses whether their variance is finite
-        (:mod:`pmcbandit.stats.psis`). Requires ``log_scale``.
+        (:mod:`pmcbandit.stats.psis`). Requires ``log_scale``. The weights' mean is taken for an unbiased
+        estimate of the target (or a low one, where the proposal misses part of it): a run bets on them to show
+        another arm's estimate too low (:mod:`pmcbandit.stats.missed_mass`).
     cost_unit : str
         The unit of :attr:`Pull.cost`: ``"cpu_seconds"`` when measured (the default), else what
         the arm declares (``"logp_evals"``, ``"gradient_evals"``, ``"declared"`` for a

@@ -17,9 +17,10 @@ import numpy as np
 from pmcbandit.arms.base import Arm
 from pmcbandit.arms.evidence._cache import refined_for
 
-__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "arm_name", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck", "check_proposals",
-           "laplace_arms", "setup_check_passes", "pilot_arms", "SCALE_MIX_RATIO", "scale_mix_arms", "LADDER_MAX_RATIO",
-           "LADDER_MAX_DIM", "LADDER_PRIOR_DRAWS", "LADDER_SEED", "ladder_scales", "scale_ladder_arms"]
+__all__ = ["DEFAULT_LAPLACE_PROPOSALS", "arm_name", "SETUP_CHECK_SEED", "REFINE_SEED", "PilotCheck",
+           "check_proposals", "laplace_arms", "setup_weights", "setup_check_passes", "pilot_arms", "SCALE_MIX_RATIO",
+           "scale_mix_arms", "LADDER_MAX_RATIO", "LADDER_MAX_DIM", "LADDER_PRIOR_DRAWS", "LADDER_SEED",
+           "ladder_scales", "scale_ladder_arms"]
 
 # (df, inflation, defensive share) of the Laplace-centred Student-t arms: a robust one (heavy tails,
 # 10 % of the draws from the prior) and an efficient one (light tails, 2 %) that wins on
@@ -88,20 +89,24 @@ def laplace_arms(density, search, proposals, batch_size, cost, notes: list[str],
     return [arm.with_modes(done.modes) for arm in arms]
 
 
-def setup_check_passes(arms) -> bool:
-    """Whether one batch of draws of one of the importance ``arms`` (Laplace-t or pilot-t) at set-up (seed
-    :data:`SETUP_CHECK_SEED`) passes the Pareto k-hat check (:func:`~pmcbandit.stats.psis.khat_threshold`).
+def setup_weights(arm) -> np.ndarray | None:
+    """One batch of ``arm``'s log weights at set-up (seed :data:`SETUP_CHECK_SEED`) where they pass the Pareto k-hat
+    check (:func:`~pmcbandit.stats.psis.khat_threshold`); ``None`` where they do not (NaN or +inf weights included).
     """
     from pmcbandit.stats.psis import khat_threshold, pareto_khat
 
-    for arm in arms:
-        try:
-            log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
-            if pareto_khat(log_w) <= khat_threshold(log_w.size):
-                return True
-        except (FloatingPointError, ValueError):
-            continue  # NaN or +inf weights: this arm does not pass
-    return False
+    try:
+        log_w = arm.log_weights(np.random.default_rng(SETUP_CHECK_SEED), arm.batch_size)
+        return log_w if pareto_khat(log_w) <= khat_threshold(log_w.size) else None
+    except (FloatingPointError, ValueError):
+        return None
+
+
+def setup_check_passes(arms) -> bool:
+    """Whether one batch of draws of one of the importance ``arms`` (Laplace-t or pilot-t) at set-up passes the
+    Pareto k-hat check (:func:`setup_weights`).
+    """
+    return any(setup_weights(arm) is not None for arm in arms)
 
 
 def pilot_arms(density, pilot, proposals, batch_size, cost, notes: list[str], source: str = "the HMC pilot"
@@ -195,7 +200,8 @@ def ladder_scales(ratio: float, dim: int) -> np.ndarray:
     return np.exp(np.linspace(0.0, top, n))
 
 
-def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
+def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list[str]
+                      ) -> tuple[list[Arm], bool | None]:
     r"""A ``scale-ladder`` arm: a t mixture at the Laplace arms' modes whose components widen the Laplace fit by the
     factors of :func:`ladder_scales`, from 1 to the prior's scale; kept only where one batch of its draws at set-up
     (seed :data:`LADDER_SEED`) shows the Laplace arms' set-up estimate too low
@@ -212,7 +218,8 @@ def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list
     pull, so its weights stay unbiased for :math:`Z` (the mixture and defensive share of Hesterberg 1995). Left out
     above :data:`LADDER_MAX_DIM` dimensions and where the prior is no wider than the Laplace fit (by
     :data:`SCALE_MIX_RATIO`). ``laplace``: the pool's Laplace-t arms; the first of ``proposals`` sets the t and the
-    smallest defensive share the prior's.
+    smallest defensive share the prior's. Returned with whether a Laplace arm passed the set-up check (``None``
+    where the ladder was not tried and the check not made).
     """
     import math
 
@@ -222,17 +229,22 @@ def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list
     from pmcbandit.stats.psis import khat_threshold, pareto_khat
 
     if not (laplace and proposals) or density.dim > LADDER_MAX_DIM:
-        return []
+        return [], None
     found = laplace[0].modes.modes
     dim = density.dim
     prior = density.sample_prior(np.random.default_rng(LADDER_SEED), LADDER_PRIOR_DRAWS)
     prior = prior[np.isfinite(prior).all(axis=1)]
     if prior.shape[0] <= dim:
-        return []
+        return [], None
     sign, log_det = np.linalg.slogdet(np.atleast_2d(np.cov(prior.T)))
     ratio = math.exp((log_det + np.linalg.slogdet(found[0].precision)[1]) / (2.0 * dim)) if sign > 0 else math.nan
     if not ratio > SCALE_MIX_RATIO:
-        return []
+        return [], None
+    # Only Laplace arms whose set-up weights pass the k-hat check make a claim to test; where none does, the pool's
+    # pilot-t and scale-mix arms are the remedy (evidence_arms' pilot_is rule).
+    others = [w for w in map(setup_weights, laplace) if w is not None]
+    if not others:
+        return [], False
     scales = ladder_scales(ratio, dim)
     log_z = np.array([m.log_laplace for m in found])
     share = (np.exp(log_z - np.logaddexp.reduce(log_z)) if np.isfinite(log_z).all()
@@ -246,27 +258,21 @@ def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list
                        modes=search, cost=cost)
     try:
         log_w = arm.log_weights(np.random.default_rng(LADDER_SEED), arm.batch_size)
-        others = [a.log_weights(np.random.default_rng(SETUP_CHECK_SEED), a.batch_size) for a in laplace]
     except (FloatingPointError, ValueError):
-        return []
-    # Only Laplace arms whose set-up weights pass the k-hat check make a claim to test; where none does, the pool's
-    # pilot-t and scale-mix arms are the remedy (evidence_arms' pilot_is rule).
-    others = [w for w in others if pareto_khat(w) <= khat_threshold(w.size)]
-    if not others or not pareto_khat(log_w) <= khat_threshold(log_w.size):
-        return []
+        return [], True
     shift = max(float(np.max(log_w)), *(float(np.max(w)) for w in others))
-    if not np.isfinite(shift):
-        return []
+    if not np.isfinite(shift) or not pareto_khat(log_w) <= khat_threshold(log_w.size):
+        return [], True
     upper = max(float(np.mean(w) + UPPER_Z * np.std(w, ddof=1) / math.sqrt(w.size))
                 for w in (np.exp(o - shift) for o in others))
     evidence = log_evidence_against(np.exp(log_w - shift), upper)
     if not evidence >= math.log(1.0 / ALPHA):
-        return []
+        return [], True
     notes.append(f"scale-ladder arm: a t mixture at the Laplace modes over {scales.size} scales from 1 to "
                  f"{scales[-1]:.3g} times the Laplace fit's (the prior's), as its set-up draws show the Laplace arms' "
                  f"set-up estimate too low (log evidence {evidence:.3g} against {math.log(1.0 / ALPHA):.3g}): a part "
                  "of the posterior wider than the curvature at the mode says")
-    return [arm]
+    return [arm], True
 
 
 class PilotCheck:
