@@ -393,7 +393,9 @@ class _CheckWatch:
             return math.nan
         self.next_n = n + max(1, n // 50)
         guards = engine.guards
-        done = guards.widen_arm >= 0 and not guards.widen_pending()  # the widened arm has its pulls
+        # the widened arm, or the arms settling a bet, have their pulls
+        done = (guards.widen_arm >= 0 and not guards.widen_pending()) or (
+            guards.settle_pulls is not None and not guards.settle_pending())
         spent = self.budget.fraction(engine.progress(cpu=self.budget.uses_cpu))
         passed = self._due
         while passed < len(WIDEN_AT) and spent >= WIDEN_AT[passed]:
@@ -403,7 +405,8 @@ class _CheckWatch:
         self._due = passed
         res = _interim_result(engine, self.combine)
         pulls = res.widen_pulls() if res.interval_status == "no_cross_check" else None
-        guards.widen_check(pulls, res.answer_arm, res.missed_mass.low)
+        missed = res.missed_mass
+        guards.widen_check(pulls, res.answer_arm, missed.low, missed.wanted)
         return math.nan
 
 

@@ -110,6 +110,14 @@ For every budget, when the arms still in play declare at least two
    rules do not replay exactly, and a checkpoint does not store the widening (a resumed run's watch evaluates
    again).
 
+   *Settling a bet.* An arm that misses part of the posterior can look the most efficient (its weights never
+   reach the mass it misses), and the policy may give it nearly every pull while an arm whose importance weights
+   sit above its upper limit has too few pulls for its bets to show it too low
+   (:mod:`pmcbandit.stats.missed_mass`). At each evaluation, whatever the interval's status, the watch hands
+   :meth:`Guards.widen_check` the pulls such an arm needs for a verdict at its bets' growth so far
+   (:attr:`~pmcbandit.stats.missed_mass.MissedMass.wanted`); the decisions go to it, of any family, before the
+   widened share, where its remaining pulls fit in the same room, and the watch evaluates again once it has them.
+
 For every budget, when some arms' values are importance weights
 (:attr:`~pmcbandit.arms.base.Arm.importance_weights`):
 
@@ -297,6 +305,7 @@ class Guards:
         self.widen_pulls = None  # valid pulls each arm needs to count as a check, while the share widens
         self.widen_family = -1  # the family the answer rested on when the share widened
         self.widen_arm = -1  # the arm the widened share goes to (-1: none chosen)
+        self.settle_pulls = None  # valid pulls arms need to settle a bet on another arm's estimate (None: none)
         self.suspect = None  # arms earlier runs found too spread or unreliable (None: none)
         self.carried = np.zeros(k)  # the spending of earlier runs (in self.spent)
         if carry is not None:
@@ -348,16 +357,21 @@ class Guards:
         if pulls is not None:
             self.finish_pulls = np.maximum(self.finish_pulls, np.asarray(pulls, dtype=np.int64))
 
-    def widen_check(self, pulls, answering: int, missed=None) -> None:
+    def widen_check(self, pulls, answering: int, missed=None, settle=None) -> None:
         """Widen the check's share under a time budget (module docstring, rule 4): ``pulls`` per arm are the valid
         pulls each needs to count as a check (0 for an arm that cannot be one; ``None`` ends the widening),
         ``answering`` the arm the answer rests on. A later call replaces both. ``missed`` (a mask, or None) marks the
         arms whose estimate the run so far shows too low (:attr:`pmcbandit.RunResult.missed_mass`): from then on a
         trusted candidate goes before them for the check's share, as before an arm an earlier piece found unreliable.
+        ``settle`` (per arm, or None) holds the valid pulls an arm whose importance weights sit above another arm's
+        upper limit needs for its bets to decide whether that arm is too low
+        (:attr:`~pmcbandit.stats.missed_mass.MissedMass.wanted`); a later call replaces it.
         """
         if missed is not None and np.any(missed):
             missed = np.asarray(missed, dtype=bool)
             self.suspect = missed.copy() if self.suspect is None else self.suspect | missed
+        settle = None if settle is None or not self.checks or self.horizon is None else np.asarray(settle, np.int64)
+        self.settle_pulls = settle.copy() if settle is not None and settle.any() else None
         if pulls is None or not self.checks or self.horizon is None or self.family[int(answering)] < 0:
             self.widen_pulls, self.widen_arm = None, -1
             return
@@ -368,6 +382,10 @@ class Guards:
     def widen_pending(self) -> bool:
         """Whether the widened share still has pulls to make (the watch evaluates again once it has none)."""
         return self.widen_arm >= 0 and self.valid[self.widen_arm] < self.widen_pulls[self.widen_arm]
+
+    def settle_pending(self) -> bool:
+        """Whether an arm asked to settle a bet still has pulls to make (the watch evaluates again once none has)."""
+        return self.settle_pulls is not None and bool((self.valid < self.settle_pulls).any())
 
     def check_pulls_needed(self, blocked: np.ndarray) -> int:
         """Valid pulls an arm in play outside the family the answer rests on still needs to reach
@@ -427,6 +445,10 @@ class Guards:
             if untried.any():
                 first = _quickest(untried, predicted) if self.horizon is not None else int(np.flatnonzero(untried)[0])
                 return Plan(first, INITIAL, eligible)
+        if self.settle_pulls is not None:
+            arm = self._settling_arm(eligible, predicted, seconds_left)
+            if arm is not None:
+                return Plan(arm, CROSS_CHECK, eligible)
         widening = self.widen_pulls is not None
         if widening:
             arm = self._widened_arm(eligible, predicted, seconds_left)
@@ -495,6 +517,19 @@ class Guards:
                 return None
             arm = self.widen_arm = int(np.argmin(np.where(fits, cost, np.inf)))
         return arm if left[arm] > 0 else None
+
+    def _settling_arm(self, eligible, predicted, seconds_left) -> int | None:
+        """The arm whose bets are to be settled (:meth:`widen_check`'s ``settle``) with the fewest pulls left, of any
+        family, where they fit in the room the widened share has (rule 4); None when none does.
+        """
+        left = np.maximum(0, self.settle_pulls - self.valid)
+        per_pull = predicted / self.per_decision
+        cost = np.where(np.isfinite(per_pull), left * per_pull, np.inf)
+        room = max(MAX_CHECK_SHARE, self.cross_check_share) * self.horizon - (self.spent - self.carried)
+        if seconds_left is not None:
+            room = np.minimum(room, seconds_left)
+        fits = eligible & (left > 0) & (cost <= room)
+        return int(np.argmin(np.where(fits, cost, np.inf))) if fits.any() else None
 
     def _answering_family(self) -> int:
         """The family of the arm with the most valid pulls: the one the answer rests on, whose arms the consistency

@@ -68,18 +68,24 @@ class MissedMass(NamedTuple):
         For each flagged arm, the log of that witness's wealth :math:`\log E_n(U_b)`; NaN otherwise.
     threshold : float
         The log wealth a witness had to reach, :math:`\log(m/\alpha)`.
+    wanted : ndarray of int
+        For each witness whose mean is above an untested arm's upper limit but whose wealth against it is still
+        below the threshold, the pulls it would have when that wealth reaches it at its growth per pull so far
+        (twice its pulls where the wealth has not grown); 0 otherwise. What a run gives such a witness to settle the
+        question (:meth:`pmcbandit.runtime.guards.Guards.widen_check`).
     """
 
     low: np.ndarray
     witness: np.ndarray
     log_evidence: np.ndarray
     threshold: float
+    wanted: np.ndarray
 
     @classmethod
     def none(cls, n_arms: int) -> MissedMass:
         """No arm flagged."""
         return cls(np.zeros(n_arms, dtype=bool), np.full(n_arms, -1, dtype=np.int64), np.full(n_arms, np.nan),
-                   float("inf"))
+                   float("inf"), np.zeros(n_arms, dtype=np.int64))
 
 
 def log_evidence_against(x: np.ndarray, upper: float, bets=BETS) -> float:
@@ -142,6 +148,7 @@ def missed_mass(values, arms, n_arms: int, mean, se, witnesses, alpha: float = A
     upper = mean + UPPER_Z * se
     testable = np.isfinite(upper) & (upper > 0) & np.isfinite(mean)
     by_arm = None
+    pending = []  # (witness, arm, pulls): bets not yet decided
     for b in np.flatnonzero(testable):
         for a in np.flatnonzero(witness):
             # Jensen: the wealth stays at most 1 while the witness's mean is at most the bound.
@@ -154,4 +161,10 @@ def missed_mass(values, arms, n_arms: int, mean, se, witnesses, alpha: float = A
             e = log_evidence_against(by_arm[a], float(upper[b]))
             if e >= threshold and not (out.log_evidence[b] >= e):
                 out.low[b], out.witness[b], out.log_evidence[b] = True, a, e
+            elif e < threshold:
+                n = by_arm[a].size
+                pending.append((a, b, 2 * n if not e > 0 else int(np.ceil(n * threshold / e))))
+    for a, b, need in pending:
+        if not out.low[b] and not out.low[a]:
+            out.wanted[a] = max(int(out.wanted[a]), need)
     return out
