@@ -698,6 +698,33 @@ def test_the_widened_share_goes_to_the_arm_that_completes_its_pulls_cheapest_wit
     assert g.widen_pulls is None and not g.widen_pending()
 
 
+def test_an_arm_settling_a_bet_gets_its_pulls_of_any_family_before_the_widened_share():
+    """``settle`` sends decisions to the arm whose bets are undecided, even of the answer's family, until it has its
+    pulls, where they fit in the widened share's room; a later call without it ends that; the arms shown too low
+    (``missed``) stop being check candidates where another family's arm is one."""
+    arms = [_Arm("lead", family="importance", expected=0.01), _Arm("witness", family="importance", expected=0.02),
+            _Arm("low", family="annealing", expected=0.02), _Arm("other", family="nested", expected=0.05)]
+    g = _guards(arms, horizon=10.0, per_decision=1)
+    for k in range(4):
+        g.dispatched(k, INITIAL)
+        g.observe(k, arms[k].expected_seconds, arms[k].expected_seconds)
+    g.widen_check(np.array([0, 0, 0, 30]), answering=0, missed=np.array([False, False, True, False]),
+                  settle=np.array([0, 11, 0, 0]))
+    for _ in range(10):
+        plan = g.plan(_none_blocked(4), 9.0, _no_loss(4), decision=5)
+        assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
+        assert g.settle_pending()
+        g.dispatched(1, CROSS_CHECK)
+        g.observe(1, 0.02, 0.02)
+    assert not g.settle_pending()
+    assert g.plan(_none_blocked(4), 9.0, _no_loss(4), decision=20).arm == 3  # then the widened share
+    assert g.suspect.tolist() == [False, False, True, False]
+    g.widen_check(None, answering=0, settle=np.array([0, 10_000, 0, 0]))  # 10,000 x 0.02 s: no room for it
+    assert g.plan(_none_blocked(4), 9.0, _no_loss(4), decision=21).arm != 1
+    g.widen_check(None, answering=0)
+    assert g.settle_pulls is None and not g.settle_pending()
+
+
 class _Clock:
     """A clock that moves only when read (by a tick) or slept on: a run's durations, and with them every decision
     its time rules make, are then the same on any machine under any load."""

@@ -68,3 +68,15 @@ def test_only_importance_weights_bet_and_an_arm_above_its_witness_is_never_teste
     assert not missed_mass(x, arm, 2, mean, se, [False, False]).low.any()  # no witness
     assert not missed_mass(x, arm, 2, mean, se, [False, True]).low.any()  # the low arm cannot show the high one low
     assert not missed_mass(x, arm, 2, mean, np.array([se[0], np.nan]), [True, True]).low.any()  # no SE: not tested
+
+
+def test_a_witness_with_too_few_pulls_is_asked_for_the_pulls_its_bets_need():
+    """Three pulls above the other arm's upper limit are not yet a verdict: the witness is asked for the pulls at which
+    its wealth, growing as so far, reaches the threshold; with them the arm is flagged and nothing is asked."""
+    rng = np.random.default_rng(15)
+    x, arm, mean, se = _pair(rng, 2.0, 1.0, b_sd=0.05, n_witness=3, witness_sigma=0.3)
+    few = missed_mass(x, arm, 2, mean, se, [True, False])
+    assert not few.low.any() and few.wanted[0] > 3 and few.wanted[1] == 0
+    x, arm, mean, se = _pair(rng, 2.0, 1.0, b_sd=0.05, n_witness=int(few.wanted[0]), witness_sigma=0.3)
+    enough = missed_mass(x, arm, 2, mean, se, [True, False])
+    assert enough.low.tolist() == [False, True] and not enough.wanted.any()
