@@ -502,12 +502,7 @@ class Guards:
         fits; else the arm outside the answer's family that completes its pulls at the smallest predicted cost
         within the room.
         """
-        left = np.maximum(0, self.widen_pulls - self.valid)
-        per_pull = predicted / self.per_decision
-        cost = np.where(np.isfinite(per_pull), left * per_pull, np.inf)
-        room = max(MAX_CHECK_SHARE, self.cross_check_share) * self.horizon - (self.spent - self.carried)
-        if seconds_left is not None:
-            room = np.minimum(room, seconds_left)
+        left, cost, room = self._room_for(self.widen_pulls, predicted, seconds_left)
         fits = (eligible & (self.family >= 0) & (self.family != self.widen_family) & (self.widen_pulls > 0)
                 & (cost <= room))
         arm = self.widen_arm
@@ -522,14 +517,22 @@ class Guards:
         """The arm whose bets are to be settled (:meth:`widen_check`'s ``settle``) with the fewest pulls left, of any
         family, where they fit in the room the widened share has (rule 4); None when none does.
         """
-        left = np.maximum(0, self.settle_pulls - self.valid)
+        left, cost, room = self._room_for(self.settle_pulls, predicted, seconds_left)
+        fits = eligible & (left > 0) & (cost <= room)
+        return int(np.argmin(np.where(fits, cost, np.inf))) if fits.any() else None
+
+    def _room_for(self, pulls, predicted, seconds_left):
+        """Per arm, the valid pulls still missing of ``pulls``, their predicted cost, and the room the widened share
+        has for them: :data:`MAX_CHECK_SHARE` of the horizon (or the cross-check share when larger) less what this
+        run spent, and at most the seconds left.
+        """
+        left = np.maximum(0, pulls - self.valid)
         per_pull = predicted / self.per_decision
         cost = np.where(np.isfinite(per_pull), left * per_pull, np.inf)
         room = max(MAX_CHECK_SHARE, self.cross_check_share) * self.horizon - (self.spent - self.carried)
         if seconds_left is not None:
             room = np.minimum(room, seconds_left)
-        fits = eligible & (left > 0) & (cost <= room)
-        return int(np.argmin(np.where(fits, cost, np.inf))) if fits.any() else None
+        return left, cost, room
 
     def _answering_family(self) -> int:
         """The family of the arm with the most valid pulls: the one the answer rests on, whose arms the consistency

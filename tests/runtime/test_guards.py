@@ -669,6 +669,27 @@ def test_a_check_arm_too_coarse_to_see_an_error_confirms_nothing(check_sd, statu
 
 
 # --- widening the check's share (rule 4 under a time budget) --------------------------------
+def _forced_until_done(g, arm, times, pending, seconds):
+    """``times`` decisions that must go to ``arm`` as cross-check decisions while ``pending()``, each taking
+    ``seconds``; then nothing is pending."""
+    for _ in range(times):
+        plan = g.plan(_none_blocked(g.n_arms), 9.0, _no_loss(g.n_arms), decision=5)
+        assert (plan.arm, plan.reason) == (arm, CROSS_CHECK)
+        assert pending()
+        g.dispatched(arm, CROSS_CHECK)
+        g.observe(arm, seconds, seconds)
+    assert not pending()
+
+
+def _each_tried_once(arms, horizon=10.0):
+    """Guards of a time budget ``horizon`` after one decision per arm, each taking its declared duration."""
+    g = _guards(arms, horizon=horizon, per_decision=1)
+    for k, arm in enumerate(arms):
+        g.dispatched(k, INITIAL)
+        g.observe(k, arm.expected_seconds, arm.expected_seconds)
+    return g
+
+
 def test_the_widened_share_goes_to_the_arm_that_completes_its_pulls_cheapest_within_the_room():
     """Of two check arms, the one whose missing pulls cost least goes first, kept until it has them; an arm whose
     pulls do not fit in MAX_CHECK_SHARE of the horizon is never chosen; ``None`` ends the widening."""
@@ -676,20 +697,11 @@ def test_the_widened_share_goes_to_the_arm_that_completes_its_pulls_cheapest_wit
 
     arms = [_Arm("lead", family="importance", expected=0.01), _Arm("noisy", family="annealing", expected=0.02),
             _Arm("costly", family="annealing", expected=0.1)]
-    g = _guards(arms, horizon=10.0, per_decision=1)
-    for k in range(3):
-        g.dispatched(k, INITIAL)
-        g.observe(k, arms[k].expected_seconds, arms[k].expected_seconds)
+    g = _each_tried_once(arms)
     room = MAX_CHECK_SHARE * 10.0
     g.widen_check(np.array([0, 250, 30]), answering=0)  # noisy: 249 x 0.02 = 4.98 s; costly: 29 x 0.1 = 2.9 s
     assert 249 * 0.02 > room > 29 * 0.1
-    for _ in range(29):
-        plan = g.plan(_none_blocked(3), 9.0, _no_loss(3), decision=5)
-        assert (plan.arm, plan.reason) == (2, CROSS_CHECK)
-        assert g.widen_pending()
-        g.dispatched(2, CROSS_CHECK)
-        g.observe(2, 0.1, 0.1)
-    assert not g.widen_pending()
+    _forced_until_done(g, 2, 29, g.widen_pending, 0.1)
     assert g.plan(_none_blocked(3), 9.0, _no_loss(3), decision=40).reason == POLICY  # no share rule while held
     g.widen_check(np.array([0, 250, 60]), answering=0)  # 30 more of costly: 3 s on top of its 3 s spent
     assert 3.0 + 30 * 0.1 > room
@@ -704,19 +716,10 @@ def test_an_arm_settling_a_bet_gets_its_pulls_of_any_family_before_the_widened_s
     (``missed``) stop being check candidates where another family's arm is one."""
     arms = [_Arm("lead", family="importance", expected=0.01), _Arm("witness", family="importance", expected=0.02),
             _Arm("low", family="annealing", expected=0.02), _Arm("other", family="nested", expected=0.05)]
-    g = _guards(arms, horizon=10.0, per_decision=1)
-    for k in range(4):
-        g.dispatched(k, INITIAL)
-        g.observe(k, arms[k].expected_seconds, arms[k].expected_seconds)
+    g = _each_tried_once(arms)
     g.widen_check(np.array([0, 0, 0, 30]), answering=0, missed=np.array([False, False, True, False]),
                   settle=np.array([0, 11, 0, 0]))
-    for _ in range(10):
-        plan = g.plan(_none_blocked(4), 9.0, _no_loss(4), decision=5)
-        assert (plan.arm, plan.reason) == (1, CROSS_CHECK)
-        assert g.settle_pending()
-        g.dispatched(1, CROSS_CHECK)
-        g.observe(1, 0.02, 0.02)
-    assert not g.settle_pending()
+    _forced_until_done(g, 1, 10, g.settle_pending, 0.02)
     assert g.plan(_none_blocked(4), 9.0, _no_loss(4), decision=20).arm == 3  # then the widened share
     assert g.suspect.tolist() == [False, False, True, False]
     g.widen_check(None, answering=0, settle=np.array([0, 10_000, 0, 0]))  # 10,000 x 0.02 s: no room for it
