@@ -200,8 +200,7 @@ def ladder_scales(ratio: float, dim: int) -> np.ndarray:
     return np.exp(np.linspace(0.0, top, n))
 
 
-def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list[str]
-                      ) -> tuple[list[Arm], bool | None]:
+def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list[str]) -> list[Arm]:
     r"""A ``scale-ladder`` arm: a t mixture at the Laplace arms' modes whose components widen the Laplace fit by the
     factors of :func:`ladder_scales`, from 1 to the prior's scale; kept only where one batch of its draws at set-up
     (seed :data:`LADDER_SEED`) shows the Laplace arms' set-up estimate too low
@@ -218,8 +217,7 @@ def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list
     pull, so its weights stay unbiased for :math:`Z` (the mixture and defensive share of Hesterberg 1995). Left out
     above :data:`LADDER_MAX_DIM` dimensions and where the prior is no wider than the Laplace fit (by
     :data:`SCALE_MIX_RATIO`). ``laplace``: the pool's Laplace-t arms; the first of ``proposals`` sets the t and the
-    smallest defensive share the prior's. Returned with whether a Laplace arm passed the set-up check (``None``
-    where the ladder was not tried and the check not made).
+    smallest defensive share the prior's.
     """
     import math
 
@@ -229,22 +227,22 @@ def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list
     from pmcbandit.stats.psis import khat_threshold, pareto_khat
 
     if not (laplace and proposals) or density.dim > LADDER_MAX_DIM:
-        return [], None
+        return []
     found = laplace[0].modes.modes
     dim = density.dim
     prior = density.sample_prior(np.random.default_rng(LADDER_SEED), LADDER_PRIOR_DRAWS)
     prior = prior[np.isfinite(prior).all(axis=1)]
     if prior.shape[0] <= dim:
-        return [], None
+        return []
     sign, log_det = np.linalg.slogdet(np.atleast_2d(np.cov(prior.T)))
     ratio = math.exp((log_det + np.linalg.slogdet(found[0].precision)[1]) / (2.0 * dim)) if sign > 0 else math.nan
     if not ratio > SCALE_MIX_RATIO:
-        return [], None
+        return []
     # Only Laplace arms whose set-up weights pass the k-hat check make a claim to test; where none does, the pool's
     # pilot-t and scale-mix arms are the remedy (evidence_arms' pilot_is rule).
     others = [w for w in map(setup_weights, laplace) if w is not None]
     if not others:
-        return [], False
+        return []
     scales = ladder_scales(ratio, dim)
     log_z = np.array([m.log_laplace for m in found])
     share = (np.exp(log_z - np.logaddexp.reduce(log_z)) if np.isfinite(log_z).all()
@@ -259,20 +257,20 @@ def scale_ladder_arms(density, laplace, proposals, batch_size, cost, notes: list
     try:
         log_w = arm.log_weights(np.random.default_rng(LADDER_SEED), arm.batch_size)
     except (FloatingPointError, ValueError):
-        return [], True
+        return []
     shift = max(float(np.max(log_w)), *(float(np.max(w)) for w in others))
     if not np.isfinite(shift) or not pareto_khat(log_w) <= khat_threshold(log_w.size):
-        return [], True
+        return []
     upper = max(float(np.mean(w) + UPPER_Z * np.std(w, ddof=1) / math.sqrt(w.size))
                 for w in (np.exp(o - shift) for o in others))
     evidence = log_evidence_against(np.exp(log_w - shift), upper)
     if not evidence >= math.log(1.0 / ALPHA):
-        return [], True
+        return []
     notes.append(f"scale-ladder arm: a t mixture at the Laplace modes over {scales.size} scales from 1 to "
                  f"{scales[-1]:.3g} times the Laplace fit's (the prior's), as its set-up draws show the Laplace arms' "
                  f"set-up estimate too low (log evidence {evidence:.3g} against {math.log(1.0 / ALPHA):.3g}): a part "
                  "of the posterior wider than the curvature at the mode says")
-    return [arm], True
+    return [arm]
 
 
 class PilotCheck:
