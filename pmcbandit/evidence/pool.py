@@ -28,7 +28,7 @@ from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_prop
 from pmcbandit.evidence.nested_pool import laplace_information, nested_arm
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
                                        pilot_t_at_mode, trace_start)
-from pmcbandit.exceptions import NoGuaranteeWarning, WarningText, log_notes
+from pmcbandit.exceptions import NoGuaranteeWarning, PmcBanditWarning, WarningText, log_notes
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_CHECK_SHARE, MAX_DECISION_SHARE
 
 __all__ = ["evidence_arms", "resolve_model", "seconds_after_setup", "DEFAULT_AIS_STEPS", "DEFAULT_LAPLACE_PROPOSALS",
@@ -216,14 +216,16 @@ def evidence_arms(
         Posterior draws of ``model`` the user already has: what ``pm.sample`` returns, or a mapping
         ``{variable: array (chain, draw, *shape)}`` (:func:`~pmcbandit.evidence.trace.read_trace`). With it, importance
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
-        ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms' mode search and the pilot-t
+        ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms and the pilot-t
         arms' pilots (unless ``pilot_is=True``; where no trace or local-t arm passes the Pareto k-hat check on one
         batch of set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with
         their variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); beside them come
         ``"local-t"`` and ``"local-t20"``, Laplace-t arms at the mode one Newton search from the draws' mean reaches
         (at most :data:`~pmcbandit.evidence.trace_local.LOCAL_MAX_ITER` iterations, below
         :data:`~pmcbandit.evidence.trace_local.LOCAL_DIM_LIMIT` dimensions; refined as the Laplace arms where
-        ``refine``), kept where they pass that check (:mod:`~pmcbandit.evidence.trace_local`); the AIS
+        ``refine``), kept where they pass that check (:mod:`~pmcbandit.evidence.trace_local`), and, below those
+        dimensions too, the Laplace arms over every mode the pool's mode search finds where some lie outside the
+        region the draws fill (a warning says so); the AIS
         arms stay as the second family, and the HMC AIS arm's mass matrices, step sizes and temperatures are fitted
         to the draws and the prior (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing
         pilot (so are all AIS arms' with ``transition="hmc"``). The draws only fit the proposals and settings: every
@@ -233,7 +235,8 @@ def evidence_arms(
         keyed by a digest of the draws; a pilot cut short by the time left is not kept), so they skip that set-up and
         get the same proposals; the AIS slice probe's timing serves any trace of the model. A trace of another
         model raises ``ValueError``; a doubtful one (non-finite draws, fewer than 100 draws, R-hat above 1.01,
-        divergences) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`, ``docs/guide/evidence_from_fits.md``).
+        divergences, modes the draws do not visit) warns (:class:`~pmcbandit.exceptions.PmcBanditWarning`,
+        ``docs/guide/evidence_from_fits.md``).
     """
     from pmcbandit.arms.evidence import check_model
     from pmcbandit.evidence.trace import read_trace
@@ -273,7 +276,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     arms' pilots, and the HMC AIS arm's settings fitted to its draws
     (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot, and the ``local-t``
     arms of one local search from the draws' mean (:mod:`~pmcbandit.evidence.trace_local`); the Laplace arms come
-    back only where no trace arm could be fitted (a note says why). Its warning texts lead the returned ones.
+    back where no trace arm could be fitted (a note says why), and beside them where the mode search finds modes
+    the draws do not visit (:func:`_unvisited_laplace`). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
     counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
@@ -311,8 +315,9 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
             pass
     # The Laplace arms (mode search) first, so the AIS arms can be sized for the time the set-up leaves; with a trace,
     # the arms fitted to its draws instead.
+    trace_alerts: list[WarningText] = []
     laplace_set, trace_x, digest, trace_passed = (_trace_set(model, density, trace, proposals, batch_size, cost, notes,
-                                                             refine)
+                                                             refine, time_left(), trace_alerts)
                                                   if trace is not None and laplace else ([], None, None, None))
     # The trace arms' fits, set-up check, pilots and AIS probes are kept for later runs given the same trace
     # (_cache.trace_fit_for); the Laplace arms' set-up is the no-trace pool's.
@@ -492,7 +497,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     arms += prior_set + annealing + smc_set + nested_set
     if not arms:
         raise ValueError("evidence_arms: the pool is empty (every arm family was switched off or left out)")
-    alerts: list[WarningText] = list(trace.alerts) if trace is not None else []
+    alerts: list[WarningText] = (list(trace.alerts) if trace is not None else []) + trace_alerts
     families = {a.family for a in arms} - {None}
     # check_budget is set only when AIS arms were asked for: with them the pool spans two families,
     # even when the budget left none of them in it.
@@ -549,10 +554,12 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
-def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str], refine: bool = True):
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str], refine: bool = True,
+               left=None, alerts: list | None = None):
     """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note) followed by the
     ``local-t`` arms where they pass the set-up check (:func:`~pmcbandit.evidence.trace_local.local_arms`, their
-    refinement as ``refine`` says), those draws
+    refinement as ``refine`` says) and the Laplace arms where the mode search finds modes the draws do not visit
+    (:func:`_unvisited_laplace`, its time share of ``left`` seconds, its warning appended to ``alerts``), those draws
     (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
     (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` without arms). The fits and
     each check are made once per density and trace (:func:`trace_fit_for`).
@@ -583,9 +590,48 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     local = local_arms(density, x, arms[:len(proposals)], notes, refine, passes=setup_check_passes,
                        kept=lambda key, build: trace_fit_for(density, key + (digest, tuple(proposals), batch_size,
                                                                         cost), build))
+    found = _unvisited_laplace(density, x, proposals, batch_size, cost, notes, refine, left,
+                               [] if alerts is None else alerts)
     # Kept local-t arms passed; otherwise the trace arms' verdict, or None where none was made (build_pool checks the
     # arms only if a rule asks).
-    return arms + local, x, digest, True if local else (verdict[-1] if verdict else None)
+    return arms + local + found, x, digest, True if local else (verdict[-1] if verdict else None)
+
+
+def _unvisited_laplace(density, x, proposals, batch_size, cost, notes: list[str], refine: bool, left,
+                       alerts: list) -> list[Arm]:
+    """Below :data:`~pmcbandit.evidence.trace_local.LOCAL_DIM_LIMIT` dimensions, the no-trace pool's multi-start mode
+    search (its :data:`MODE_SEARCH_SHARE` of the ``left`` seconds; one search per model and process) runs beside a
+    trace too: chains may stay in one of several modes (a mixture's labellings), and a trace alone cannot show it.
+    Where the search finds modes the draws ``x`` do not visit
+    (:func:`~pmcbandit.evidence.trace_local.unvisited_modes`), the Laplace arms over every mode it found join the
+    trace arms, with a note, and a :class:`~pmcbandit.exceptions.PmcBanditWarning` where those modes hold at least
+    :data:`~pmcbandit.evidence.trace_local.UNVISITED_WARN_SHARE` of the search's Laplace evidence; otherwise no arm
+    is added.
+    """
+    from pmcbandit.arms.evidence.modes import find_modes
+    from pmcbandit.evidence.trace_local import LOCAL_DIM_LIMIT, UNVISITED_WARN_SHARE, unvisited_modes
+
+    if density.dim >= LOCAL_DIM_LIMIT or not proposals:
+        return []
+    search = modes_for(density, find_modes, None if left is None else MODE_SEARCH_SHARE * left)
+    if not search.interior:
+        return []
+    far, share = unvisited_modes(search, x)
+    if not far:
+        return []
+    arms = laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
+    notes.append(f"the mode search found {len(far)} of its {len(search.modes)} modes outside the region the trace's "
+                 f"draws fill ({share:.3g} of the modes' Laplace evidence); the Laplace arms over every mode "
+                 f"({', '.join(a.name for a in arms) or 'none built'}) joined the trace arms")
+    if arms and share >= UNVISITED_WARN_SHARE:
+        alerts.append(WarningText(
+            f"the trace's draws do not visit {len(far)} of the {len(search.modes)} posterior modes the mode search "
+            f"found, which hold about {share:.2g} of the posterior mass by their Laplace fits: the chains stayed in "
+            "part of the posterior (as a mixture's chains in one labelling). The evidence counts every mode (Laplace "
+            "arms over all of them joined the pool); summaries of this trace describe only the modes it visits: run "
+            "chains started in each mode (pm.sample's initvals) for a trace of the whole posterior",
+            PmcBanditWarning, "trace_modes"))
+    return arms
 
 
 def _trace_hmc_pilot(density, x, digest: str, notes: list[str]):

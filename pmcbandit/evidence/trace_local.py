@@ -1,10 +1,12 @@
 """Laplace-t arms at the posterior mode nearest a trace's mean: one local Newton search beside the trace arms.
 
-With a trace the pool runs no multi-start mode search (:func:`~pmcbandit.arms.evidence.modes.find_modes`): the
-trace arms (:mod:`~pmcbandit.evidence.trace_arms`) take the Laplace arms' place. Their t sits at the draws' moments,
-which on a hierarchy in non-centred coordinates carry the sampling noise of a trace's covariance; the Laplace arms'
-t, moved to the importance-weighted moments of draws from the Laplace fit (:mod:`~pmcbandit.arms.evidence.refine`),
-can be the more efficient proposal. So the trace pool adds them at the cost of one search:
+With a trace the trace arms (:mod:`~pmcbandit.evidence.trace_arms`) take the Laplace arms' place; the pool's
+multi-start mode search (:func:`~pmcbandit.arms.evidence.modes.find_modes`) runs beside them below
+:data:`LOCAL_DIM_LIMIT` dimensions only to find modes the draws do not visit (:func:`unvisited_modes`). Their t sits
+at the draws' moments, which on a hierarchy in non-centred coordinates carry the sampling noise of a trace's
+covariance; the Laplace arms' t, moved to the importance-weighted moments of draws from the Laplace fit
+(:mod:`~pmcbandit.arms.evidence.refine`), can be the more efficient proposal. So the trace pool adds them at the
+cost of one search:
 
 * **One search, bounded.** A trust-region Newton search (:func:`~pmcbandit.arms.evidence.modes.local_mode`) from the
   mean of the trace's draws on the density's unconstrained (non-centred) space, at most :data:`LOCAL_MAX_ITER`
@@ -43,13 +45,16 @@ import numpy as np
 
 from pmcbandit.arms.base import Arm
 
-__all__ = ["LOCAL_DIM_LIMIT", "LOCAL_MAX_ITER", "LocalFit", "local_arms", "local_search"]
+__all__ = ["LOCAL_DIM_LIMIT", "LOCAL_MAX_ITER", "UNVISITED_WARN_SHARE", "LocalFit", "local_arms", "local_search",
+           "unvisited_modes"]
 
 #: Most Newton iterations of the local search (each one Hessian: ``2 * dim`` gradient evaluations). Newton with
 #: exact Hessians reaches an interior mode in a few to a few tens of iterations from inside its basin.
 LOCAL_MAX_ITER = 30
 #: The local search runs on densities of fewer dimensions than this (module docstring).
 LOCAL_DIM_LIMIT = 20
+#: Share of the Laplace evidence of a search's modes from which modes the trace does not visit are warned about.
+UNVISITED_WARN_SHARE = 0.01
 
 
 def local_search(density, x: np.ndarray):
@@ -59,6 +64,37 @@ def local_search(density, x: np.ndarray):
     from pmcbandit.arms.evidence.modes import local_mode
 
     return local_mode(density, np.asarray(x, dtype=np.float64).mean(axis=0), max_iter=LOCAL_MAX_ITER)
+
+
+def unvisited_modes(search, x: np.ndarray) -> tuple[list[int], float]:
+    """The indices of ``search``'s modes that the draws ``x`` ``(n, dim)`` do not visit, and their share of the
+    search's Laplace evidence.
+
+    A mode is unvisited where its Mahalanobis distance from the draws' mean, in the draws' covariance, exceeds every
+    draw's: it lies outside the ellipsoid the trace fills (the second labelling of a mixture whose chains stayed in
+    one). A mode inside it may still be one the chains never reached, so the rule errs towards "visited"; the
+    Laplace arms it adds cost only their pulls, and the pool's checks judge them as any arm.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if not search.modes or x.shape[0] < 2:
+        return [], 0.0
+    mean = x.mean(axis=0)
+    cov = np.atleast_2d(np.cov(x, rowvar=False))
+    cov = cov + 1e-12 * np.trace(cov) / cov.shape[0] * np.eye(cov.shape[0])
+    try:
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        return [], 0.0
+
+    def distance(points):
+        z = np.linalg.solve(chol, (np.atleast_2d(points) - mean).T)
+        return np.einsum("ij,ij->j", z, z)
+
+    reach = float(distance(x).max())
+    far = [i for i, mode in enumerate(search.modes) if distance(mode.location)[0] > reach]
+    logs = np.array([mode.log_laplace for mode in search.modes], dtype=np.float64)
+    weights = np.exp(logs - logs.max())
+    return far, float(weights[far].sum() / weights.sum()) if far else 0.0
 
 
 class LocalFit(NamedTuple):

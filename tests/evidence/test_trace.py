@@ -206,14 +206,17 @@ def test_trace_arms_replace_the_laplace_arms_and_estimate_z():
 
 
 def no_local_mode(monkeypatch):
-    """Make the trace pool's local search from the trace's mean end at no interior mode (as it does down a funnel),
-    so that the trace arms alone decide whether the posterior pilot runs.
+    """Make the trace pool's local search from the trace's mean, and its mode search for modes the trace does not
+    visit, end at no interior mode (as they do down a funnel), so that the trace arms alone decide whether the
+    posterior pilot runs.
     """
+    import pmcbandit.evidence.pool as pool
     import pmcbandit.evidence.trace_local as trace_local
     from pmcbandit.arms.evidence.modes import ModeSearch
 
-    monkeypatch.setattr(trace_local, "local_search",
-                        lambda density, x: ModeSearch((), False, "no interior mode", 1, 0, 0, 0.0))
+    none = ModeSearch((), False, "no interior mode", 1, 0, 0, 0.0)
+    monkeypatch.setattr(trace_local, "local_search", lambda density, x: none)
+    monkeypatch.setattr(pool, "modes_for", lambda density, find, seconds=None: none)
 
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")

@@ -41,7 +41,8 @@ def test_local_arms_sit_at_the_mode_one_search_from_the_trace_mean_reaches(monke
     model, _ = normal_normal(M0, S0, S, tuple(Y))
     far = {"mu": np.random.default_rng(2).normal(6.0, 0.01, (2, 500))}  # far from the posterior, far too narrow
     arms = {a.name: a for a in _arms(model, far, budget_seconds=10.0)}
-    assert len(starts) == 1 and not multi  # one search, from the trace's mean; no multi-start search
+    # One local search, from the trace's mean, then the multi-start search (pool._unvisited_laplace), once.
+    assert len(multi) == 1 and len(starts) == 1 + 16
     np.testing.assert_allclose(starts[0], [far["mu"].mean()], rtol=1e-12)
     prec = 1 / S0**2 + Y.size / S**2  # the posterior is Gaussian: its mode is its mean
     for name in ("local-t", "local-t20"):
@@ -50,7 +51,7 @@ def test_local_arms_sit_at_the_mode_one_search_from_the_trace_mean_reaches(monke
     # The trace arms fail the set-up check and the local arms pass it: no pilot is run for pilot-t arms.
     assert "trace-t" in arms and not any(name.startswith("pilot") for name in arms)
     again = {a.name: a for a in _arms(model, far, budget_seconds=10.0)}
-    assert len(starts) == 1  # the same trace: the search is not made again
+    assert len(starts) == 1 + 16  # the same trace and model: no search is made again
     np.testing.assert_array_equal(again["local-t"].location, arms["local-t"].location)
 
 
@@ -118,7 +119,7 @@ def test_no_local_search_from_the_dimension_limit_on(monkeypatch, caplog):
     from pmcbandit.evidence.trace_local import LOCAL_DIM_LIMIT
     from tests.evidence.test_trace_setup import _independent_means
 
-    searches = _counting(monkeypatch, modes, "search_mode")
+    searches = _counting(monkeypatch, modes, "local_mode")
     for d in (LOCAL_DIM_LIMIT - 1, LOCAL_DIM_LIMIT):
         model, mean, sd = _independent_means(d=d)
         draws = {"a": np.random.default_rng(d).normal(mean, sd, (2, 500, d))}
@@ -126,3 +127,42 @@ def test_no_local_search_from_the_dimension_limit_on(monkeypatch, caplog):
             names = [a.name for a in _arms(model, draws)]
         assert ("local-t" in names) == (d < LOCAL_DIM_LIMIT) and len(searches) == 1
     assert f"no local mode search on {LOCAL_DIM_LIMIT} dimensions" in caplog.text
+
+
+# --- modes the trace does not visit ------------------------------------------------------------------------------
+
+
+def test_unvisited_modes_are_those_beyond_every_draw():
+    from pmcbandit.arms.evidence.modes import Mode, ModeSearch
+    from pmcbandit.evidence.trace_local import unvisited_modes
+
+    rng = np.random.default_rng(3)
+    modes = (Mode(np.array([-3.0, 0.0]), np.eye(2), 0.0, np.log(0.6)),
+             Mode(np.array([3.0, 0.0]), np.eye(2), 0.0, np.log(0.4)))
+    search = ModeSearch(modes, True, "two modes", 16, 16, 2, 0.0)
+    one = rng.normal([-3.0, 0.0], 0.5, (2000, 2))
+    far, share = unvisited_modes(search, one)
+    assert far == [1] and share == pytest.approx(0.4, rel=1e-12)
+    both = np.vstack([one, rng.normal([3.0, 0.0], 0.5, (1000, 2))])
+    assert unvisited_modes(search, both) == ([], 0.0)
+
+
+def test_a_trace_in_one_of_two_modes_brings_laplace_arms_over_both_and_a_warning():
+    from pmcbandit import Pulls, estimate_evidence
+    from tests.evidence.test_trace import _bimodal
+    from tests.tolerance import assert_within_se
+
+    model, log_z, grid, p = _bimodal()
+    both = np.random.default_rng(9).choice(grid, size=(2, 1000), p=p)
+    pools = {}
+    for draws, visits_both in ((np.abs(both), False), (both, True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pools[visits_both] = evidence_arms(model, idata={"theta": draws}, ais_steps=(50,))
+        names = [a.name for a in pools[visits_both]]
+        said = [w for w in caught if "do not visit 1 of the 2 posterior modes" in str(w.message)]
+        assert ("laplace-t" in names) != visits_both and bool(said) != visits_both, names
+        assert "trace-t" in names
+    # The one-mode trace's pool: right, where its trace arms alone read half the evidence.
+    result = estimate_evidence(model, arms=pools[False], budget=Pulls(80), random_seed=2, progressbar=False)
+    assert_within_se(result.log_z, log_z, result.log_z_se, "trace in one mode")

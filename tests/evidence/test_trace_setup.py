@@ -99,9 +99,9 @@ def test_spurious_correlation_falls_back_to_the_variances_without_a_pilot():
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
 def test_the_posterior_pilot_starts_at_the_trace_draws_and_reaches_the_posterior(monkeypatch):
-    # A trace far from the posterior and far too narrow: no trace arm passes (nor a local-t arm: the local search is
-    # made to reach no interior mode), and the pilot's chains, started at its draws with their variances (1e-4) as
-    # the first mass, reach the posterior in their warm-up.
+    # A trace far from the posterior and far too narrow: no trace arm passes (nor a local-t arm: the local search,
+    # as the mode search, is made to reach no interior mode), and the pilot's chains, started at its draws with their
+    # variances (1e-4) as the first mass, reach the posterior in their warm-up.
     import pmcbandit.evidence.pool as ev
     from pmcbandit.evidence.trace import read_trace
     from tests.analytic_models import normal_normal
