@@ -18,7 +18,8 @@ Reported per dimension and method: runs, the MSE of ``log Ẑ`` (finite estimate
 pools' mean set-up seconds, and the nested arm's mean pulls and its arm statuses (``"unchecked"``: fewer importance
 weights than a Pareto k-hat needs while another arm passed, so no weight in the answer).
 The markdown goes to ``benchmarks/results/bench_phase_transition.md``; every run to
-``bench_phase_transition.json`` in ``--runs-dir``.
+``bench_phase_transition.json`` in ``--runs-dir``, rewritten after each run, so a measurement stopped part way keeps
+the runs it finished: ``--rescore FILE`` writes the markdown from such a file (its command line says so).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import collections
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -139,6 +141,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--rescore", metavar="FILE", help="write the markdown from the runs of an earlier "
+                        "measurement's bench_phase_transition.json (finished or stopped part way)")
     add_runs_dir(parser)
     args = parser.parse_args(argv)
     if args.task:
@@ -147,7 +151,14 @@ def main(argv=None) -> None:
     from models.spike_slab import SPIKE_SLAB_CASES, spike_slab_log_z, spike_weight
 
     settings = {name: SPIKE_SLAB_CASES[name] for name in args.cases}
+    command = "python -m benchmarks.bench_phase_transition " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.rescore:
+        runs = json.loads(Path(args.rescore).read_text())
+        settings = {name: value for name, value in settings.items() if any(r["case"] == name for r in runs)}
+        write_section("bench_phase_transition", markdown(summarise(runs), settings, command))
+        return
     runs = []
+    saved = run_file(args.runs_dir, "bench_phase_transition.json")
     for seed in range(args.seeds):
         for name, (dim, s1, s2, mass) in settings.items():
             truth = spike_slab_log_z(dim, s1, s2, spike_weight(dim, s1, s2, mass))
@@ -160,8 +171,7 @@ def main(argv=None) -> None:
                 runs.append(run)
                 print(json.dumps({k: run.get(k) for k in ("dim", "method", "seed", "log_z", "log_z_se", "status")},
                                  default=float), flush=True)
-    run_file(args.runs_dir, "bench_phase_transition.json").write_text(json.dumps(runs, default=float, indent=1))
-    command = "python -m benchmarks.bench_phase_transition " + " ".join(sys.argv[1:])
+                saved.write_text(json.dumps(runs, default=float, indent=1))
     text = markdown(summarise(runs), settings, command)
     print(text)
     write_section("bench_phase_transition", text)
