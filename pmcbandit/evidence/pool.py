@@ -554,8 +554,8 @@ def _laplace_arms(density, proposals, batch_size, cost, notes: list[str], refine
     return laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
 
 
-def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str], refine: bool = True,
-               left=None, alerts: list | None = None):
+def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[str], refine: bool, left,
+               alerts: list):
     """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note) followed by the
     ``local-t`` arms where they pass the set-up check (:func:`~pmcbandit.evidence.trace_local.local_arms`, their
     refinement as ``refine`` says) and the Laplace arms where the mode search finds modes the draws do not visit
@@ -590,8 +590,7 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     local = local_arms(density, x, arms[:len(proposals)], notes, refine, passes=setup_check_passes,
                        kept=lambda key, build: trace_fit_for(density, key + (digest, tuple(proposals), batch_size,
                                                                         cost), build))
-    found = _unvisited_laplace(density, x, proposals, batch_size, cost, notes, refine, left,
-                               [] if alerts is None else alerts)
+    found = _unvisited_laplace(density, x, proposals, batch_size, cost, notes, refine, left, alerts)
     # Kept local-t arms passed; otherwise the trace arms' verdict, or None where none was made (build_pool checks the
     # arms only if a rule asks).
     return arms + local + found, x, digest, True if local else (verdict[-1] if verdict else None)
