@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pmcbandit.evidence.importance import PilotCheck, pilot_arms
 
 __all__ = ["PILOT_MIN_RUN_SECONDS", "PILOT_MAX_SHARE", "POSTERIOR_PILOT_MIN_RUN_SECONDS", "POSTERIOR_PILOT_MAX_SHARE",
-           "TRACE_PILOT_WARMUP", "TRACE_PILOT_FIRST_CHECK", "annealing_pilot", "pilot_t_at_mode",
+           "TRACE_PILOT_WARMUP", "TRACE_PILOT_FIRST_CHECK", "annealing_pilot", "covariance_draws", "pilot_t_at_mode",
            "run_posterior_pilot", "trace_start"]
 
 #: Least time left to the pulls (after the set-up so far) for a timed default pool to run the HMC pilot for its
@@ -91,12 +91,32 @@ def pilot_t_at_mode(density, mode, proposals, batch_size, cost, notes: list[str]
     return annealed, pilot_arms(density, annealed, proposals, batch_size, cost, notes)
 
 
+def covariance_draws(dim: int) -> int:
+    """The draws, :math:`d(d+1)` in ``dim`` :math:`= d` dimensions, below which a t on their sample covariance makes
+    importance weights that a check on one batch of set-up draws may pass and the run's own Pareto :math:`\\hat k`
+    later rejects.
+
+    Where a t is fitted to the covariance :math:`\\hat\\Sigma = \\Sigma^{1/2}(I + E)\\Sigma^{1/2}` of :math:`n` draws
+    from a near-Gaussian posterior, the log weights are
+    :math:`-\\tfrac12 z^\\top E z + \\tfrac12 \\mathrm{tr}\\,E + O(E^2)`
+    (:math:`z` whitened), whose variance is :math:`\\tfrac12 \\mathrm{tr}(E^2) \\approx d(d+1)/(2n)` for the sample
+    covariance of independent draws (:math:`E_{ii}` of variance :math:`2/n`, :math:`E_{ij}` of :math:`1/n`): above
+    1/2 below :math:`n = d(d+1)`. Autocorrelated draws count for fewer.
+    """
+    return int(dim) * (int(dim) + 1)
+
+
 def trace_start(x, n_chains: int | None = None) -> dict:
     """The posterior pilot's start from a trace's unconstrained draws ``x`` ``(n, dim)``: its chains at ``n_chains``
     (:data:`~pmcbandit.arms.evidence.posterior_pilot.POSTERIOR_PILOT_CHAINS` unless given) draws evenly spaced
     through them (so across the trace's chains), its first inverse mass their variances, :data:`TRACE_PILOT_WARMUP`
-    warm-up moves and its first check after :data:`TRACE_PILOT_FIRST_CHECK` draw moves: keyword arguments of
+    warm-up moves and its first check after :data:`TRACE_PILOT_FIRST_CHECK` draw moves, or after the moves that make
+    :math:`d(d+1)` draws over its chains where that is more: keyword arguments of
     :func:`~pmcbandit.arms.evidence.posterior_pilot.posterior_pilot`, a fixed function of ``x``.
+
+    The first check waits for :func:`covariance_draws`: the pilot from a mode checks first after
+    :data:`~pmcbandit.arms.evidence.posterior_pilot.POSTERIOR_PILOT_DRAWS` moves, which that count exceeds only above
+    56 dimensions.
     """
     import numpy as np
 
@@ -104,8 +124,9 @@ def trace_start(x, n_chains: int | None = None) -> dict:
 
     n_chains = POSTERIOR_PILOT_CHAINS if n_chains is None else int(n_chains)
     rows = np.linspace(0, x.shape[0] - 1, min(n_chains, x.shape[0])).round().astype(int)
+    covariance_moves = -(-covariance_draws(x.shape[1]) // rows.size)
     return dict(starts=x[rows], inv_mass=x.var(axis=0, ddof=1), n_warmup=TRACE_PILOT_WARMUP,
-                first_check=TRACE_PILOT_FIRST_CHECK)
+                first_check=max(TRACE_PILOT_FIRST_CHECK, covariance_moves))
 
 
 def run_posterior_pilot(density, mode, budget_seconds, notes: list[str], enough=None, start: dict | None = None):

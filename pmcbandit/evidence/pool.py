@@ -27,7 +27,7 @@ from pmcbandit.evidence.importance import (DEFAULT_LAPLACE_PROPOSALS, check_prop
                                            scale_ladder_arms, scale_mix_arms, setup_check_passes)
 from pmcbandit.evidence.nested_pool import laplace_information, nested_arm
 from pmcbandit.evidence.pilots import (PILOT_MIN_RUN_SECONDS, POSTERIOR_PILOT_MIN_RUN_SECONDS, annealing_pilot,
-                                       pilot_t_at_mode, trace_start)
+                                       covariance_draws, pilot_t_at_mode, trace_start)
 from pmcbandit.exceptions import NoGuaranteeWarning, PmcBanditWarning, WarningText, log_notes
 from pmcbandit.runtime.guards import CHECK_PULLS, CROSS_CHECK_SHARE, MAX_CHECK_SHARE, MAX_DECISION_SHARE
 
@@ -218,14 +218,16 @@ def evidence_arms(
         arms fitted to the draws (``"trace-t"``, ``"trace-t20"`` and, for a multimodal or multi-scale posterior,
         ``"trace-mix"``: :mod:`~pmcbandit.evidence.trace_arms`) replace the Laplace arms and the pilot-t
         arms' pilots (unless ``pilot_is=True``; where no trace or local-t arm passes the Pareto k-hat check on one
-        batch of set-up draws, the posterior pilot runs for the pilot-t arms, its chains started at trace draws with
-        their variances as the first mass: :func:`~pmcbandit.evidence.pilots.trace_start`); beside them come
+        batch of set-up draws, or the trace holds fewer draws than a covariance in its dimension needs
+        (:func:`~pmcbandit.evidence.pilots.covariance_draws`), the posterior pilot runs for the pilot-t arms, its
+        chains started at trace draws with their variances as the first mass:
+        :func:`~pmcbandit.evidence.pilots.trace_start`); beside them come
         ``"local-t"`` and ``"local-t20"``, Laplace-t arms at the mode one Newton search from the draws' mean reaches
         (at most :data:`~pmcbandit.evidence.trace_local.LOCAL_MAX_ITER` iterations, below
         :data:`~pmcbandit.evidence.trace_local.LOCAL_DIM_LIMIT` dimensions; refined as the Laplace arms where
         ``refine``), kept where they pass that check (:mod:`~pmcbandit.evidence.trace_local`), and, below those
-        dimensions too, the Laplace arms over every mode the pool's mode search finds where some lie outside the
-        region the draws fill (a warning says so); the AIS
+        dimensions too, the Laplace arms over every mode the pool's mode search finds where it finds more than one
+        (a warning says so where some lie outside the region the draws fill); the AIS
         arms stay as the second family, and the HMC AIS arm's mass matrices, step sizes and temperatures are fitted
         to the draws and the prior (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of its annealing
         pilot (so are all AIS arms' with ``transition="hmc"``). The draws only fit the proposals and settings: every
@@ -277,7 +279,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot, and the ``local-t``
     arms of one local search from the draws' mean (:mod:`~pmcbandit.evidence.trace_local`); the Laplace arms come
     back where no trace arm could be fitted (a note says why), and beside them where the mode search finds modes
-    the draws do not visit (:func:`_unvisited_laplace`). Its warning texts lead the returned ones.
+    the draws do not visit or more than one (:func:`_search_laplace`). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
     counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
@@ -350,11 +352,15 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     if want_pilot_arms and pilot_is is None and trace is not None:
         # The trace's draws describe the posterior the pilots would; the posterior pilot runs, its chains started at
         # trace draws, only where no trace arm passes the set-up k-hat check (a trace that missed part of the
-        # posterior, or too short for the dimension).
-        want_pilot_arms = not want_hmc and bool(laplace_set) and not check_passes()
+        # posterior) or the trace has too few draws for a covariance in its dimension (covariance_draws: its arms
+        # may pass that check and fail the run's).
+        few = trace_x is not None and trace_x.shape[0] < covariance_draws(density.dim)
+        want_pilot_arms = not want_hmc and bool(laplace_set) and (few or not check_passes())
         if want_pilot_arms:
-            notes.append("no trace arm passed the Pareto k-hat check on one batch of set-up draws, so the posterior "
-                         "pilot ran from the trace's draws for the pilot-t arms")
+            why = (f"the trace's {trace_x.shape[0]} draws are fewer than the {covariance_draws(density.dim)} a "
+                   f"covariance in {density.dim} dimensions needs" if few else
+                   "no trace arm passed the Pareto k-hat check on one batch of set-up draws")
+            notes.append(f"{why}, so the posterior pilot ran from the trace's draws for the pilot-t arms")
     if want_pilot_arms and pilot_is is None and not want_hmc and check_passes():
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
@@ -558,8 +564,8 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
                alerts: list):
     """The trace arms fitted to ``trace``'s draws mapped to ``density``'s space (or none, with a note) followed by the
     ``local-t`` arms where they pass the set-up check (:func:`~pmcbandit.evidence.trace_local.local_arms`, their
-    refinement as ``refine`` says) and the Laplace arms where the mode search finds modes the draws do not visit
-    (:func:`_unvisited_laplace`, its time share of ``left`` seconds, its warning appended to ``alerts``), those draws
+    refinement as ``refine`` says) and the Laplace arms where the mode search finds more than one mode
+    (:func:`_search_laplace`, its time share of ``left`` seconds, its warning appended to ``alerts``), those draws
     (``None`` when fewer than two map to finite points), their :func:`~pmcbandit.arms.evidence._cache.trace_digest`
     (``None`` with them) and whether the arms passed the set-up k-hat check (``None`` without arms). The fits and
     each check are made once per density and trace (:func:`trace_fit_for`).
@@ -590,22 +596,23 @@ def _trace_set(model, density, trace, proposals, batch_size, cost, notes: list[s
     local = local_arms(density, x, arms[:len(proposals)], notes, refine, passes=setup_check_passes,
                        kept=lambda key, build: trace_fit_for(density, key + (digest, tuple(proposals), batch_size,
                                                                         cost), build))
-    found = _unvisited_laplace(density, x, proposals, batch_size, cost, notes, refine, left, alerts)
+    found = _search_laplace(density, x, proposals, batch_size, cost, notes, refine, left, alerts)
     # Kept local-t arms passed; otherwise the trace arms' verdict, or None where none was made (build_pool checks the
     # arms only if a rule asks).
     return arms + local + found, x, digest, True if local else (verdict[-1] if verdict else None)
 
 
-def _unvisited_laplace(density, x, proposals, batch_size, cost, notes: list[str], refine: bool, left,
-                       alerts: list) -> list[Arm]:
+def _search_laplace(density, x, proposals, batch_size, cost, notes: list[str], refine: bool, left,
+                    alerts: list) -> list[Arm]:
     """Below :data:`~pmcbandit.evidence.trace_local.LOCAL_DIM_LIMIT` dimensions, the no-trace pool's multi-start mode
     search (its :data:`MODE_SEARCH_SHARE` of the ``left`` seconds; one search per model and process) runs beside a
     trace too: chains may stay in one of several modes (a mixture's labellings), and a trace alone cannot show it.
-    Where the search finds modes the draws ``x`` do not visit
-    (:func:`~pmcbandit.evidence.trace_local.unvisited_modes`), the Laplace arms over every mode it found join the
-    trace arms, with a note, and a :class:`~pmcbandit.exceptions.PmcBanditWarning` where those modes hold at least
-    :data:`~pmcbandit.evidence.trace_local.UNVISITED_WARN_SHARE` of the search's Laplace evidence; otherwise no arm
-    is added.
+    Where the search finds more than one mode, the Laplace arms over every mode it found join the trace arms, with a
+    note: a t mixture over the modes themselves fits a multimodal posterior better than one fitted to the draws'
+    clusters (``trace-mix``), whose draws also fill the valleys between the modes. Where some of the modes lie where
+    the draws do not go (:func:`~pmcbandit.evidence.trace_local.unvisited_modes`) and hold at least
+    :data:`~pmcbandit.evidence.trace_local.UNVISITED_WARN_SHARE` of the search's Laplace evidence, a
+    :class:`~pmcbandit.exceptions.PmcBanditWarning` says so. Where it finds one mode, no arm is added.
     """
     from pmcbandit.arms.evidence.modes import find_modes
     from pmcbandit.evidence.trace_local import LOCAL_DIM_LIMIT, UNVISITED_WARN_SHARE, unvisited_modes
@@ -616,11 +623,12 @@ def _unvisited_laplace(density, x, proposals, batch_size, cost, notes: list[str]
     if not search.interior:
         return []
     far, share = unvisited_modes(search, x)
-    if not far:
+    if len(search.modes) < 2:
         return []
     arms = laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
-    notes.append(f"the mode search found {len(far)} of its {len(search.modes)} modes outside the region the trace's "
-                 f"draws fill ({share:.3g} of the modes' Laplace evidence); the Laplace arms over every mode "
+    where = (f"{len(far)} of them outside the region the trace's draws fill ({share:.3g} of the modes' Laplace "
+             "evidence)" if far else "each inside the region the trace's draws fill")
+    notes.append(f"the mode search found {len(search.modes)} modes, {where}; the Laplace arms over every mode "
                  f"({', '.join(a.name for a in arms) or 'none built'}) joined the trace arms")
     if arms and share >= UNVISITED_WARN_SHARE:
         alerts.append(WarningText(

@@ -229,3 +229,32 @@ def test_started_at_trace_draws_it_makes_fewer_gradient_calls(normal):
     _, n_mode = made()
     assert n_mode == POSTERIOR_PILOT_CHAINS * ((POSTERIOR_PILOT_WARMUP + POSTERIOR_PILOT_DRAWS) * HMC_LEAPFROG + 1) + 1
     assert n_mode > 2 * n
+
+
+def test_trace_start_checks_first_once_the_draws_fit_a_covariance():
+    # Below d(d + 1) draws a sample covariance's error gives the t's log weights a variance above 1/2 (trace_start's
+    # docstring): the first check waits for them where the trace start's few moves would make fewer.
+    from pmcbandit.evidence.pilots import TRACE_PILOT_FIRST_CHECK, trace_start
+
+    rng = np.random.default_rng(3)
+    assert trace_start(rng.standard_normal((500, 10)))["first_check"] == TRACE_PILOT_FIRST_CHECK
+    for dim in (60, 102):
+        moves = trace_start(rng.standard_normal((500, dim)))["first_check"]
+        assert moves * POSTERIOR_PILOT_CHAINS >= dim * (dim + 1) > (moves - 1) * POSTERIOR_PILOT_CHAINS
+    # Fewer chains (a trace of fewer draws than POSTERIOR_PILOT_CHAINS) need more moves for the same draws.
+    assert trace_start(rng.standard_normal((16, 60)))["first_check"] == -(-60 * 61 // 16)
+
+
+def test_sample_covariance_log_weight_variance_follows_the_dimension_rule():
+    # The rule behind trace_start's first check: a Gaussian fitted to n draws of N(0, I_d) gives log weights of
+    # variance about d(d + 1) / (2n) under it (first order in the covariance's error).
+    rng = np.random.default_rng(4)
+    dim, n = 40, 8 * 40 * 41
+    x = rng.standard_normal((n, dim))
+    cov = np.cov(x, rowvar=False)
+    chol = np.linalg.cholesky(cov)
+    z = rng.standard_normal((20000, dim)) @ chol.T  # draws of the fitted proposal
+    log_q = -0.5 * np.sum(np.linalg.solve(chol, z.T) ** 2, axis=0) - np.log(np.diag(chol)).sum()
+    log_p = -0.5 * np.sum(z ** 2, axis=1)
+    expected = dim * (dim + 1) / (2 * n)
+    assert abs(np.var(log_p - log_q) / expected - 1.0) < 0.25
