@@ -361,7 +361,7 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
                    f"covariance in {density.dim} dimensions needs" if few else
                    "no trace arm passed the Pareto k-hat check on one batch of set-up draws")
             notes.append(f"{why}, so the posterior pilot ran from the trace's draws for the pilot-t arms")
-    if want_pilot_arms and pilot_is is None and not want_hmc and check_passes():
+    elif want_pilot_arms and pilot_is is None and not want_hmc and check_passes():
         # A pilot run for the pilot-t arms alone (its gradient compiled) is set-up that pays only where the
         # Laplace proposals fail.
         want_pilot_arms = False

@@ -98,6 +98,28 @@ def test_spurious_correlation_falls_back_to_the_variances_without_a_pilot():
 
 
 @pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
+def test_a_trace_too_short_for_its_dimension_brings_the_posterior_pilot_beside_passing_arms(caplog):
+    # Independent draws of the exact posterior: the trace arms pass the set-up check in either case. With fewer than
+    # d(d + 1) draws (covariance_draws) the pilot runs from them all the same, its first check after that many draws.
+    import logging
+
+    from pmcbandit.evidence.pilots import covariance_draws
+
+    model, mean, sd = _independent_means(d=12)
+    rng = np.random.default_rng(5)
+    for per_chain, short in ((500, False), (70, True)):
+        plain = {"a": mean + sd * rng.standard_normal((2, per_chain, mean.size))}
+        assert (2 * per_chain < covariance_draws(mean.size)) == short
+        caplog.clear()
+        with warnings.catch_warnings(), caplog.at_level(logging.INFO, logger="pmcbandit"):
+            warnings.simplefilter("ignore", PmcBanditWarning)
+            arms = evidence_arms(model, idata=plain, ais_steps=(50,), budget_seconds=10.0)
+        names = [a.name for a in arms]
+        assert "trace-t" in names and ("pilot-t" in names) == short, names
+        assert ("are fewer than the 156 a covariance in 12 dimensions needs" in caplog.text) == short
+
+
+@pytest.mark.filterwarnings("ignore::pmcbandit.exceptions.NoGuaranteeWarning")
 def test_the_posterior_pilot_starts_at_the_trace_draws_and_reaches_the_posterior(monkeypatch):
     # A trace far from the posterior and far too narrow: no trace arm passes (nor a local-t arm: the local search,
     # as the mode search, is made to reach no interior mode), and the pilot's chains, started at its draws with their
