@@ -278,8 +278,8 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
     arms' pilots, and the HMC AIS arm's settings fitted to its draws
     (:func:`~pmcbandit.evidence.trace_pilot.trace_pilot`) in place of the annealing pilot, and the ``local-t``
     arms of one local search from the draws' mean (:mod:`~pmcbandit.evidence.trace_local`); the Laplace arms come
-    back where no trace arm could be fitted (a note says why), and beside them where the mode search finds modes
-    the draws do not visit or more than one (:func:`_search_laplace`). Its warning texts lead the returned ones.
+    back where no trace arm could be fitted (a note says why), and beside them where the mode search finds more than
+    one mode (:func:`_search_laplace`). Its warning texts lead the returned ones.
 
     ``started`` (a :func:`time.perf_counter` reading) is when the door was called, for a budget that
     counts the set-up (:func:`estimate_evidence`): the Laplace arms' mode search, the HMC pilot and the
@@ -609,7 +609,8 @@ def _search_laplace(density, x, proposals, batch_size, cost, notes: list[str], r
     trace too: chains may stay in one of several modes (a mixture's labellings), and a trace alone cannot show it.
     Where the search finds more than one mode, the Laplace arms over every mode it found join the trace arms, with a
     note: a t mixture over the modes themselves fits a multimodal posterior better than one fitted to the draws'
-    clusters (``trace-mix``), whose draws also fill the valleys between the modes. Where some of the modes lie where
+    clusters (``trace-mix``), whose draws also fill the valleys between the modes (the label-switching mixture in
+    ``benchmarks/results/bench_evidence_trace.md``). Where some of the modes lie where
     the draws do not go (:func:`~pmcbandit.evidence.trace_local.unvisited_modes`) and hold at least
     :data:`~pmcbandit.evidence.trace_local.UNVISITED_WARN_SHARE` of the search's Laplace evidence, a
     :class:`~pmcbandit.exceptions.PmcBanditWarning` says so. Where it finds one mode, no arm is added.
@@ -622,9 +623,9 @@ def _search_laplace(density, x, proposals, batch_size, cost, notes: list[str], r
     search = modes_for(density, find_modes, None if left is None else MODE_SEARCH_SHARE * left)
     if not search.interior:
         return []
-    far, share = unvisited_modes(search, x)
     if len(search.modes) < 2:
         return []
+    far, share = unvisited_modes(search, x)
     arms = laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
     where = (f"{len(far)} of them outside the region the trace's draws fill ({share:.3g} of the modes' Laplace "
              "evidence)" if far else "each inside the region the trace's draws fill")
