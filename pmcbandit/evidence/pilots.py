@@ -116,7 +116,8 @@ def trace_start(x, n_chains: int | None = None) -> dict:
 
     The first check waits for :func:`covariance_draws`: the pilot from a mode checks first after
     :data:`~pmcbandit.arms.evidence.posterior_pilot.POSTERIOR_PILOT_DRAWS` moves, which that count exceeds only above
-    56 dimensions.
+    56 dimensions. The pilot checks no later than its last draw move
+    (:func:`~pmcbandit.arms.evidence.posterior_pilot.draw_moves`), which this count passes from 179 dimensions on.
     """
     import numpy as np
 

@@ -354,11 +354,12 @@ def build_pool(model, *, ais_steps, n_chains, transition, laplace, laplace_propo
         # trace draws, only where no trace arm passes the set-up k-hat check (a trace that missed part of the
         # posterior) or the trace has too few draws for a covariance in its dimension (covariance_draws: its arms
         # may pass that check and fail the run's).
-        few = trace_x is not None and trace_x.shape[0] < covariance_draws(density.dim)
+        needed = covariance_draws(density.dim)
+        few = trace_x is not None and trace_x.shape[0] < needed
         want_pilot_arms = not want_hmc and bool(laplace_set) and (few or not check_passes())
         if want_pilot_arms:
-            why = (f"the trace's {trace_x.shape[0]} draws are fewer than the {covariance_draws(density.dim)} a "
-                   f"covariance in {density.dim} dimensions needs" if few else
+            why = (f"the trace's {trace_x.shape[0]} draws are fewer than the {needed} a covariance in {density.dim} "
+                   "dimensions needs" if few else
                    "no trace arm passed the Pareto k-hat check on one batch of set-up draws")
             notes.append(f"{why}, so the posterior pilot ran from the trace's draws for the pilot-t arms")
     elif want_pilot_arms and pilot_is is None and not want_hmc and check_passes():
@@ -621,9 +622,7 @@ def _search_laplace(density, x, proposals, batch_size, cost, notes: list[str], r
     if density.dim >= LOCAL_DIM_LIMIT or not proposals:
         return []
     search = modes_for(density, find_modes, None if left is None else MODE_SEARCH_SHARE * left)
-    if not search.interior:
-        return []
-    if len(search.modes) < 2:
+    if not search.interior or len(search.modes) < 2:
         return []
     far, share = unvisited_modes(search, x)
     arms = laplace_arms(density, search, proposals, batch_size, cost, notes, refine)
