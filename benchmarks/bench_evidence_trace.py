@@ -31,7 +31,9 @@ Reported per model and method: mean error and RMSE of ``log Z`` against the suit
 of the 95 % intervals (``log_z_ci`` for the pools, ``log Z +- 1.96 se`` for bridge sampling), mean wall seconds and
 set-up seconds; then the MSE ratios at equal wall time (the trace's sampling time counted for neither): the trace
 pool's MSE at ``seconds`` over bridge sampling's (which ends sooner: bridge sampling cannot spend more on the same
-trace), and over the no-trace pool's at the same ``seconds``.
+trace), and over the no-trace pool's at the same ``seconds``; then each pool's mean z-score beside that of its
+most-weighted arm's answer alone (``_lean_line``: a lean both show is in that arm's weights, not in the pool's
+allocation or combination).
 
 ``--target-se SE`` measures instead the time from the call to an answer with ``se <= SE`` on Pima T = 50
 (:func:`models.pima.logistic_regression`, the model of ``benchmarks/bench_evidence_vs_smc.py``), given a
@@ -114,7 +116,7 @@ def measure(name: str, seeds: int, seconds: float, chains: int, draws: int,
                                              random_seed=seed, progressbar=False)
                     lo, hi = r.log_z_ci(0.95)
                     row = dict(log_z=r.log_z, se=r.log_z_se, lo=lo, hi=hi, setup=r.settings["setup_seconds"],
-                               **_best_arm(r))
+                               **_best_arm(r, suite.log_z))
                 else:
                     b = bridge_sampling(density, per_chain, np.random.default_rng(seed),
                                         "normal" if method == "bridge" else "warp3")
@@ -138,18 +140,39 @@ def measure(name: str, seeds: int, seconds: float, chains: int, draws: int,
                      f"{np.mean([r['setup'] for r in m]):.2f} |")
     ratios = ", ".join(f"{other} {mse['trace'] / mse[other]:.3g}" if mse[other] > 0 else f"{other} -"
                        for other in ("bridge", "bridge_warp3", "no_trace"))
-    lines += ["", f"MSE of the trace pool at {seconds:g} s over: {ratios}.", "", _efficiency_line(rows)]
+    lines += ["", f"MSE of the trace pool at {seconds:g} s over: {ratios}.", "", _efficiency_line(rows), "",
+              _lean_line(rows, suite.log_z)]
     return "\n".join(lines), rows
 
 
-def _best_arm(r) -> dict:
-    """The arm of largest combination weight in the result ``r`` and its relative variance per pull times its cost
+def _best_arm(r, log_z: float) -> dict:
+    """The arm of largest combination weight in the result ``r``, its relative variance per pull times its cost
     per pull (the table's ``var_cost``, :math:`V\\delta/\\hat Z^2` in a log-scale run: the variance of log Z an arm
-    gives per second spent on it, to first order; scale-free, so two runs' arms compare).
+    gives per second spent on it, to first order; scale-free, so two runs' arms compare), and the z-score of that
+    arm's answer alone against ``log_z``: its own mean and SE as the combination reads them (``r.combined``, the
+    variance scaled by the arm's tail factor), to first order on the log scale.
     """
     table = r.table
     name = table["weight"].astype(float).idxmax()
-    return dict(best_arm=str(name), best_rvc=float(table.loc[name, "var_cost"]))
+    c = r.combined
+    k = list(r.arm_names).index(name)
+    z = (np.log(c.mean[k]) + r.shift - log_z) / (np.sqrt(c.var[k] / c.n[k]) / c.mean[k])
+    return dict(best_arm=str(name), best_rvc=float(table.loc[name, "var_cost"]), best_z=float(z))
+
+
+def _lean_line(rows: list[dict], log_z: float) -> str:
+    """Mean z-score of each pool's answers and of their most-weighted arms alone: where both lean the same way the
+    lean is in the arm's own weights (their skew), not in how the pool allocates or combines.
+    """
+    parts = []
+    for method in ("trace", "no_trace"):
+        m = [r for r in rows if r["method"] == method and np.isfinite(r.get("best_z", np.nan))]
+        if m:
+            z = np.array([(r["log_z"] - log_z) / r["se"] for r in m])
+            za = np.array([r["best_z"] for r in m])
+            parts.append(f"{method} {z.mean():+.2f} (sd {z.std(ddof=1):.2f}), its most-weighted arm alone "
+                         f"{za.mean():+.2f} (sd {za.std(ddof=1):.2f})")
+    return "Mean z over the seeds, the answer and its most-weighted arm alone: " + "; ".join(parts) + "." if parts else ""
 
 
 def _efficiency_line(rows: list[dict]) -> str:
