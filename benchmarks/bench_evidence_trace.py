@@ -32,8 +32,8 @@ of the 95 % intervals (``log_z_ci`` for the pools, ``log Z +- 1.96 se`` for brid
 set-up seconds; then the MSE ratios at equal wall time (the trace's sampling time counted for neither): the trace
 pool's MSE at ``seconds`` over bridge sampling's (which ends sooner: bridge sampling cannot spend more on the same
 trace), and over the no-trace pool's at the same ``seconds``; then each pool's mean z-score beside that of its
-most-weighted arm's answer alone (``_lean_line``: a lean both show is in that arm's weights, not in the pool's
-allocation or combination).
+most-weighted arm's answer alone (``_lean_line``: a lean both show is already in that arm's own answer, not made by
+the combination).
 
 ``--target-se SE`` measures instead the time from the call to an answer with ``se <= SE`` on Pima T = 50
 (:func:`models.pima.logistic_regression`, the model of ``benchmarks/bench_evidence_vs_smc.py``), given a
@@ -162,7 +162,7 @@ def _best_arm(r, log_z: float) -> dict:
 
 def _lean_line(rows: list[dict], log_z: float) -> str:
     """Mean z-score of each pool's answers and of their most-weighted arms alone: where both lean the same way the
-    lean is in the arm's own weights (their skew), not in how the pool allocates or combines.
+    lean is already in the arm's own answer, not made by the combination.
     """
     parts = []
     for method in ("trace", "no_trace"):
