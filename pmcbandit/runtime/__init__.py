@@ -3,7 +3,8 @@
 Lives here: the engine (decisions, pulls, faults, :mod:`~pmcbandit.runtime.engine`), the loop
 (:mod:`~pmcbandit.runtime.loop`), the guards of a time budget (:mod:`~pmcbandit.runtime.guards`),
 budgets (:mod:`~pmcbandit.runtime.budget`), the pull history (:mod:`~pmcbandit.runtime.history`),
-seed streams (:mod:`~pmcbandit.runtime.streams`), checkpoints
+seed streams (:mod:`~pmcbandit.runtime.streams`), the heap frozen for the collector while a run pulls
+(:mod:`~pmcbandit.runtime.heap`), checkpoints
 (:mod:`~pmcbandit.runtime.checkpoint`), the frozen settings of a run
 (:mod:`~pmcbandit.runtime.config`), the one helper that builds and drives a run for every door
 (:mod:`~pmcbandit.runtime.door`) and the executors (:mod:`pmcbandit.runtime.executors`).

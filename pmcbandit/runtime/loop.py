@@ -40,6 +40,7 @@ import os
 import time
 
 from pmcbandit.runtime.checkpoint import resume, save_checkpoint
+from pmcbandit.runtime.heap import frozen_heap
 
 __all__ = ["drive"]
 
@@ -99,60 +100,61 @@ def drive(engine, budget, executor, settings: dict, *, watch=None, progressbar: 
     stopped_by = "budget"
     bar = _progress_bar(progressbar, len(engine.arms))
     try:
-        while True:
-            progress = None
-            if floor is None or engine.rows >= floor:
-                progress = progress_of(se_of(engine) if se_of else nan, need_cpu)
-                if exhausted(progress):
-                    stopped_by = budget.stop_reason(progress)
+        with frozen_heap():  # a collection's walk of the set-up's objects is not charged to a pull (runtime.heap)
+            while True:
+                progress = None
+                if floor is None or engine.rows >= floor:
+                    progress = progress_of(se_of(engine) if se_of else nan, need_cpu)
+                    if exhausted(progress):
+                        stopped_by = budget.stop_reason(progress)
+                        break
+                if engine.stopped:
+                    stopped_by = "confidence"
                     break
-            if engine.stopped:
-                stopped_by = "confidence"
-                break
-            outcomes = None
-            while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
-                plan = plan_of(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
-                if plan is None:
+                outcomes = None
+                while pending < capacity and may_dispatch(engine.pulls_dispatched + last_pull):
+                    plan = plan_of(budget.seconds_left(progress_of(cpu=need_cpu)) if timed else None)
+                    if plan is None:
+                        break
+                    tickets = dispatch(plan)
+                    if pull_now is not None:  # capacity 1: this decision is the only one
+                        outcomes = [pull_now(ticket) for ticket in tickets]
+                        break
+                    for ticket in tickets:
+                        submit(ticket)
+                    pending += len(tickets)
+                if outcomes is None:
+                    if pending == 0:  # nothing left to wait for
+                        if engine.stopped:
+                            stopped_by = "confidence"
+                        elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
+                            stopped_by = "no_arm"
+                        break
+                    outcomes = wait()
+                    pending -= len(outcomes)
+                    while capacity == 1 and pending:
+                        # One decision at a time: its pulls (two for a paired reward) are absorbed together
+                        # before the budget and the callback look, as when they run inline, so that a run
+                        # stops at the same pull on every executor (docs/scale_out.md, level 2).
+                        more = wait()
+                        pending -= len(more)
+                        outcomes += more
+                    if capacity == 1 and len(outcomes) > 1 and not (
+                        in_order and outcomes[0].ticket.decision == outcomes[-1].ticket.decision
+                    ):  # in the order they were dispatched, as inline (one decision's pulls handed back in order are)
+                        outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
+                for outcome in outcomes:
+                    receive(outcome)
+                if progress is None and (bar is not None or callback is not None):
+                    progress = progress_of(nan, need_cpu)
+                if bar is not None:
+                    _advance(bar, budget.fraction(progress), getattr(learner, "progress_text", None))
+                if callback is not None and callback(engine.progress(progress.se), engine.history):
+                    stopped_by = "callback"
                     break
-                tickets = dispatch(plan)
-                if pull_now is not None:  # capacity 1: this decision is the only one
-                    outcomes = [pull_now(ticket) for ticket in tickets]
-                    break
-                for ticket in tickets:
-                    submit(ticket)
-                pending += len(tickets)
-            if outcomes is None:
-                if pending == 0:  # nothing left to wait for
-                    if engine.stopped:
-                        stopped_by = "confidence"
-                    elif engine.blocked().all() or (learner.halts_on_quarantine and engine.quarantined.any()):
-                        stopped_by = "no_arm"
-                    break
-                outcomes = wait()
-                pending -= len(outcomes)
-                while capacity == 1 and pending:
-                    # One decision at a time: its pulls (two for a paired reward) are absorbed together
-                    # before the budget and the callback look, as when they run inline, so that a run
-                    # stops at the same pull on every executor (docs/scale_out.md, level 2).
-                    more = wait()
-                    pending -= len(more)
-                    outcomes += more
-                if capacity == 1 and len(outcomes) > 1 and not (
-                    in_order and outcomes[0].ticket.decision == outcomes[-1].ticket.decision
-                ):  # in the order they were dispatched, as inline (one decision's pulls handed back in order are)
-                    outcomes.sort(key=lambda o: engine.decisions[o.ticket.decision].tickets.index(o.ticket))
-            for outcome in outcomes:
-                receive(outcome)
-            if progress is None and (bar is not None or callback is not None):
-                progress = progress_of(nan, need_cpu)
-            if bar is not None:
-                _advance(bar, budget.fraction(progress), getattr(learner, "progress_text", None))
-            if callback is not None and callback(engine.progress(progress.se), engine.history):
-                stopped_by = "callback"
-                break
-            if checkpoint is not None and time.perf_counter() - saved_at >= checkpoint_every:
-                save_checkpoint(checkpoint, engine, settings, watch)
-                saved_at = time.perf_counter()
+                if checkpoint is not None and time.perf_counter() - saved_at >= checkpoint_every:
+                    save_checkpoint(checkpoint, engine, settings, watch)
+                    saved_at = time.perf_counter()
     finally:
         executor.shutdown()
         if bar is not None:

@@ -20,7 +20,8 @@ neighbouring thread) are not charged to it. Inside the pull, :meth:`pmcbandit.ar
 measures with the same thread clock (:func:`pmcbandit.arms.base.thread_cpu_clock`), so an
 arm's measured ``cost`` is per-thread too. numba's thread pool is pinned to one thread on a
 worker (:func:`setup_worker`): a worker slot is one core, and a pull's numba work runs in
-its own thread where the thread clock sees it.
+its own thread where the thread clock sees it. The heap is frozen for the cyclic collector while a task's pulls
+run (:mod:`pmcbandit.runtime.heap`), as in the driver's loop.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections import OrderedDict
 
 from pmcbandit.arms.base import thread_cpu_clock, warm_up_arms
 from pmcbandit.runtime.executors.base import execute_pull
+from pmcbandit.runtime.heap import frozen_heap
 
 __all__ = ["arm_payload", "install", "uninstall", "worker_arms", "run_tickets", "setup_worker", "process_main"]
 
@@ -145,7 +147,7 @@ def run_tickets(token: str, streams_spec: str, tickets, send=None) -> list:
     arms = worker_arms(token)
     streams = _streams(streams_spec)
     out = []
-    with thread_cpu_clock():
+    with thread_cpu_clock(), frozen_heap():  # no collection's walk of the installed arms charged to a pull
         for ticket in tickets:
             start = time.thread_time()
             outcome = execute_pull(arms[ticket.arm], streams.pull_rng(ticket.arm, ticket.pull_index), ticket)
