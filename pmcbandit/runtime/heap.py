@@ -3,7 +3,7 @@
 A pull's cost is the CPU time around its draw (:meth:`pmcbandit.arms.Arm.pull`). Python's cyclic garbage
 collector runs when enough container objects have been allocated, and a collection of its oldest generation walks
 every tracked object of the process: the model's PyMC and PyTensor graphs, the compiled functions and every module
-imported. That pause can last a hundred times a cheap pull's own draw, and the pull that happens to trigger it is
+imported. That pause can last many times a cheap pull's own draw, and the pull that happens to trigger it is
 charged with it. An arm charged so early in a run looks many times as costly as it is, and a policy that weighs
 cost stops choosing it.
 
