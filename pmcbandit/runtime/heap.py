@@ -10,7 +10,7 @@ cost stops choosing it.
 :func:`frozen_heap` calls :func:`gc.freeze` (Python >= 3.7) for the duration of the pulls: every object tracked so
 far moves to a permanent generation that collections skip, so the collections during the run walk only what the
 run allocates, and :func:`gc.unfreeze` returns those objects to the oldest generation at the end. Garbage made
-before the run is freed by the first collection after it. A heap that the caller (or an enclosing run) has frozen
+before the run is freed by the next full collection after it. A heap that the caller (or an enclosing run) has frozen
 is left as it is, and so is the state of the collector (:func:`gc.disable` is not touched).
 """
 
