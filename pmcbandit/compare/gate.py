@@ -38,8 +38,11 @@ each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded whe
    :math:`\hat R^2 - 1` is about :math:`1/\mathrm{ESS}` of one chain, so the rule also rejects
    chains too short to have moved (an effective sample size below about 50). With few pulls the
    variance of the chains' means is itself noisy, so the rule flags an arm only when the one-sided
-   lower confidence bound of :math:`\hat R` (level :data:`RHAT_ALPHA`, from
-   :math:`(m-1)s^2/\sigma^2 \sim \chi^2_{m-1}` over :math:`m` pulls) exceeds the limit.
+   lower confidence bound of :math:`\hat R` (level :data:`RHAT_ALPHA`) exceeds the limit. The bound on the
+   variance of the chains' means is Bonett's (:func:`pmcbandit.stats.dispersion.variance_lower_bound`), which
+   reads their kurtosis: chains of a hard geometry (a funnel's neck visited by a few) give heavy-tailed means,
+   on which the normal-theory bound :math:`(m-1)s^2/\chi^2_{1-\alpha,\,m-1}` sits too high and rejects
+   healthy arms more often than :math:`\alpha`, the more so the more pulls.
 
 Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3. They need
 :data:`MIN_PULLS` pulls of an arm; the comparison gives them to an arm short of them before it stops, and an arm
@@ -58,12 +61,15 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from pmcbandit.stats.dispersion import MIN_SIZE, variance_lower_bound
+
 
 __all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "RHAT_ALPHA", "arm_estimates",
            "gate", "convergence"]
 
-#: Pulls an arm needs before its estimate takes part in the gate (its variance must be estimable).
-MIN_PULLS = 6
+#: Pulls an arm needs before its estimate takes part in the gate: its variance must be estimable, and rule 5's bound
+#: takes no fewer (:data:`pmcbandit.stats.dispersion.MIN_SIZE`).
+MIN_PULLS = MIN_SIZE
 #: Share of an arm's kept iterations that may diverge (rule 4 of the module docstring).
 DIVERGENCE_LIMIT = 0.01
 #: Largest potential scale reduction across an arm's pulls (rule 5 of the module docstring).
@@ -178,9 +184,8 @@ def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
         within = float(var[mine].mean())
         between = float(values[mine].var(ddof=1))
         rhat[k] = math.sqrt(1.0 + between / within) if within > 0 else math.inf
-        # One-sided lower confidence bound of the chains' between-variance: (m-1) s^2 / sigma^2 ~ chi2(m-1).
         m = int(mine.sum())
-        between_lower = (m - 1) * between / stats.chi2.ppf(1.0 - RHAT_ALPHA, m - 1)
+        between_lower = variance_lower_bound(values[mine], RHAT_ALPHA)
         rhat_lower = math.sqrt(1.0 + between_lower / within) if within > 0 else math.inf
         if share > DIVERGENCE_LIMIT:
             excluded[k] = True
