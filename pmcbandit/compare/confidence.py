@@ -50,10 +50,14 @@ that observation and any zeros before it only set the scale and the grid of cand
 :math:`m_g = s\,r_g` (:data:`REL_GRID`, 24 decades); betting starts with the next observation, so
 the grid and every bet are fixed before the observations they are staked on. Every bet scales
 with :math:`1/s`, so the sequence is the same in any units. The sequence tests the average of
-two such capitals, one with the plug-in bets and one with the largest bets :math:`c/m` (an average
-of martingales is one; it costs at most a factor 2 in the threshold): the largest bets reject
-means far below the data after a few observations, which is what an expensive, heavy-tailed arm
-needs, and the plug-in bets give the :math:`1/\sqrt t` width later. *Grid without gaps:* a grid point's
+four such capitals, one with the plug-in bets and three with the constant bets :math:`c_k/m`,
+:math:`c_k \in` :data:`FIXED_BETS` (an average of martingales is one; it costs at most a factor 4 in
+the threshold). A constant bet :math:`c_k/m` multiplies the capital by :math:`1 - c_k + c_k x/m` per
+observation: the largest, :math:`0.99/m`, rejects a mean :math:`m` once the data's geometric mean
+stands a factor of about :math:`(4/\alpha)^{1/t}` above it, which is what an expensive arm
+with steady observations (a chain's CPU time) needs after a few of them; the smaller ones lose less
+to an observation near 0 (a heavy-tailed variance observation); the plug-in bets give the
+:math:`1/\sqrt t` width later. *Grid without gaps:* a grid point's
 capital is computed with the bet cap of that point, :math:`c/m_g`, which is also a valid cap for
 every :math:`m \le m_g`, and :math:`\prod_i (1 + \lambda_i(x_i - m))` decreases in :math:`m`; so
 :math:`\mathcal K^{+}_t(m_g) \ge 1/\alpha` rejects the whole cell :math:`(m_{g-1}, m_g]`, each
@@ -85,7 +89,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["BettingCS", "betting_init", "betting_update", "LowerCS", "lower_init", "lower_update", "asymptotic_radius",
-           "GRID", "REL_GRID"]
+           "GRID", "REL_GRID", "FIXED_BETS"]
 
 #: Candidate means of the betting CS: 0 and a log-spaced grid on [1e-12, 1] (relative step 1.6 %).
 GRID = np.concatenate(([0.0], np.geomspace(1e-12, 1.0, 1700)))
@@ -180,6 +184,9 @@ def _grid_interval(log_plus: np.ndarray, log_minus: np.ndarray, log_threshold: f
 #: Candidate means of the lower CS relative to its scale s: 24 decades around s (relative step 2.3 %).
 REL_GRID = np.geomspace(1e-12, 1e12, 2401)
 _LOWER_CAP = _BET_CAP / REL_GRID  # lambda(m) <= c/m, in units of 1/s
+#: The constant bets :math:`c_k/m` of the lower CS, one capital each (module docstring).
+FIXED_BETS = (0.5, 0.9, 0.99)
+_FIXED = np.asarray(FIXED_BETS)[:, None] / REL_GRID[None, :]  # shape (K, G), in units of 1/s
 
 
 class LowerCS(NamedTuple):
@@ -195,9 +202,11 @@ class LowerCS(NamedTuple):
         Observations staked on (those after the scale-setting one).
     total, dev2 : ndarray, shape (S,)
         Sum of the staked observations and :math:`\sum (x_i - \hat\mu_i)^2` over them, in units of ``s``.
-    log_plugin, log_max : tuple of S ndarrays, shape (G,)
-        :math:`\log\mathcal K^{+}_t(s\,r_g)` on :data:`REL_GRID` with the plug-in bets and with the
-        largest bets :math:`c/m`; the sequence tests their average.
+    log_plugin : tuple of S ndarrays, shape (G,)
+        :math:`\log\mathcal K^{+}_t(s\,r_g)` on :data:`REL_GRID` with the plug-in bets.
+    log_max : tuple of S ndarrays, shape (K, G)
+        The same with each constant bet :math:`c_k/m` of :data:`FIXED_BETS`; the sequence tests the
+        average of the ``K + 1`` capitals.
     lower : ndarray, shape (S,)
         The running maximum of the lower bounds.
     log_alpha : ndarray, shape (S,)
@@ -219,8 +228,9 @@ def lower_init(alpha) -> LowerCS:
     alpha = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
     s = alpha.size
     zeros = tuple(np.zeros(REL_GRID.size) for _ in range(s))
+    fixed = tuple(np.zeros(_FIXED.shape) for _ in range(s))
     return LowerCS(np.zeros(s, dtype=np.int64), np.zeros(s), np.zeros(s, dtype=np.int64), np.zeros(s), np.zeros(s),
-                   zeros, zeros, np.zeros(s), np.log(alpha))
+                   zeros, fixed, np.zeros(s), np.log(alpha))
 
 
 def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
@@ -247,10 +257,10 @@ def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
     bet = np.minimum(lam, _LOWER_CAP)
     with np.errstate(over="ignore", invalid="ignore"):
         row_plugin = cs.log_plugin[row] + np.log1p(bet * (y - REL_GRID))
-        row_max = cs.log_max[row] + np.log1p(_LOWER_CAP * (y - REL_GRID))
+        row_max = cs.log_max[row] + np.log1p(_FIXED * (y - REL_GRID))
         row_plugin = np.where(np.isnan(row_plugin), np.inf, row_plugin)  # y = inf: every m rejected
         row_max = np.where(np.isnan(row_max), np.inf, row_max)
-        row_capital = np.logaddexp(row_plugin, row_max) + math.log(0.5)
+        row_capital = np.logaddexp(row_plugin, np.logaddexp.reduce(row_max, axis=0)) - math.log(1 + _FIXED.shape[0])
     log_plugin = cs.log_plugin[:row] + (row_plugin,) + cs.log_plugin[row + 1:]
     log_max = cs.log_max[:row] + (row_max,) + cs.log_max[row + 1:]
     bets = cs.bets.copy()

@@ -39,13 +39,19 @@ ones), so by a union bound *all* of them hold at every time with probability :ma
   :math:`> 0` need no upper bound), and its *upper* bound the upper side of the asymptotic CS at
   two-sided level :math:`\alpha` (about :math:`\alpha/2` on that side). Every arm's efficiency
   thus has a finite upper bound once a few of its pairs are in, however heavy the tails of its
-  estimates, so a heavy-tailed arm can be shown to be worse. ``lower="asymptotic"`` uses the
-  two-sided asymptotic CS for both bounds (a variance whose observations are heavy-tailed then
-  often keeps the lower bound 0: an infinite efficiency bound).
+  estimates, so a heavy-tailed arm can be shown to be worse. A measured cost's lower bound is the
+  larger of two, each at level :math:`\alpha/4` (a union bound): that exact CS and the lower side of
+  the asymptotic CS. A bound valid for every non-negative distribution cannot come closer to a
+  mean than about a factor :math:`1 + \log(1/\alpha)/t` after :math:`t` observations (the data
+  could hold a rare zero not yet seen), which for steady costs (a chain's CPU time) would take
+  most of a tolerance :math:`\epsilon = 1`; the asymptotic side follows the costs' own spread.
+  ``lower="asymptotic"`` uses the two-sided asymptotic CS for both bounds (a variance whose
+  observations are heavy-tailed then often keeps the lower bound 0: an infinite efficiency bound).
 
 With bounds and declared costs the whole statement is exact (**δ-correct**); otherwise the lower
 efficiency bounds rest on the asymptotic CS (**asymptotic**: the guarantee holds as the pair
-counts grow), while the upper efficiency bounds are exact for i.i.d. pulls. An arm with fewer than
+counts grow), and so do the upper ones through the measured costs; with declared costs the upper
+efficiency bounds are exact for i.i.d. pulls. An arm with fewer than
 ``min_pairs`` pairs has lower bound :math:`-\infty`: an asymptotic upper variance bound from a few
 pairs that happen to agree is not trusted.
 
@@ -181,7 +187,7 @@ def init(rule: EfficiencyRule) -> EfficiencyState:
     z = np.zeros(n)
     betting = betting_init(np.full(n, rule.alpha)) if rule.variance_bound is not None else None
     v_lower = lower_init(np.full(n, rule.alpha / 2)) if betting is None and rule.nonneg_lower else None
-    c_lower = lower_init(np.full(n, rule.alpha / 2)) if rule.costs is None and rule.nonneg_lower else None
+    c_lower = lower_init(np.full(n, rule.alpha / 4)) if rule.costs is None and rule.nonneg_lower else None
     return EfficiencyState(np.zeros(n, dtype=np.int64), z, z.copy(), np.zeros(n, dtype=np.int64), z.copy(), z.copy(),
                            betting, v_lower, c_lower)
 
@@ -219,10 +225,16 @@ def _mean_var(total, sq, n):
     return mean, np.maximum(var, 0.0)
 
 
-def _bounds(rule, mean, var, n, lower_cs):
-    """Lower and upper bound of a non-negative mean: asymptotic, or betting below and asymptotic above."""
+def _bounds(rule, mean, var, n, lower_cs, steady: bool = False):
+    """Lower and upper bound of a non-negative mean: asymptotic, or betting below and asymptotic above;
+    ``steady`` (measured costs): below, the larger of the betting bound and the asymptotic one at
+    half the level each (module docstring).
+    """
     r = asymptotic_radius(n, var, rule.alpha, rule.t_star)
     lo = np.maximum(mean - r, 0.0) if lower_cs is None else lower_cs.lower.copy()
+    if steady and lower_cs is not None:
+        with np.errstate(invalid="ignore"):
+            lo = np.fmax(lo, mean - asymptotic_radius(n, var, rule.alpha / 2, rule.t_star))
     return np.where(n > 0, lo, 0.0), mean + r
 
 
@@ -241,7 +253,7 @@ def cost_bounds(rule: EfficiencyRule, state: EfficiencyState) -> tuple[np.ndarra
         c = np.asarray(rule.costs, dtype=np.float64)
         return c, c, c
     c_mean, c_var = _mean_var(state.c_sum, state.c_sq, state.pulls)
-    lo, hi = _bounds(rule, c_mean, c_var, state.pulls, state.c_lower)
+    lo, hi = _bounds(rule, c_mean, c_var, state.pulls, state.c_lower, steady=True)
     return c_mean, lo, hi
 
 
