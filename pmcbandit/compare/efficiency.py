@@ -44,7 +44,10 @@ ones), so by a union bound *all* of them hold at every time with probability :ma
   the asymptotic CS. A bound valid for every non-negative distribution cannot come closer to a
   mean than about a factor :math:`1 + \log(1/\alpha)/t` after :math:`t` observations (the data
   could hold a rare zero not yet seen), which for steady costs (a chain's CPU time) would take
-  most of a tolerance :math:`\epsilon = 1`; the asymptotic side follows the costs' own spread.
+  most of a tolerance :math:`\epsilon = 1`; the asymptotic side follows the costs' own spread. It
+  is used from the second pair on (:data:`STEADY_MIN_PULLS`): two costs that happen to agree say
+  little about the spread. Like the asymptotic upper bounds, it can miss for a while when rare
+  pulls are much cheaper than the rest and none has come yet.
   ``lower="asymptotic"`` uses the two-sided asymptotic CS for both bounds (a variance whose
   observations are heavy-tailed then often keeps the lower bound 0: an infinite efficiency bound).
 
@@ -112,6 +115,8 @@ __all__ = ["EfficiencyRule", "EfficiencyState", "ComparisonAlgorithm", "efficien
            "all_separated"]
 
 LOWERS = ("betting", "asymptotic")
+#: Pulls before a measured cost's lower bound may use the asymptotic sequence (module docstring).
+STEADY_MIN_PULLS = 4
 SAMPLINGS = ("cost", "both")
 
 
@@ -234,7 +239,8 @@ def _bounds(rule, mean, var, n, lower_cs, steady: bool = False):
     lo = np.maximum(mean - r, 0.0) if lower_cs is None else lower_cs.lower.copy()
     if steady and lower_cs is not None:
         with np.errstate(invalid="ignore"):
-            lo = np.fmax(lo, mean - asymptotic_radius(n, var, rule.alpha / 2, rule.t_star))
+            steady_lo = mean - asymptotic_radius(n, var, rule.alpha / 2, rule.t_star)
+        lo = np.where(n >= STEADY_MIN_PULLS, np.fmax(lo, steady_lo), lo)
     return np.where(n > 0, lo, 0.0), mean + r
 
 

@@ -89,7 +89,7 @@ def _lower_path(x, alpha):
 @pytest.mark.slow
 def test_lower_cs_for_nonnegative_means_covers_heavy_tailed_data_uniformly_in_time():
     rng = np.random.default_rng(4)
-    alpha, paths, horizon = 0.1, 200, 200
+    alpha, paths, horizon = 0.1, 600, 200  # enough paths to confirm a rate of a few per cent below alpha
     truth = np.exp(1.5**2 / 2)  # mean of a log-normal(0, 1.5): no upper bound, heavy right tail
     missed = sum(bool((_lower_path(rng.lognormal(0.0, 1.5, horizon), alpha) > truth).any()) for _ in range(paths))
     assert error_rate_upper(missed, paths) <= alpha
@@ -111,3 +111,16 @@ def test_a_lower_cs_that_drops_its_threshold_misses_the_mean_too_often():
     truth, paths = np.exp(1.5**2 / 2), 200
     missed = sum(bool((_lower_path(rng.lognormal(0.0, 1.5, 200), 0.9) > truth).any()) for _ in range(paths))
     assert error_rate_lower(missed, paths) > 0.1  # level 0.9 instead of 0.1: the check above can fail
+
+
+def test_lower_cs_on_steady_data_comes_within_its_largest_bets_factor():
+    # Steady observations 1.0: the constant bet 0.99/m rejects m once (0.01 + 0.99/m)^t reaches 4/alpha
+    # (four capitals averaged; sooner when the others add to it, never before it reaches 1/alpha), so
+    # after t staked points the bound lies between 0.99/((k/alpha)^(1/t) - 0.01) for k = 4 and k = 1.
+    # The single bet 0.5/m would stop near 0.5/((2/alpha)^(1/t) - 0.5), well below it.
+    alpha, t = 0.001, 30
+    lower = _lower_path(np.ones(t + 1), alpha)[-1]
+    low, high = (0.99 / ((k / alpha) ** (1 / t) - 0.01) for k in (4, 1))
+    single = 0.5 / ((2 / alpha) ** (1 / t) - 0.5)
+    assert low / 1.03 <= lower <= high  # one grid step (2.3 %) of slack below
+    assert lower > 1.1 * single

@@ -6,6 +6,7 @@ import pytest
 from pmcbandit.compare import efficiency as eff
 from pmcbandit.compare.simulate import simulate_comparison
 from tests.compare.helpers import uniform_pair
+from tests.tolerance import error_rate_lower, error_rate_upper
 
 
 def _rule(n=3, **kw):
@@ -151,3 +152,49 @@ def test_unresolved_names_the_arms_straddling_the_boundary_and_epsilon_ends_in_a
 def test_simulate_rejects_an_unknown_protocol():
     with pytest.raises(ValueError, match="'protocol'"):
         simulate_comparison(_rule(), uniform_pair([0.1, 0.2, 0.3]), np.random.default_rng(0), protocol="adaptive")
+
+
+def _cost_lower_path(rng, costs, pairs):
+    """The measured cost's lower bound after each pair of one arm (estimates irrelevant)."""
+    rule = eff.EfficiencyRule(k=1, delta=0.2, n_arms=2)  # alpha 0.05: the lower side at level 0.025
+    state, out = eff.init(rule), []
+    for _ in range(pairs):
+        c = costs(rng, 2)
+        state = eff.update(rule, state, 0, 0.0, 1.0, c[0], c[1])
+        out.append(eff.cost_bounds(rule, state)[1][0])
+    return np.asarray(out)
+
+
+def test_a_steady_cost_is_bounded_below_within_a_few_per_cent_after_a_few_pairs():
+    # CPU seconds of a chain vary by a few per cent; the exact sequence alone stays a factor
+    # (1/alpha)^(1/t) away whatever the spread.
+    rng = np.random.default_rng(3)
+    lower = _cost_lower_path(rng, lambda r, n: 1.0 + 0.03 * r.standard_normal(n), 10)
+    assert lower[0] < 0.5  # one pair: the exact sequence only
+    assert 0.93 < lower[-1] < 1.0
+
+
+COSTS = {"gamma2": (lambda r, n: r.gamma(2.0, 0.5, n), 1.0),
+         "lognormal1": (lambda r, n: r.lognormal(0.0, 1.0, n), np.exp(0.5))}
+
+
+def _cost_misses(name, paths, seed):
+    costs, truth = COSTS[name]
+    return sum(bool((_cost_lower_path(np.random.default_rng([seed, p]), costs, 40) > truth).any())
+               for p in range(paths))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(COSTS))
+def test_a_measured_cost_lower_bound_covers_at_its_level_uniformly_in_time(name):
+    # Costs with a spread (CV 0.7) and with a heavy right tail; the lower side's level is 0.025.
+    missed = _cost_misses(name, 600, 11)
+    assert error_rate_upper(missed, 600) <= 0.025, missed
+
+
+@pytest.mark.slow
+def test_an_asymptotic_cost_side_cut_to_a_tenth_fails_the_same_check(monkeypatch):
+    honest = eff.asymptotic_radius
+    monkeypatch.setattr(eff, "asymptotic_radius", lambda *a, **k: 0.1 * honest(*a, **k))
+    missed = _cost_misses("gamma2", 300, 11)
+    assert error_rate_lower(missed, 300) > 0.025, missed
