@@ -42,7 +42,7 @@ ones), so by a union bound *all* of them hold at every time with probability :ma
   estimates, so a heavy-tailed arm can be shown to be worse. A measured cost's lower bound is the
   larger of two, each at level :math:`\alpha/4` (a union bound): that exact CS and the lower side of
   the asymptotic CS. A bound valid for every non-negative distribution cannot come closer to a
-  mean than about a factor :math:`1 + \log(1/\alpha)/t` after :math:`t` observations (the data
+  mean than about a factor :math:`(1/\alpha)^{1/t}` after :math:`t` observations (the data
   could hold a rare zero not yet seen), which for steady costs (a chain's CPU time) would take
   most of a tolerance :math:`\epsilon = 1`; the asymptotic side follows the costs' own spread. It
   is used from the second pair on (:data:`STEADY_MIN_PULLS`): two costs that happen to agree say
@@ -232,8 +232,8 @@ def _mean_var(total, sq, n):
 
 def _bounds(rule, mean, var, n, lower_cs, steady: bool = False):
     """Lower and upper bound of a non-negative mean: asymptotic, or betting below and asymptotic above;
-    ``steady`` (measured costs): below, the larger of the betting bound and the asymptotic one at
-    half the level each (module docstring).
+    ``steady`` (measured costs): below, the larger of the betting bound and the asymptotic one, each at
+    level :math:`\alpha/4` (module docstring).
     """
     r = asymptotic_radius(n, var, rule.alpha, rule.t_star)
     lo = np.maximum(mean - r, 0.0) if lower_cs is None else lower_cs.lower.copy()
