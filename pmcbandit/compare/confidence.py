@@ -204,7 +204,7 @@ class LowerCS(NamedTuple):
         Sum of the staked observations and :math:`\sum (x_i - \hat\mu_i)^2` over them, in units of ``s``.
     log_plugin : tuple of S ndarrays, shape (G,)
         :math:`\log\mathcal K^{+}_t(s\,r_g)` on :data:`REL_GRID` with the plug-in bets.
-    log_max : tuple of S ndarrays, shape (K, G)
+    log_fixed : tuple of S ndarrays, shape (K, G)
         The same with each constant bet :math:`c_k/m` of :data:`FIXED_BETS`; the sequence tests the
         average of the ``K + 1`` capitals.
     lower : ndarray, shape (S,)
@@ -218,7 +218,7 @@ class LowerCS(NamedTuple):
     total: np.ndarray
     dev2: np.ndarray
     log_plugin: tuple
-    log_max: tuple
+    log_fixed: tuple
     lower: np.ndarray
     log_alpha: np.ndarray
 
@@ -257,12 +257,12 @@ def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
     bet = np.minimum(lam, _LOWER_CAP)
     with np.errstate(over="ignore", invalid="ignore"):
         row_plugin = cs.log_plugin[row] + np.log1p(bet * (y - REL_GRID))
-        row_max = cs.log_max[row] + np.log1p(_FIXED * (y - REL_GRID))
+        row_fixed = cs.log_fixed[row] + np.log1p(_FIXED * (y - REL_GRID))
         row_plugin = np.where(np.isnan(row_plugin), np.inf, row_plugin)  # y = inf: every m rejected
-        row_max = np.where(np.isnan(row_max), np.inf, row_max)
-        row_capital = np.logaddexp(row_plugin, np.logaddexp.reduce(row_max, axis=0)) - math.log(1 + _FIXED.shape[0])
+        row_fixed = np.where(np.isnan(row_fixed), np.inf, row_fixed)
+        row_capital = np.logaddexp(row_plugin, np.logaddexp.reduce(row_fixed, axis=0)) - math.log(1 + _FIXED.shape[0])
     log_plugin = cs.log_plugin[:row] + (row_plugin,) + cs.log_plugin[row + 1:]
-    log_max = cs.log_max[:row] + (row_max,) + cs.log_max[row + 1:]
+    log_fixed = cs.log_fixed[:row] + (row_fixed,) + cs.log_fixed[row + 1:]
     bets = cs.bets.copy()
     bets[row] = t
     total, dev2 = cs.total.copy(), cs.dev2.copy()
@@ -278,7 +278,7 @@ def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
     else:
         lo = s * REL_GRID[kept[0] - 1] if kept[0] > 0 else 0.0
     lower[row] = max(lower[row], lo)
-    return LowerCS(n, cs.scale, bets, total, dev2, log_plugin, log_max, lower, cs.log_alpha)
+    return LowerCS(n, cs.scale, bets, total, dev2, log_plugin, log_fixed, lower, cs.log_alpha)
 
 
 def asymptotic_radius(n, var, alpha, t_star: float = 100.0) -> np.ndarray:

@@ -230,17 +230,10 @@ def _mean_var(total, sq, n):
     return mean, np.maximum(var, 0.0)
 
 
-def _bounds(rule, mean, var, n, lower_cs, steady: bool = False):
-    """Lower and upper bound of a non-negative mean: asymptotic, or betting below and asymptotic above;
-    ``steady`` (measured costs): below, the larger of the betting bound and the asymptotic one, each at
-    level :math:`\alpha/4` (module docstring).
-    """
+def _bounds(rule, mean, var, n, lower_cs):
+    """Lower and upper bound of a non-negative mean: asymptotic, or betting below and asymptotic above."""
     r = asymptotic_radius(n, var, rule.alpha, rule.t_star)
     lo = np.maximum(mean - r, 0.0) if lower_cs is None else lower_cs.lower.copy()
-    if steady and lower_cs is not None:
-        with np.errstate(invalid="ignore"):
-            steady_lo = mean - asymptotic_radius(n, var, rule.alpha / 2, rule.t_star)
-        lo = np.where(n >= STEADY_MIN_PULLS, np.fmax(lo, steady_lo), lo)
     return np.where(n > 0, lo, 0.0), mean + r
 
 
@@ -259,7 +252,11 @@ def cost_bounds(rule: EfficiencyRule, state: EfficiencyState) -> tuple[np.ndarra
         c = np.asarray(rule.costs, dtype=np.float64)
         return c, c, c
     c_mean, c_var = _mean_var(state.c_sum, state.c_sq, state.pulls)
-    lo, hi = _bounds(rule, c_mean, c_var, state.pulls, state.c_lower, steady=True)
+    lo, hi = _bounds(rule, c_mean, c_var, state.pulls, state.c_lower)
+    if state.c_lower is not None:  # the betting bound (at alpha/4) or the asymptotic one at alpha/4, the larger
+        with np.errstate(invalid="ignore"):
+            asymptotic = c_mean - asymptotic_radius(state.pulls, c_var, rule.alpha / 2, rule.t_star)
+        lo = np.where(state.pulls >= STEADY_MIN_PULLS, np.fmax(lo, asymptotic), lo)
     return c_mean, lo, hi
 
 

@@ -90,8 +90,8 @@ def test_heavy_tailed_arms_err_at_most_delta_over_1000_runs():
 def test_a_lower_sequence_that_reports_ten_times_its_bound_fails_the_same_check(monkeypatch):
     honest = efficiency._bounds
 
-    def inflated(rule, mean, var, n, lower_cs, **kwargs):
-        lo, hi = honest(rule, mean, var, n, lower_cs, **kwargs)
+    def inflated(rule, mean, var, n, lower_cs):
+        lo, hi = honest(rule, mean, var, n, lower_cs)
         return (lo * 10.0 if lower_cs is not None else lo), hi
 
     monkeypatch.setattr(efficiency, "_bounds", inflated)
