@@ -48,8 +48,13 @@ the one-sided predictable plug-in
 \hat\mu_j)^2)/i` in the data's own units. The scale :math:`s` is the first positive observation:
 that observation and any zeros before it only set the scale and the grid of candidate means
 :math:`m_g = s\,r_g` (:data:`REL_GRID`, 24 decades); betting starts with the next observation, so
-the grid and every bet are fixed before the observations they are staked on. Every bet scales
-with :math:`1/s`, so the sequence is the same in any units. The sequence tests the average of
+the grid and every bet are fixed before the observations they are staked on. A caller may instead
+give a scale fixed before the first observation (``lower_update``'s ``scale``, e.g. another
+sequence's): the grid and the bets are then still fixed before every observation, so the first one
+is staked too, and the sequence is exactly the one that the default gives data led by an unstaked
+point equal to that scale. A mean more than 12 decades from :math:`s` gets the lower bound 0 or
+:math:`10^{12}s`, valid but loose. Every bet scales with :math:`1/s`, so the sequence is the same in
+any units. The sequence tests the average of
 four such capitals, one with the plug-in bets and three with the constant bets :math:`c_k/m`,
 :math:`c_k \in` :data:`FIXED_BETS` (an average of martingales is one; it costs at most a factor 4 in
 the threshold). A constant bet :math:`c_k/m` multiplies the capital by :math:`1 - c_k + c_k x/m` per
@@ -197,9 +202,10 @@ class LowerCS(NamedTuple):
     n : ndarray of int64, shape (S,)
         Observations of each sequence, the scale-setting ones included.
     scale : ndarray, shape (S,)
-        :math:`s`, the first positive observation (0 until there is one).
+        :math:`s`, the first positive observation or the scale given with the first observation (0
+        until there is one).
     bets : ndarray of int64, shape (S,)
-        Observations staked on (those after the scale-setting one).
+        Observations staked on (all but a scale-setting one).
     total, dev2 : ndarray, shape (S,)
         Sum of the staked observations and :math:`\sum (x_i - \hat\mu_i)^2` over them, in units of ``s``.
     log_plugin : tuple of S ndarrays, shape (G,)
@@ -233,8 +239,12 @@ def lower_init(alpha) -> LowerCS:
                    zeros, fixed, np.zeros(s), np.log(alpha))
 
 
-def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
+def lower_update(cs: LowerCS, row: int, x: float, scale: float = 0.0) -> LowerCS:
     """``cs`` after the non-negative observation ``x`` of sequence ``row``.
+
+    ``scale``: a positive scale fixed before ``x`` (one that does not depend on ``x``, e.g. another
+    sequence's), for a row that has none yet: ``x`` is then staked on that scale instead of setting
+    the row's own (module docstring). Ignored once the row has a scale.
 
     A NaN or negative ``x`` is a caller's error (the observations are squares and costs): ValueError.
     ``+inf`` rejects every candidate mean (the capital of every grid point becomes infinite).
@@ -245,10 +255,14 @@ def lower_update(cs: LowerCS, row: int, x: float) -> LowerCS:
     n = cs.n.copy()
     n[row] += 1
     s = float(cs.scale[row])
-    if s == 0.0:  # no scale yet: this observation sets it (when positive) and is not staked on
-        scale = cs.scale.copy()
-        scale[row] = x if math.isfinite(x) else 0.0
-        return cs._replace(n=n, scale=scale)
+    if s == 0.0:
+        own = cs.scale.copy()
+        if scale > 0.0 and math.isfinite(scale):  # staked on a scale fixed before it
+            own[row] = s = float(scale)
+            cs = cs._replace(scale=own)
+        else:  # no scale yet: this observation sets it (when positive) and is not staked on
+            own[row] = x if math.isfinite(x) else 0.0
+            return cs._replace(n=n, scale=own)
     y = x / s
     t = int(cs.bets[row]) + 1
     mean_prev = cs.total[row] / (t - 1) if t > 1 else 1.0

@@ -39,7 +39,10 @@ ones), so by a union bound *all* of them hold at every time with probability :ma
   :math:`> 0` need no upper bound), and its *upper* bound the upper side of the asymptotic CS at
   two-sided level :math:`\alpha` (about :math:`\alpha/2` on that side). Every arm's efficiency
   thus has a finite upper bound once a few of its pairs are in, however heavy the tails of its
-  estimates, so a heavy-tailed arm can be shown to be worse. A measured cost's lower bound is the
+  estimates, so a heavy-tailed arm can be shown to be worse. Such a sequence stakes nothing on the
+  observation that sets its grid's scale; an arm without one takes another arm's (the first in
+  order that has one), fixed before its own pairs, so only the run's first pair (and first cost) sets a scale
+  without being staked. A measured cost's lower bound is the
   larger of two, each at level :math:`\alpha/4` (a union bound): that exact CS and the lower side of
   the asymptotic CS. A bound valid for every non-negative distribution cannot come closer to a
   mean than about a factor :math:`(1/\alpha)^{1/t}` after :math:`t` observations (the data
@@ -217,10 +220,19 @@ def update(rule: EfficiencyRule, state: EfficiencyState, arm: int, x1, x2, c1: f
     if betting is not None:
         betting = betting_update(betting, arm, v / rule.variance_bound)
     if v_lower is not None:
-        v_lower = lower_update(v_lower, arm, v)
+        v_lower = lower_update(v_lower, arm, v, _borrowed(v_lower, arm))
     if c_lower is not None:
-        c_lower = lower_update(lower_update(c_lower, arm, c1), arm, c2)
+        c_lower = lower_update(lower_update(c_lower, arm, c1, _borrowed(c_lower, arm)), arm, c2)
     return EfficiencyState(pairs, v_sum, v_sq, pulls, c_sum, c_sq, betting, v_lower, c_lower)
+
+
+def _borrowed(cs: LowerCS, arm: int) -> float:
+    """A scale for ``arm``'s lower sequence: the first other arm's scale, 0 if no other arm has one yet
+    (module docstring).
+    """
+    others = np.delete(cs.scale, arm)
+    others = others[others > 0]
+    return float(others[0]) if others.size else 0.0
 
 
 def _mean_var(total, sq, n):

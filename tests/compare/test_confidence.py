@@ -87,6 +87,21 @@ def _lower_path(x, alpha):
 
 
 @pytest.mark.slow
+def test_a_given_scale_stakes_the_first_observation_as_if_an_unstaked_point_had_set_it():
+    # The sequence with a scale fixed in advance is the default one on data led by that scale, so the
+    # coverage checks below cover it too; and the first observation then counts.
+    rng = np.random.default_rng(7)
+    x, s = rng.exponential(2.0, 30), 0.7
+    cs, given = lower_init([0.05]), []
+    for i, v in enumerate(x):
+        cs = lower_update(cs, 0, v, scale=s if i == 0 else 0.0)
+        given.append(cs.lower[0])
+    np.testing.assert_array_equal(given, _lower_path(np.concatenate(([s], x)), 0.05)[1:])
+    assert cs.bets[0] == x.size and cs.scale[0] == s
+    later = lower_update(lower_update(lower_init([0.05]), 0, 1.0), 0, 2.0, scale=5.0)
+    assert later.scale[0] == 1.0 and later.bets[0] == 1  # a row with a scale keeps it
+
+
 def test_lower_cs_for_nonnegative_means_covers_heavy_tailed_data_uniformly_in_time():
     rng = np.random.default_rng(4)
     alpha, paths, horizon = 0.1, 600, 200  # enough paths to confirm a rate of a few per cent below alpha

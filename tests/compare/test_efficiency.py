@@ -101,6 +101,16 @@ def test_a_heavy_tailed_arm_gets_a_finite_upper_bound_only_from_the_nonnegative_
     assert eff.log_efficiency(old, old_state)[2][0] == np.inf
 
 
+def test_only_the_runs_first_pair_and_cost_set_a_scale_unstaked():
+    rule = _rule(3, variance_bound=None, costs=None)
+    state = eff.init(rule)
+    for arm in (0, 1, 2):
+        state = eff.update(rule, state, arm, np.array([0.1, 0.3]), np.array([0.2, -0.1]), 1.0 + arm, 1.5 + arm)
+    assert list(state.v_lower.bets) == [0, 1, 1]  # arms 1 and 2 bet on arm 0's scale
+    assert list(state.c_lower.bets) == [1, 2, 2]
+    assert state.v_lower.lower[1] > 0.0 and state.v_lower.lower[0] == 0.0
+
+
 def test_a_zero_variance_arm_ranks_first_on_its_bounds():
     rule = _rule(2)
     state = eff.init(rule)
