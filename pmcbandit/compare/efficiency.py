@@ -37,20 +37,20 @@ ones), so by a union bound *all* of them hold at every time with probability :ma
 * Otherwise (``lower="betting"``, the default) each quantity's *lower* bound is the exact lower
   betting CS for a non-negative mean at level :math:`\alpha/2` (:math:`V \ge 0` and costs
   :math:`> 0` need no upper bound), and its *upper* bound the upper side of the asymptotic CS at
-  two-sided level :math:`\alpha` (about :math:`\alpha/2` on that side). Every arm's efficiency
-  thus has a finite upper bound once a few of its pairs are in, however heavy the tails of its
-  estimates, so a heavy-tailed arm can be shown to be worse. Such a sequence stakes nothing on the
-  observation that sets its grid's scale; an arm without one takes another arm's (the first in
-  order that has one), fixed before its own pairs, so only the run's first pair (and first cost) sets a scale
-  without being staked. A measured cost's lower bound is the
-  larger of two, each at level :math:`\alpha/4` (a union bound): that exact CS and the lower side of
-  the asymptotic CS. A bound valid for every non-negative distribution cannot come closer to a
-  mean than about a factor :math:`(1/\alpha)^{1/t}` after :math:`t` observations (the data
-  could hold a rare zero not yet seen), which for steady costs (a chain's CPU time) would take
-  most of a tolerance :math:`\epsilon = 1`; the asymptotic side follows the costs' own spread. It
-  is used from the second pair on (:data:`STEADY_MIN_PULLS`): two costs that happen to agree say
-  little about the spread. Like the asymptotic upper bounds, it can miss for a while when rare
-  pulls are much cheaper than the rest and none has come yet.
+  two-sided level :math:`\alpha` (about :math:`\alpha/2` on that side). Every arm's efficiency thus
+  has a finite upper bound once a few of its pairs are in, however heavy the tails of its estimates,
+  so a heavy-tailed arm can be shown to be worse. Such a sequence stakes nothing on the observation
+  that sets its grid's scale; an arm without one takes another arm's (the first in order that has
+  one), fixed before its own pairs, so only the run's first pair (and first cost) sets a scale
+  without being staked. A measured cost's lower bound is the larger of two, each at level
+  :math:`\alpha/4` (a union bound): that exact CS and the lower side of the asymptotic CS. A bound
+  valid for every non-negative distribution cannot come closer to a mean than about a factor
+  :math:`(1/\alpha)^{1/t}` after :math:`t` observations (the data could hold a rare zero not yet
+  seen), which for steady costs (a chain's CPU time) would take most of a tolerance
+  :math:`\epsilon = 1`; the asymptotic side follows the costs' own spread. It is used from the
+  second pair on (:data:`STEADY_MIN_PULLS`): two costs that happen to agree say little about the
+  spread. Like the asymptotic upper bounds, it can miss for a while when rare pulls are much cheaper
+  than the rest and none has come yet.
   ``lower="asymptotic"`` uses the two-sided asymptotic CS for both bounds (a variance whose
   observations are heavy-tailed then often keeps the lower bound 0: an infinite efficiency bound).
 

@@ -86,7 +86,6 @@ def _lower_path(x, alpha):
     return np.asarray(out)
 
 
-@pytest.mark.slow
 def test_a_given_scale_stakes_the_first_observation_as_if_an_unstaked_point_had_set_it():
     # The sequence with a scale fixed in advance is the default one on data led by that scale, so the
     # coverage checks below cover it too; and the first observation then counts.
@@ -102,6 +101,7 @@ def test_a_given_scale_stakes_the_first_observation_as_if_an_unstaked_point_had_
     assert later.scale[0] == 1.0 and later.bets[0] == 1  # a row with a scale keeps it
 
 
+@pytest.mark.slow
 def test_lower_cs_for_nonnegative_means_covers_heavy_tailed_data_uniformly_in_time():
     rng = np.random.default_rng(4)
     alpha, paths, horizon = 0.1, 600, 200  # enough paths to confirm a rate of a few per cent below alpha
