@@ -227,9 +227,11 @@ def update(rule: EfficiencyRule, state: EfficiencyState, arm: int, x1, x2, c1: f
 
 
 def _borrowed(cs: LowerCS, arm: int) -> float:
-    """A scale for ``arm``'s lower sequence: the first other arm's scale, 0 if no other arm has one yet
-    (module docstring).
+    """A scale for ``arm``'s lower sequence: the first other arm's scale, 0 if ``arm`` has its own or no
+    other arm has one yet (module docstring).
     """
+    if cs.scale[arm] > 0:  # the usual case: the sequence ignores a given scale once it has one
+        return 0.0
     others = np.delete(cs.scale, arm)
     others = others[others > 0]
     return float(others[0]) if others.size else 0.0
