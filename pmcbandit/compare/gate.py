@@ -27,7 +27,7 @@ biases by an amount that differs between arms of different variance.
 Arms that report how their chains went (the NUTS backends of :mod:`pmcbandit.arms.samplers.backends`:
 each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded when (:func:`convergence`)
 
-4. more than :data:`DIVERGENCE_LIMIT` of their kept iterations diverged, over all their pulls
+4. their divergences exceed :data:`DIVERGENCE_LIMIT` of their kept iterations, over all their pulls
    (``reason="divergences"``): a divergence marks a region the integrator cannot explore, so the
    chain's estimates are biased (Betancourt 2017, Sec. 6.2); or
 5. the potential scale reduction across their pulls exceeds :data:`RHAT_LIMIT` (``reason="rhat"``):
@@ -36,13 +36,20 @@ each pull's ``divergent_fraction`` and ``chain_variance``) are also excluded whe
    Rubin 1992, with the :math:`(n-1)/n` factor taken as 1, which raises :math:`\hat R` by about
    :math:`1/(2n)`); the limit 1.01 is that of Vehtari et al. (2021, Sec. 4). Across i.i.d. chains
    :math:`\hat R^2 - 1` is about :math:`1/\mathrm{ESS}` of one chain, so the rule also rejects
-   chains too short to have moved (an effective sample size below about 50). With few pulls the
-   variance of the chains' means is itself noisy, so the rule flags an arm only when the one-sided
-   lower confidence bound of :math:`\hat R` (level :data:`RHAT_ALPHA`) exceeds the limit. The bound on the
-   variance of the chains' means is Bonett's (:func:`pmcbandit.stats.dispersion.variance_lower_bound`), which
-   reads their kurtosis: chains of a hard geometry (a funnel's neck visited by a few) give heavy-tailed means,
-   on which the normal-theory bound :math:`(m-1)s^2/\chi^2_{1-\alpha,\,m-1}` sits too high and rejects
-   healthy arms more often than :math:`\alpha`, the more so the more pulls.
+   chains too short to have moved (an effective sample size below about 50).
+
+Both are tests, not point readings: an arm is flagged only when a one-sided lower confidence bound at level
+:data:`FLAG_ALPHA` exceeds the limit. Divergences cluster in the few chains that reach a funnel's neck, so the
+per-pull shares are mostly 0 with a rare large one, and their average over a handful of pulls of a backend that
+diverges well below the limit often reads above it; the bound is the one-sided Student-t bound on the mean of
+the per-pull shares, which on such right-skewed data errs low. For :math:`\hat R`, both :math:`B/n` and
+:math:`W` are estimated: the level is split between a lower bound of the variance of the chains' means,
+Bonett's (:func:`pmcbandit.stats.dispersion.variance_lower_bound`), which reads their kurtosis (on heavy-tailed
+means the normal-theory bound :math:`(m-1)s^2/\chi^2_{1-\alpha,\,m-1}` sits too high and rejects healthy arms
+more often than :math:`\alpha`, the more so the more pulls), and the one-sided Student-t upper bound of
+:math:`W` (the chains' variances are heavy-tailed too: a chain that stays in a funnel's neck has a small one,
+so :math:`W` averaged over a few chains most often reads low and :math:`\hat R` high). An arm near a limit thus
+stays unflagged until its pulls show which side of it the arm is on.
 
 Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3. They need
 :data:`MIN_PULLS` pulls of an arm; the comparison gives them to an arm short of them before it stops, and an arm
@@ -64,7 +71,7 @@ from scipy import stats
 from pmcbandit.stats.dispersion import MIN_SIZE, variance_lower_bound
 
 
-__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "RHAT_ALPHA", "arm_estimates",
+__all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "FLAG_ALPHA", "arm_estimates",
            "gate", "convergence"]
 
 #: Pulls an arm needs before its estimate takes part in the gate: its variance must be estimable, and rule 5's bound
@@ -74,8 +81,9 @@ MIN_PULLS = MIN_SIZE
 DIVERGENCE_LIMIT = 0.01
 #: Largest potential scale reduction across an arm's pulls (rule 5 of the module docstring).
 RHAT_LIMIT = 1.01
-#: Level of rule 5's one-sided test: an arm is flagged when the lower confidence bound of its R-hat exceeds the limit.
-RHAT_ALPHA = 0.01
+#: Level of the one-sided tests of rules 4 and 5: an arm is flagged when the lower confidence bound of its divergent
+#: share or of its R-hat exceeds the limit.
+FLAG_ALPHA = 0.01
 
 
 class ArmEstimates(NamedTuple):
@@ -180,19 +188,27 @@ def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
         mine = (arms == k) & np.isfinite(frac) & np.isfinite(var)
         if mine.sum() < MIN_PULLS:
             continue
-        share = float(frac[mine].mean())
-        within = float(var[mine].mean())
+        m = int(mine.sum())
+        share, share_lower = _mean_and_lower(frac[mine], FLAG_ALPHA)
+        within, within_lower = _mean_and_lower(var[mine], FLAG_ALPHA / 2)
+        within_upper = 2.0 * within - within_lower
         between = float(values[mine].var(ddof=1))
         rhat[k] = math.sqrt(1.0 + between / within) if within > 0 else math.inf
-        m = int(mine.sum())
-        between_lower = variance_lower_bound(values[mine], RHAT_ALPHA)
-        rhat_lower = math.sqrt(1.0 + between_lower / within) if within > 0 else math.inf
-        if share > DIVERGENCE_LIMIT:
+        between_lower = variance_lower_bound(values[mine], FLAG_ALPHA / 2)
+        rhat_lower = math.sqrt(1.0 + between_lower / within_upper) if within_upper > 0 else math.inf
+        if share_lower > DIVERGENCE_LIMIT:
             excluded[k] = True
-            reasons[k] = (f"divergences: {100 * share:.3g}% of the kept iterations diverged over {int(mine.sum())} "
-                          f"pulls (limit {100 * DIVERGENCE_LIMIT:g}%)")
+            reasons[k] = (f"divergences: {100 * share:.3g}% of the kept iterations diverged over {m} pulls, above "
+                          f"{100 * DIVERGENCE_LIMIT:g}% at level {FLAG_ALPHA:g} (lower bound {100 * share_lower:.3g}%)")
         elif rhat_lower > RHAT_LIMIT:
             excluded[k] = True
             reasons[k] = (f"rhat: potential scale reduction {rhat[k]:.4g} across {m} pulls, above {RHAT_LIMIT:g} "
-                          f"at level {RHAT_ALPHA:g} (lower bound {rhat_lower:.4g})")
+                          f"at level {FLAG_ALPHA:g} (lower bound {rhat_lower:.4g})")
     return GateResult(excluded, tuple(reasons), rhat)
+
+
+def _mean_and_lower(x: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The mean of ``x`` and its one-sided Student-t lower confidence bound at level ``alpha`` (at least 2 values)."""
+    mean = float(x.mean())
+    half = float(stats.t.ppf(1.0 - alpha, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return mean, mean - half

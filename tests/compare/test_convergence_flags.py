@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pmcbandit as pb
-from pmcbandit.compare.gate import DIVERGENCE_LIMIT, MIN_PULLS, RHAT_ALPHA, RHAT_LIMIT, convergence
+from pmcbandit.compare.gate import DIVERGENCE_LIMIT, FLAG_ALPHA, MIN_PULLS, RHAT_LIMIT, convergence
 from tests.tolerance import error_rate_upper
 
 
@@ -80,7 +80,7 @@ def test_a_broken_backend_on_a_funnel_is_flagged_and_not_selected(funnel):
 @pytest.mark.parametrize("pulls, flagged", [(8, False), (200, True)])
 def test_rhat_flags_only_what_the_pulls_establish(pulls, flagged):
     # Chain means with variance exactly 0.03 of the within-chain variance 1: point R-hat sqrt(1.03) = 1.0149.
-    # 8 pulls cannot tell it from 1.01 at level RHAT_ALPHA (lower bound 1.0099); 200 pulls can (1.0148).
+    # 8 pulls cannot tell it from 1.01 at level FLAG_ALPHA; 200 pulls can (lower bound 1.0148).
     a = np.sqrt(0.03 * (pulls - 1) / pulls)
     values = a * np.tile([1.0, -1.0], pulls // 2)
     flags = convergence(values, np.zeros(pulls, int), np.zeros(pulls), np.ones(pulls), 1, np.ones(1, bool))
@@ -90,7 +90,7 @@ def test_rhat_flags_only_what_the_pulls_establish(pulls, flagged):
 
 def test_rhat_rarely_flags_chains_whose_means_are_heavy_tailed():
     """Chain means with R-hat exactly at the limit, Student-t(3) distributed (a funnel's neck visited by a few
-    chains): over 2000 arms of 50 pulls the rule flags at most 2 RHAT_ALPHA (Clopper-Pearson). The normal-theory
+    chains): over 2000 arms of 50 pulls the rule flags at most 2 FLAG_ALPHA (Clopper-Pearson). The normal-theory
     bound, (m-1) s^2 / chi2, flags about 10 % of them here (tests/stats/test_dispersion.py)."""
     rng = np.random.default_rng(9)
     runs, pulls, df = 2000, 50, 3
@@ -99,7 +99,47 @@ def test_rhat_rarely_flags_chains_whose_means_are_heavy_tailed():
         bool(convergence(scale * rng.standard_t(df, pulls), np.zeros(pulls, int), np.zeros(pulls), np.ones(pulls), 1,
                          np.ones(1, bool)).excluded[0])
         for _ in range(runs))
-    assert error_rate_upper(flagged, runs) <= 2 * RHAT_ALPHA, flagged
+    assert error_rate_upper(flagged, runs) <= 2 * FLAG_ALPHA, flagged
+
+
+def test_divergences_clustered_in_a_few_chains_rarely_flag_an_arm_at_the_limit():
+    """Divergences that come in a few chains (a funnel's neck): one pull in 20 diverges on a fifth of its
+    iterations, the others never, so the arm diverges on exactly the limit's share of its iterations. Over 2000 arms
+    of 20 pulls the rule flags at most FLAG_ALPHA of them (Clopper-Pearson). Reading the share itself against the
+    limit flags every arm with two such pulls of twenty, about one in four."""
+    rng = np.random.default_rng(11)
+    runs, pulls, stuck = 2000, 20, 0.2
+    flagged = 0
+    for _ in range(runs):
+        frac = np.where(rng.random(pulls) < DIVERGENCE_LIMIT / stuck, stuck, 0.0)
+        flags = convergence(rng.normal(0.0, 0.01, pulls), np.zeros(pulls, int), frac, np.ones(pulls), 1,
+                            np.ones(1, bool))
+        flagged += bool(flags.excluded[0])
+    assert error_rate_upper(flagged, runs) <= FLAG_ALPHA, flagged
+
+
+def test_clustered_divergences_well_above_the_limit_are_flagged():
+    # Half the pulls diverge on a fifth of their iterations: a share of 10 %, ten times the limit.
+    frac = np.tile([0.2, 0.0], 10)
+    flags = convergence(np.zeros(20), np.zeros(20, int), frac, np.ones(20), 1, np.ones(1, bool))
+    assert flags.reasons[0].startswith("divergences"), flags.reasons
+
+
+def test_rhat_rarely_flags_chains_whose_variances_are_heavy_tailed():
+    """Chain means Student-t(3) and chains' variances log-normal (sigma 1.5: a chain that stays in a funnel's neck has
+    a small variance), with R-hat exactly at the limit against the mean chain variance: over 2000 arms of 20 pulls
+    the rule flags at most FLAG_ALPHA of them (Clopper-Pearson). Taking the chains' average variance as exact (no
+    upper bound of W) flags more."""
+    rng = np.random.default_rng(9)
+    runs, pulls, df, sigma = 2000, 20, 3, 1.5
+    scale = np.sqrt((RHAT_LIMIT**2 - 1) * np.exp(sigma**2 / 2) * (df - 2) / df)
+    flagged = 0
+    for _ in range(runs):
+        var = rng.lognormal(0.0, sigma, pulls)
+        flags = convergence(scale * rng.standard_t(df, pulls), np.zeros(pulls, int), np.zeros(pulls), var, 1,
+                            np.ones(1, bool))
+        flagged += bool(flags.excluded[0])
+    assert error_rate_upper(flagged, runs) <= FLAG_ALPHA, flagged
 
 
 class _ChainArm(pb.CallableArm):
