@@ -72,7 +72,7 @@ from pmcbandit.stats.dispersion import MIN_SIZE, variance_lower_bound
 
 
 __all__ = ["ArmEstimates", "GateResult", "MIN_PULLS", "DIVERGENCE_LIMIT", "RHAT_LIMIT", "FLAG_ALPHA", "arm_estimates",
-           "gate", "convergence"]
+           "gate", "convergence", "chain_readings"]
 
 #: Pulls an arm needs before its estimate takes part in the gate: its variance must be estimable, and rule 5's bound
 #: takes no fewer (:data:`pmcbandit.stats.dispersion.MIN_SIZE`).
@@ -192,10 +192,8 @@ def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
         share, share_lower = _mean_and_lower(frac[mine], FLAG_ALPHA)
         within, within_lower = _mean_and_lower(var[mine], FLAG_ALPHA / 2)
         within_upper = 2.0 * within - within_lower
-        between = float(values[mine].var(ddof=1))
-        rhat[k] = math.sqrt(1.0 + between / within) if within > 0 else math.inf
-        between_lower = variance_lower_bound(values[mine], FLAG_ALPHA / 2)
-        rhat_lower = math.sqrt(1.0 + between_lower / within_upper) if within_upper > 0 else math.inf
+        rhat[k] = _rhat(float(values[mine].var(ddof=1)), within)
+        rhat_lower = _rhat(variance_lower_bound(values[mine], FLAG_ALPHA / 2), within_upper)
         if share_lower > DIVERGENCE_LIMIT:
             excluded[k] = True
             reasons[k] = (f"divergences: {100 * share:.3g}% of the kept iterations diverged over {m} pulls, above "
@@ -205,6 +203,29 @@ def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
             reasons[k] = (f"rhat: potential scale reduction {rhat[k]:.4g} across {m} pulls, above {RHAT_LIMIT:g} "
                           f"at level {FLAG_ALPHA:g} (lower bound {rhat_lower:.4g})")
     return GateResult(excluded, tuple(reasons), rhat)
+
+
+def chain_readings(values, arms, divergent_fraction, chain_variance, n_arms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per arm, over its pulls that report both diagnostics (arguments as for :func:`convergence`): the share of
+    kept iterations that diverged (the mean of the pulls' shares) and the potential scale reduction across the
+    pulls (rule 5 of the module docstring): the point readings that rules 4 and 5 test. NaN for an arm without
+    such pulls (R-hat: with fewer than 2).
+    """
+    values, arms = np.asarray(values, dtype=np.float64), np.asarray(arms, dtype=np.int64)
+    frac, var = np.asarray(divergent_fraction, dtype=np.float64), np.asarray(chain_variance, dtype=np.float64)
+    share, rhat = np.full(n_arms, np.nan), np.full(n_arms, np.nan)
+    for k in range(n_arms):
+        mine = (arms == k) & np.isfinite(frac) & np.isfinite(var)
+        if mine.any():
+            share[k] = frac[mine].mean()
+        if mine.sum() >= 2:
+            rhat[k] = _rhat(float(values[mine].var(ddof=1)), float(var[mine].mean()))
+    return share, rhat
+
+
+def _rhat(between: float, within: float) -> float:
+    """:math:`\\sqrt{1 + (B/n)/W}` (rule 5 of the module docstring); infinite without within-chain variance."""
+    return math.sqrt(1.0 + between / within) if within > 0 else math.inf
 
 
 def _mean_and_lower(x: np.ndarray, alpha: float) -> tuple[float, float]:

@@ -10,6 +10,7 @@ import numpy as np
 from pmcbandit.base import declare_result
 from pmcbandit.compare import efficiency
 from pmcbandit.compare.amortise import Amortisation, amortisation
+from pmcbandit.compare.gate import chain_readings
 from pmcbandit.exceptions import NoGuaranteeWarning, UnreliableArmWarning, WarningText
 from pmcbandit.runtime.history import History
 
@@ -211,9 +212,26 @@ class ComparisonResult:
 
         return pd.DataFrame(self.arm_table()).set_index("arm")
 
+    @cached_property
+    def chains(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per arm, over its valid pulls that report their chains (the NUTS backends of
+        :func:`~pmcbandit.arms.samplers.sampler_arms`): the share of kept iterations that diverged and the
+        potential scale reduction across the pulls (:func:`pmcbandit.compare.gate.chain_readings`). These are the
+        point readings that the gate's tests flag an arm by only when its pulls show them above the limits; NaN
+        where an arm reports none.
+        """
+        n = len(self.arm_names)
+        h = self.history
+        if not {"divergent_fraction", "chain_variance"} <= set(h.diagnostics):
+            return np.full(n, np.nan), np.full(n, np.nan)
+        ok = h.column("status") == 0
+        return chain_readings(h.column("obs")[ok], h.column("arm")[ok].astype(np.int64),
+                              h.column("divergent_fraction")[ok], h.column("chain_variance")[ok], n)
+
     def arm_table(self) -> dict[str, np.ndarray]:
         """Per arm: pairs, variance per pull and cost per pull (point and bounds), efficiency and its
-        bounds, compile seconds (NaN: none reported), selected, status.
+        bounds, compile seconds (NaN: none reported), the divergent share and R-hat of its chains (:attr:`chains`;
+        NaN: none reported), selected, status.
         """
         v, v_lo, v_hi = _containing(*efficiency.variance_bounds(self.rule, self.state))
         c, c_lo, c_hi = _containing(*efficiency.cost_bounds(self.rule, self.state))
@@ -222,7 +240,8 @@ class ComparisonResult:
         return dict(arm=np.asarray(self.arm_names), pairs=self.pairs, variance=v, variance_lower=v_lo,
                     variance_upper=v_hi, cost=c, cost_lower=c_lo, cost_upper=c_hi, efficiency=self.efficiency,
                     efficiency_lower=self.efficiency_lower, efficiency_upper=self.efficiency_upper,
-                    compile_seconds=self.compile_seconds, selected=chosen, status=self.status, z=self.z)
+                    compile_seconds=self.compile_seconds, divergent_share=self.chains[0], rhat=self.chains[1],
+                    selected=chosen, status=self.status, z=self.z)
 
     # --- reporting -------------------------------------------------------------------
     def warnings(self) -> list[WarningText]:
@@ -274,14 +293,18 @@ class ComparisonResult:
                      f"selection): {self.tied}")
         t = self.arm_table()
         compiled = np.isfinite(t["compile_seconds"]).any()
+        chains = np.isfinite(t["divergent_share"]).any()
         lines = [head, f"{'arm':>18} {'pairs':>6} {'variance':>10} {'cost':>10} {'efficiency':>10} "
-                       f"{'[lower':>10} {'upper]':>10}" + (f" {'compile s':>10}" if compiled else "") + "  status"]
+                       f"{'[lower':>10} {'upper]':>10}" + (f" {'compile s':>10}" if compiled else "")
+                 + (f" {'diverged':>9} {'R-hat':>7}" if chains else "") + "  status"]
         for i in np.argsort(-np.nan_to_num(t["efficiency"], nan=-1.0), kind="stable"):
             mark = " *" if t["selected"][i] else ""
             lines.append(f"{t['arm'][i]:>18} {t['pairs'][i]:>6d} {t['variance'][i]:>10.3g} {t['cost'][i]:>10.3g} "
                          f"{t['efficiency'][i]:>10.3g} {t['efficiency_lower'][i]:>10.3g} "
                          f"{t['efficiency_upper'][i]:>10.3g}" + (f" {t['compile_seconds'][i]:>10.3g}" if compiled
-                                                                  else "") + f"  {t['status'][i]}{mark}")
+                                                                  else "")
+                         + (f" {100 * t['divergent_share'][i]:>8.2g}% {t['rhat'][i]:>7.4g}" if chains else "")
+                         + f"  {t['status'][i]}{mark}")
         ratios = self.ratios()
         if ratios:
             lines.append("pairwise efficiency ratios (simultaneous intervals):")

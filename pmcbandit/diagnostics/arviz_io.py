@@ -117,11 +117,11 @@ def comparison_to_inference_data(result):
     ``sample_stats`` per pull as for an identification run (a decision's pulls share its
     ``decision`` index; ``value`` holds the pulls' estimates, logs for log-scale arms);
     ``arm_summary`` holds per arm the columns of ``result.arm_table()`` (pairs, variance and cost per
-    pull with their bounds, efficiency with its bounds, ``selected``, ``status`` as a CF flag, the
-    gate's ``z``); ``efficiency_ratio`` holds ``estimate``, ``lower`` and ``upper`` of every ratio
-    (dimensions ``numerator`` x ``denominator``, NaN on the diagonal); ``attrs`` the settings,
-    ``selected``, ``stopped_by``, ``guarantee``, ``unresolved``, ``excluded`` (name -> reason) and
-    ``warnings``.
+    pull with their bounds, efficiency with its bounds, compile seconds, the chains' ``divergent_share``
+    and ``rhat``, ``selected``, ``status`` as a CF flag, the gate's ``z``); ``efficiency_ratio`` holds
+    ``estimate``, ``lower`` and ``upper`` of every ratio (dimensions ``numerator`` x ``denominator``, NaN
+    on the diagonal); ``attrs`` the settings, ``selected``, ``stopped_by``, ``guarantee``, ``unresolved``,
+    ``excluded`` (name -> reason) and ``warnings``.
     """
     return _inference_data(*comparison_groups(result))
 

@@ -146,6 +146,9 @@ def comparison_groups(result) -> tuple[dict, dict]:
         "efficiency_lower": "lower bound, simultaneous over arms and time with probability 1 - delta",
         "efficiency_upper": "upper bound, simultaneous over arms and time with probability 1 - delta",
         "compile_seconds": "one-off compile wall seconds, measured once before the run (NaN: none reported)",
+        "divergent_share": "share of the chains' kept iterations that diverged, over the arm's pulls (NaN: none "
+                           "reported)",
+        "rhat": "potential scale reduction across the arm's pulls, one chain each (NaN: none reported)",
         "selected": "among the k most efficient arms",
         "z": "standardised deviation of the arm's estimate in the validity gate (NaN: not tested)",
     }

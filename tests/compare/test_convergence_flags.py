@@ -179,3 +179,27 @@ def test_when_the_ranking_would_stop_an_untested_arm_is_pulled_until_tested():
     assert np.bincount(res.history.column("arm"), minlength=3)[2] >= MIN_PULLS
     assert res.excluded.get("c", "").startswith("divergences"), res.excluded
     assert res.selected == ["a"] and res.stopped_by == "confidence"
+
+
+def test_the_result_reports_each_arms_divergent_share_and_rhat():
+    """The table, the summary and the InferenceData carry the point readings that the flags test: the mean of the
+    pulls' divergent shares and R-hat across the pulls, from the arm's valid pulls."""
+    arms = [_ChainArm("a", 0.01, 0.0), _ChainArm("b", 0.03, 0.004), _ChainArm("c", 5.0, 0.2)]
+    res = _compare(arms, pb.Pulls(400))
+    arm = res.history.column("arm").astype(int)
+    values = res.history.column("obs")
+    t = res.table
+    for k, name in enumerate(res.arm_names):
+        x = values[arm == k]
+        assert t.loc[name, "rhat"] == pytest.approx(np.sqrt(1.0 + x.var(ddof=1)))  # chain variance 1
+    assert t["divergent_share"].tolist() == pytest.approx([0.0, 0.004, 0.2])
+    assert "diverged" in res.summary() and "R-hat" in res.summary()
+    summary = res.to_inference_data()["arm_summary"]
+    assert summary["divergent_share"].values.tolist() == pytest.approx([0.0, 0.004, 0.2])
+
+
+def test_arms_that_report_no_chains_have_no_readings():
+    arms = [pb.CallableArm(lambda rng: float(rng.normal(0.0, s)), name=f"s{s}", cost=1.0) for s in (0.1, 1.0)]
+    res = _compare(arms, pb.Pulls(100))
+    assert np.isnan(res.table["rhat"]).all() and np.isnan(res.table["divergent_share"]).all()
+    assert "R-hat" not in res.summary()
