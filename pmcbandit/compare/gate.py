@@ -42,14 +42,17 @@ Both are tests, not point readings: an arm is flagged only when a one-sided lowe
 :data:`FLAG_ALPHA` exceeds the limit. Divergences cluster in the few chains that reach a funnel's neck, so the
 per-pull shares are mostly 0 with a rare large one, and their average over a handful of pulls of a backend that
 diverges well below the limit often reads above it; the bound is the one-sided Student-t bound on the mean of
-the per-pull shares, which on such right-skewed data errs low. For :math:`\hat R`, both :math:`B/n` and
+the per-pull shares, which on right-skewed data errs low, on the safe side (the Edgeworth expansion of the
+t statistic, Johnson 1978, JASA 73, 536-544). For :math:`\hat R`, both :math:`B/n` and
 :math:`W` are estimated: the level is split between a lower bound of the variance of the chains' means,
 Bonett's (:func:`pmcbandit.stats.dispersion.variance_lower_bound`), which reads their kurtosis (on heavy-tailed
 means the normal-theory bound :math:`(m-1)s^2/\chi^2_{1-\alpha,\,m-1}` sits too high and rejects healthy arms
 more often than :math:`\alpha`, the more so the more pulls), and the one-sided Student-t upper bound of
 :math:`W` (the chains' variances are heavy-tailed too: a chain that stays in a funnel's neck has a small one,
-so :math:`W` averaged over a few chains most often reads low and :math:`\hat R` high). An arm near a limit thus
-stays unflagged until its pulls show which side of it the arm is on.
+so :math:`W` averaged over a few chains most often reads low and :math:`\hat R` high). On right-skewed data that
+upper bound can itself fall short (the same expansion), so the level of rule 5 stays approximate; the tests
+measure its false flags on heavy-tailed chains. An arm near a limit stays unflagged until its pulls show which
+side of it the arm is on.
 
 Rules 4–5 run first, so an arm excluded by them takes no part in the agreement test of rule 3. They need
 :data:`MIN_PULLS` pulls of an arm; the comparison gives them to an arm short of them before it stops, and an arm
