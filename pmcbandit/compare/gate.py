@@ -184,22 +184,22 @@ def convergence(values, arms, divergent_fraction, chain_variance, n_arms: int,
     """
     values, arms = np.asarray(values, dtype=np.float64), np.asarray(arms, dtype=np.int64)
     frac, var = np.asarray(divergent_fraction, dtype=np.float64), np.asarray(chain_variance, dtype=np.float64)
+    share, point = chain_readings(values, arms, frac, var, n_arms)
     excluded = np.zeros(n_arms, dtype=bool)
     reasons = [""] * n_arms
     rhat = np.full(n_arms, np.nan)
     for k in np.flatnonzero(candidates):
         mine = (arms == k) & np.isfinite(frac) & np.isfinite(var)
-        if mine.sum() < MIN_PULLS:
-            continue
         m = int(mine.sum())
-        share, share_lower = _mean_and_lower(frac[mine], FLAG_ALPHA)
-        within, within_lower = _mean_and_lower(var[mine], FLAG_ALPHA / 2)
-        within_upper = 2.0 * within - within_lower
-        rhat[k] = _rhat(float(values[mine].var(ddof=1)), within)
+        if m < MIN_PULLS:
+            continue
+        rhat[k] = point[k]
+        share_lower = share[k] - _t_half_width(frac[mine], FLAG_ALPHA)
+        within_upper = var[mine].mean() + _t_half_width(var[mine], FLAG_ALPHA / 2)
         rhat_lower = _rhat(variance_lower_bound(values[mine], FLAG_ALPHA / 2), within_upper)
         if share_lower > DIVERGENCE_LIMIT:
             excluded[k] = True
-            reasons[k] = (f"divergences: {100 * share:.3g}% of the kept iterations diverged over {m} pulls, above "
+            reasons[k] = (f"divergences: {100 * share[k]:.3g}% of the kept iterations diverged over {m} pulls, above "
                           f"{100 * DIVERGENCE_LIMIT:g}% at level {FLAG_ALPHA:g} (lower bound {100 * share_lower:.3g}%)")
         elif rhat_lower > RHAT_LIMIT:
             excluded[k] = True
@@ -231,8 +231,8 @@ def _rhat(between: float, within: float) -> float:
     return math.sqrt(1.0 + between / within) if within > 0 else math.inf
 
 
-def _mean_and_lower(x: np.ndarray, alpha: float) -> tuple[float, float]:
-    """The mean of ``x`` and its one-sided Student-t lower confidence bound at level ``alpha`` (at least 2 values)."""
-    mean = float(x.mean())
-    half = float(stats.t.ppf(1.0 - alpha, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
-    return mean, mean - half
+def _t_half_width(x: np.ndarray, alpha: float) -> float:
+    """Half-width of the one-sided Student-t confidence bound at level ``alpha`` of the mean of ``x`` (at least 2
+    values).
+    """
+    return float(stats.t.ppf(1.0 - alpha, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
