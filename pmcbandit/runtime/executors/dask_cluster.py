@@ -27,7 +27,9 @@ worker without a nanny (``processes=False``, whose workers live in the driver's 
 alone, with a warning: its slot stays busy until the pull ends.
 
 A run gives back the workers it ended: before it returns, it waits (at most
-:data:`REPLACEMENT_TIMEOUT` seconds) until a worker of the same name runs again in place of each.
+:data:`REPLACEMENT_TIMEOUT` seconds) until a worker of the same name runs again in place of each
+(and, where the client holds its cluster, until that worker's nanny has taken it: a fresh worker registers with
+the scheduler before it reports to its nanny, whose start can still fail and end it).
 A ``SpecCluster`` (``LocalCluster`` included) closes the nanny of a worker lost for longer than
 ``distributed.deploy.lost-worker-timeout``, so a nanny whose fresh worker took longer to start
 (importing the package and installing the arms on a loaded machine) is gone for good; when the
@@ -342,7 +344,8 @@ class DaskExecutor:
             except Exception:  # the cluster is going away: nothing left to wait for
                 return
             waiting -= {info.get("name", address) for address, info in workers.items()
-                        if address not in ended and info.get("status", "running") == "running"}
+                        if address not in ended and info.get("status", "running") == "running"
+                        and self._nanny_agrees(info.get("name", address), address)}
             if not waiting or time.monotonic() - start >= REPLACEMENT_TIMEOUT:
                 break
             self._revive(waiting)
@@ -387,6 +390,18 @@ class DaskExecutor:
                 cluster.scale(len(spec))
             except Exception:  # not a cluster that can: left to the wait and its warning
                 pass
+
+    def _nanny_agrees(self, name, address: str) -> bool:
+        """Whether the nanny of ``name`` has taken the worker at ``address`` as its own: a fresh worker
+        registers with the scheduler before it reports to its nanny, which may still fail its start and
+        end it. True when the client holds no cluster whose nanny can be read.
+        """
+        started = getattr(getattr(self.client, "cluster", None), "workers", None)
+        nanny = started.get(name) if isinstance(started, dict) else None
+        process = getattr(nanny, "process", None)
+        if process is None or not hasattr(process, "worker_address"):
+            return True
+        return _status(process) == "running" and process.worker_address == address
 
     def _stuck_for(self, name) -> float:
         """Seconds since the nanny of ``name`` was first seen up without a running worker."""
