@@ -16,6 +16,8 @@ Per model:
 3. each seed runs ``compare_samplers(arms, budget=--seconds, random_seed=seed)`` on the compiled arms (the
    budget still counts their compile seconds, as for a fresh user): decision time (wall), whether it
    decided, and whether the selection is within the guaranteed factor ``1 + epsilon`` of the bank's best;
+   the factor the run proves (``proven_factor``: at most ``1 + epsilon`` after a decision, the statement a run
+   stopped by the budget ends with) beside the bank's ratio of its best to the selection;
 4. today's practice on the same seeds: one run of each backend, pick the highest ``az.ess`` (the smallest
    bulk ESS over the coordinates) per wall second of the run; a wrong pick is one outside the guaranteed
    factor of the bank's best (or a flagged backend). Its wall time is the sum of the runs, with and
@@ -155,7 +157,8 @@ def measure(name: str, args) -> str:
         rows.append(dict(seed=seed, decided=res.stopped_by == "confidence", left=res.stopped_by == "no_arm" and ours >= 0,
                          wall=wall, ours=ours, ours_good=good(ours), theirs=pick, theirs_good=good(pick),
                          their_wall=their_wall, their_wall_compile=their_wall + sum(compile_s),
-                         amortisation=res.amortisation(), excluded=res.excluded))
+                         amortisation=res.amortisation(), excluded=res.excluded, proven=res.proven_factor,
+                         behind=eff[best] / eff[ours] if best >= 0 and ours >= 0 else float("nan")))
     names = [a.name for a in arms]
     lines = [f"### {name}", "",
              "| backend | compile s | bank efficiency | bank pulls flag | ratio to best |", "|---|---|---|---|---|"]
@@ -163,14 +166,16 @@ def measure(name: str, args) -> str:
         ratio = eff[best] / eff[i] if best >= 0 else float("nan")
         lines.append(f"| {n} | {compile_s[i]:.2f} | {eff[i]:.3g} | {flags[i] or 'ok'} | {ratio:.2f} |")
     lines += ["", "| seed | decided | decision s (compile incl.) | ours | within factor | today's pick | "
-              "within factor | today's s (+compile) | once / many (runs) | flagged |", "|---|---|---|---|---|---|---|---|---|---|"]
+              "within factor | proven factor (bank's ratio) | today's s (+compile) | once / many (runs) | flagged |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         a = r["amortisation"]
         am = "—" if a is None else f"{names[a.once]} / {names[a.many]} ({a.runs_point:.0f})"
         flagged = ", ".join(f"{k} ({v.split(':')[0]})" for k, v in r["excluded"].items())
         decided = "yes" if r["decided"] else "one left" if r["left"] else "no"
         lines.append(f"| {r['seed']} | {decided} | {r['wall']:.1f} | {names[r['ours']] if r['ours'] >= 0 else '—'} "
-                     f"| {r['ours_good']} | {names[r['theirs']]} | {r['theirs_good']} | {r['their_wall']:.1f} "
+                     f"| {r['ours_good']} | {names[r['theirs']]} | {r['theirs_good']} | {r['proven']:.3g} ({r['behind']:.3g}) "
+                     f"| {r['their_wall']:.1f} "
                      f"({r['their_wall_compile']:.1f}) | {am} | {flagged or '—'} |")
     n = len(rows)
     right = (f"ours within the factor {factor:g} of the bank's best" if best >= 0

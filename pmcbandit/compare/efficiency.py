@@ -114,7 +114,8 @@ from pmcbandit.compare.confidence import (BettingCS, LowerCS, asymptotic_radius,
 from pmcbandit.base import Selection
 
 __all__ = ["EfficiencyRule", "EfficiencyState", "ComparisonAlgorithm", "efficiency_lucb", "default_min_pairs", "init",
-           "update", "log_efficiency", "select", "stop", "recommend", "unresolved", "tied", "ratio_to_runner_up",
+           "update", "log_efficiency", "select", "stop", "recommend", "unresolved", "tied", "proven_factor",
+           "ratio_to_runner_up",
            "all_separated"]
 
 LOWERS = ("betting", "asymptotic")
@@ -399,6 +400,28 @@ def unresolved(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarra
         return np.zeros(0, dtype=np.int64)
     out = [i for i in v.top if lower[i] < upper[open_].max()] + list(open_)
     return np.asarray(sorted(out), dtype=np.int64)
+
+
+def proven_factor(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray) -> float:
+    """The smallest :math:`f \\ge 1` such that the intervals prove every eligible arm outside the top ``k`` at
+    most :math:`f` times as efficient as each top arm: :math:`\\max(1, \\max_{j\\notin J} e^{U_j - L_h})`, with
+    :math:`J` and :math:`h` of the stop rule (module docstring); ``inf`` while an arm's bound is open, 1.0 when
+    at most ``k`` arms are eligible.
+
+    On the event that every interval holds, :math:`\\eta_j \\le e^{U_j} \\le f e^{L_h} \\le f\\,\\eta_i` for every
+    top arm :math:`i`, so, the sequences being time-uniform, the statement holds with probability
+    :math:`1-\\delta` at whatever time the run stops, a budget included. At a stop by the rule
+    :math:`f \\le 1+\\epsilon`.
+    """
+    idx = np.flatnonzero(eligible)
+    if idx.size <= rule.k:
+        return 1.0
+    _, lower, upper = bounds = log_efficiency(rule, state)
+    v = _verdict(rule, None, eligible, bounds)
+    rest = np.setdiff1d(idx, v.top)
+    with np.errstate(invalid="ignore"):
+        gap = float(np.max(upper[rest]) - lower[v.h])
+    return math.inf if not gap < math.inf else math.exp(max(gap, 0.0))
 
 
 def ratio_to_runner_up(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray):

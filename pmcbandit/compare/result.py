@@ -104,6 +104,18 @@ class ComparisonResult:
         return self.stopped_by == "confidence"
 
     @property
+    def proven_factor(self) -> float:
+        """How sure the selection is, whatever stopped the run: every other ranked arm is proven at most this
+        many times as efficient as each selected arm, by the same simultaneous intervals
+        (:func:`~pmcbandit.compare.efficiency.proven_factor`); at most ``1 + epsilon`` after a confident stop,
+        larger after a budget or callback stop that came before the intervals separated; ``inf`` while an
+        arm's bound is still open; NaN without a selection.
+        """
+        if self.selected_indices.size == 0:
+            return float("nan")
+        return efficiency.proven_factor(self.rule, self.state, self.in_play)
+
+    @property
     def unresolved(self) -> list[str]:
         """Ranked arms whose interval still straddles the boundary of the top ``k`` (empty after a
         confident stop): the arms the run could not separate.
@@ -258,9 +270,13 @@ class ComparisonResult:
                 f"{self.selected} is what is left, not a ranking: read result.excluded, fix or replace those arms, "
                 "or ask for a smaller k", NoGuaranteeWarning, "no_arm"))
         elif not self.confident:
+            f = self.proven_factor
+            proven = (f"every other ranked arm is proven at most {f:.3g}x as efficient (result.proven_factor)"
+                      if np.isfinite(f) else "no factor is proven yet")
             out.append(WarningText(
                 f"the run ended by {self.stopped_by!r} before the intervals separated the top {k}: {self.selected} "
-                f"is a best guess without the 1 - delta guarantee; not separated: {self.unresolved}: run again with a "
+                f"is a best guess without the 1 - delta guarantee at a factor {1 + self.rule.epsilon:g}, and "
+                f"{proven}; not separated: {self.unresolved}: run again with a "
                 f"larger budget, or with an epsilon above {self.rule.epsilon:g} if efficiencies within a factor "
                 f"{1 + self.rule.epsilon:g} of each other need not be told apart",
                 NoGuaranteeWarning, "no_guarantee"))
@@ -288,6 +304,8 @@ class ComparisonResult:
         s = self.settings
         head = (f"most efficient (top {s.get('k')}, delta={s.get('delta')}, {self.guarantee}): {self.selected}; "
                 f"stopped by {self.stopped_by} after {len(self.history)} pulls")
+        if np.isfinite(self.proven_factor) and len(self.selected) < int(self.in_play.sum()):
+            head += f"; every other ranked arm proven at most {self.proven_factor:.3g}x as efficient"
         if self.tied:
             head += (f"; tied (not separated, proven at most {1 + self.rule.epsilon:g}x as efficient as the "
                      f"selection): {self.tied}")

@@ -120,8 +120,8 @@ def comparison_to_inference_data(result):
     pull with their bounds, efficiency with its bounds, compile seconds, the chains' ``divergent_share``
     and ``rhat``, ``selected``, ``status`` as a CF flag, the gate's ``z``); ``efficiency_ratio`` holds
     ``estimate``, ``lower`` and ``upper`` of every ratio (dimensions ``numerator`` x ``denominator``, NaN
-    on the diagonal); ``attrs`` the settings, ``selected``, ``stopped_by``, ``guarantee``, ``unresolved``,
-    ``excluded`` (name -> reason) and ``warnings``.
+    on the diagonal); ``attrs`` the settings, ``selected``, ``stopped_by``, ``guarantee``, ``proven_factor``,
+    ``unresolved``, ``excluded`` (name -> reason) and ``warnings``.
     """
     return _inference_data(*comparison_groups(result))
 

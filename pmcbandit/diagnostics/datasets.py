@@ -133,7 +133,7 @@ def comparison_groups(result) -> tuple[dict, dict]:
     amortised = None if a is None else dict(once=result.arm_names[a.once], many=result.arm_names[a.many],
                                             runs_point=a.runs_point, runs_guaranteed=a.runs_guaranteed)
     attrs = _loop_result_attrs(result, "comparison", unresolved=result.unresolved, excluded=result.excluded,
-                               amortisation=amortised)
+                               proven_factor=result.proven_factor, amortisation=amortised)
     described = {
         "pairs": "valid pairs of pulls (variance observations 0.5 (X - X')^2)",
         "variance": "variance of one pull's estimate (mean of the pair observations)",

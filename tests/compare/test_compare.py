@@ -35,7 +35,7 @@ def test_selects_the_most_efficient_arm_cost_included_with_the_exact_guarantee()
     res = _run(arms, random_seed=1, epsilon=0.0, **_declared(arms))
     assert res.stopped_by == "confidence" and res.guarantee == "delta-correct" and res.confident
     assert res.selected == [arms[1].name]
-    assert res.unresolved == [] and res.excluded == {}
+    assert res.unresolved == [] and res.excluded == {} and res.proven_factor == 1.0  # separated: epsilon = 0
     truth = np.array([a.efficiency() for a in arms])
     assert np.all(res.efficiency_lower <= truth) and np.all(truth <= res.efficiency_upper)
     r = res.ratio(arms[1].name, arms[0].name)
@@ -68,6 +68,23 @@ def test_a_budget_stop_reports_the_arms_it_could_not_separate():
     assert res.stopped_by == "budget" and not res.confident
     assert set(res.unresolved) >= {arms[0].name, arms[1].name}
     assert "not separated" in res.summary()
+
+
+def test_a_budget_stop_says_by_what_factor_the_selection_is_proven():
+    arms = [UniformArm(0.30), UniformArm(0.32), UniformArm(0.9)]
+    res = _run(arms, random_seed=3, epsilon=0.0, budget=Pulls(400), warns=True, **_declared(arms))
+    assert res.stopped_by == "budget" and res.selected == [arms[0].name]
+    f = res.proven_factor
+    assert 1.0 < f < math.inf
+    # The largest upper end of the other arms' ratio intervals to the selection, which the truth respects.
+    assert f == pytest.approx(max(res.ratio(a.name, arms[0].name).upper for a in arms[1:]))
+    truth = np.array([a.efficiency() for a in arms])
+    assert truth[1:].max() / truth[0] <= f
+    assert f"proven at most {f:.3g}x as efficient" in res.summary()
+    assert any("result.proven_factor" in w for w in res.warnings())
+    assert res.to_inference_data().attrs["proven_factor"] == pytest.approx(f)
+    short = _run(arms, random_seed=3, epsilon=0.0, budget=Pulls(6), warns=True, **_declared(arms))
+    assert short.proven_factor == math.inf and any("no factor is proven yet" in w for w in short.warnings())
 
 
 def test_the_gate_excludes_a_biased_arm_that_disagrees_with_a_reference():

@@ -12,6 +12,10 @@ cuts leave the error rate near or below delta; ``benchmarks/bench_compare.py`` r
 the LIL radii of the identification algorithms are (``tests/identification/test_delta_correctness.py``).
 The same check runs with epsilon = 0.5, where a run errs when its selection is less than 1/1.5 times
 as efficient as the best arm, and a tie ends the run.
+
+The factor a run proves when a budget stops it before the intervals separated
+(:func:`~pmcbandit.compare.efficiency.proven_factor`) meets the same check on near-equal arms capped at 100
+pairs: a run errs when another arm is more than that factor times as efficient as its selection.
 """
 
 import numpy as np
@@ -57,6 +61,36 @@ def test_the_exact_rule_errs_at_most_delta_over_1000_runs(rule):
 def test_intervals_cut_to_a_twentieth_fail_the_same_check(rule):
     wrong = _errors(rule._replace(width_scale=0.05), 500)
     assert error_rate_lower(wrong, 500) > rule.delta, wrong
+
+
+# Arms 0 and 1 within 10 % of each other: at 100 pairs the budget stops nearly every run.
+CLOSE = (0.2, 0.21, 0.3)
+
+
+def _factor_misses(rule, runs):
+    """Runs in which another arm is more than the proven factor times as efficient as the selection."""
+    truth = 1.0 / np.asarray(CLOSE) ** 2
+    misses = budget_stops = 0
+    for seed in range(runs):
+        res = simulate_comparison(rule, uniform_pair(CLOSE), np.random.default_rng(seed), max_pairs=100)
+        factor = efficiency.proven_factor(rule, res.state, np.ones(len(CLOSE), dtype=bool))
+        chosen = res.recommended[0]
+        misses += int(np.delete(truth, chosen).max() / truth[chosen] > factor)
+        budget_stops += int(not res.stopped)
+    return misses, budget_stops
+
+
+@pytest.mark.slow
+def test_the_factor_proven_at_a_budget_stop_misses_at_most_delta_over_1000_runs():
+    misses, budget_stops = _factor_misses(RULE, 1000)
+    assert budget_stops >= 900, budget_stops
+    assert error_rate_upper(misses, 1000) <= RULE.delta, misses
+
+
+@pytest.mark.slow
+def test_a_factor_from_intervals_cut_to_a_twentieth_fails_the_same_check():
+    misses, _ = _factor_misses(RULE._replace(width_scale=0.05), 500)
+    assert error_rate_lower(misses, 500) > RULE.delta, misses
 
 
 # Heavy-tailed arms: log-normal estimates exp(s Z), no bounds, declared unit costs. Variance per pull
