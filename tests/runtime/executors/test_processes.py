@@ -9,7 +9,6 @@ only on which pulls were made, not on the order they came back in.
 import os
 import signal
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -114,9 +113,9 @@ def test_timed_out_pull_frees_its_worker(pool):
     # Pulls of 'hangs' sleep 60 s half of the time; with both workers stuck the run could not go on
     # unless a timed-out worker is replaced.
     arms = [NormalArm(0.0, 1.0, "hangs", hang_p=0.5, hang=60.0), NormalArm(0.0, 1.0, "fine")]
-    start = time.perf_counter()
+    before = set(pool.pids())
     res = _run(arms, pb.Pulls(40), pool, max_in_flight=2, pull_timeout=2.5, max_faults=2, policy="ucb1")
-    assert time.perf_counter() - start < 30
+    assert len(pool.pids()) == 2 and before - set(pool.pids())  # the stuck workers were ended and replaced
     status = res.history.column("status")
     assert res.quarantined.tolist() == [True, False]
     assert (status == 3).sum() >= 2 and len(res.history) >= 30
