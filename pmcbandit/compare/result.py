@@ -109,7 +109,7 @@ class ComparisonResult:
         many times as efficient as each selected arm, by the same simultaneous intervals
         (:func:`~pmcbandit.compare.efficiency.proven_factor`); at most ``1 + epsilon`` after a confident stop,
         larger after a budget or callback stop that came before the intervals separated; ``inf`` while an
-        arm's bound is still open; NaN without a selection.
+        arm's bound is still open; 1.0 when no other arm is ranked; NaN without a selection.
         """
         if self.selected_indices.size == 0:
             return float("nan")
