@@ -283,7 +283,8 @@ def plot_efficiency(result, ax=None) -> Axes:
     Arms are sorted by point efficiency, the selected ones drawn filled; arms not ranked (validity
     gate, divergences, R-hat, Pareto k-hat, faults) are grey with their status and the first word of
     the reason. An infinite bound is drawn to the axis edge with an arrow. Arms that report a compile
-    time have it in their label, and the title says which arm is fastest for one run and once
+    time have it in their label, and the title says by what factor the selection is proven
+    (:attr:`~pmcbandit.compare.ComparisonResult.proven_factor`) and which arm is fastest for one run and once
     compile is amortised (:meth:`~pmcbandit.compare.ComparisonResult.amortisation`).
 
     Parameters
@@ -334,6 +335,9 @@ def plot_efficiency(result, ax=None) -> Axes:
     ax.set_xlabel("efficiency 1 / (variance × cost per pull)")
     s = result.settings
     title = f"Top {s.get('k')} at delta = {s.get('delta')} ({result.guarantee}), stopped by {result.stopped_by}"
+    factor = result.proven_factor
+    if np.isfinite(factor) and len(result.selected) < int(result.in_play.sum()):
+        title += f"; the others proven at most {factor:.3g}x as efficient"
     a = result.amortisation() if np.isfinite(compiled).any() else None
     if a is not None:
         runs = "" if a.runs_point <= 1 else f" from {a.runs_point:.0f} runs"

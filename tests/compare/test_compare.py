@@ -83,6 +83,11 @@ def test_a_budget_stop_says_by_what_factor_the_selection_is_proven():
     assert f"proven at most {f:.3g}x as efficient" in res.summary()
     assert any("result.proven_factor" in w for w in res.warnings())
     assert res.to_inference_data().attrs["proven_factor"] == pytest.approx(f)
+    import matplotlib.pyplot as plt
+
+    ax = res.plot()
+    assert f"proven at most {f:.3g}x as efficient" in ax.get_title()
+    plt.close(ax.figure)
     short = _run(arms, random_seed=3, epsilon=0.0, budget=Pulls(6), warns=True, **_declared(arms))
     assert short.proven_factor == math.inf and any("no factor is proven yet" in w for w in short.warnings())
 
