@@ -405,8 +405,8 @@ def unresolved(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarra
 def proven_factor(rule: EfficiencyRule, state: EfficiencyState, eligible: np.ndarray) -> float:
     """The smallest :math:`f \\ge 1` such that the intervals prove every eligible arm outside the top ``k`` at
     most :math:`f` times as efficient as each top arm: :math:`\\max(1, \\max_{j\\notin J} e^{U_j - L_h})`, with
-    :math:`J` and :math:`h` of the stop rule (module docstring); ``inf`` while an arm's bound is open, 1.0 when
-    at most ``k`` arms are eligible.
+    :math:`J` and :math:`h` of the stop rule (module docstring); ``inf`` while an arm's bound is open, NaN when
+    at most ``k`` arms are eligible (no other arm to prove anything of).
 
     On the event that every interval holds, :math:`\\eta_j \\le e^{U_j} \\le f e^{L_h} \\le f\\,\\eta_i` for every
     top arm :math:`i`, so, the sequences being time-uniform, the statement holds with probability
@@ -415,7 +415,7 @@ def proven_factor(rule: EfficiencyRule, state: EfficiencyState, eligible: np.nda
     """
     idx = np.flatnonzero(eligible)
     if idx.size <= rule.k:
-        return 1.0
+        return math.nan
     _, lower, upper = bounds = log_efficiency(rule, state)
     v = _verdict(rule, None, eligible, bounds)
     rest = np.setdiff1d(idx, v.top)

@@ -109,10 +109,8 @@ class ComparisonResult:
         many times as efficient as each selected arm, by the same simultaneous intervals
         (:func:`~pmcbandit.compare.efficiency.proven_factor`); at most ``1 + epsilon`` after a confident stop,
         larger after a budget or callback stop that came before the intervals separated; ``inf`` while an
-        arm's bound is still open; 1.0 when no other arm is ranked; NaN without a selection.
+        arm's bound is still open; NaN when no other arm is ranked (nor, then, any selection to compare).
         """
-        if self.selected_indices.size == 0:
-            return float("nan")
         return efficiency.proven_factor(self.rule, self.state, self.in_play)
 
     @property
@@ -272,7 +270,7 @@ class ComparisonResult:
         elif not self.confident:
             f = self.proven_factor
             proven = (f"every other ranked arm is proven at most {f:.3g}x as efficient (result.proven_factor)"
-                      if np.isfinite(f) else "no factor is proven yet")
+                      if np.isfinite(f) else "no other arm is ranked" if np.isnan(f) else "no factor is proven yet")
             out.append(WarningText(
                 f"the run ended by {self.stopped_by!r} before the intervals separated the top {k}: {self.selected} "
                 f"is a best guess without the 1 - delta guarantee at a factor {1 + self.rule.epsilon:g}, and "
@@ -304,8 +302,9 @@ class ComparisonResult:
         s = self.settings
         head = (f"most efficient (top {s.get('k')}, delta={s.get('delta')}, {self.guarantee}): {self.selected}; "
                 f"stopped by {self.stopped_by} after {len(self.history)} pulls")
-        if np.isfinite(self.proven_factor) and len(self.selected) < int(self.in_play.sum()):
-            head += f"; every other ranked arm proven at most {self.proven_factor:.3g}x as efficient"
+        factor = self.proven_factor
+        if np.isfinite(factor):
+            head += f"; every other ranked arm proven at most {factor:.3g}x as efficient"
         if self.tied:
             head += (f"; tied (not separated, proven at most {1 + self.rule.epsilon:g}x as efficient as the "
                      f"selection): {self.tied}")

@@ -336,7 +336,7 @@ def plot_efficiency(result, ax=None) -> Axes:
     s = result.settings
     title = f"Top {s.get('k')} at delta = {s.get('delta')} ({result.guarantee}), stopped by {result.stopped_by}"
     factor = result.proven_factor
-    if np.isfinite(factor) and len(result.selected) < int(result.in_play.sum()):
+    if np.isfinite(factor):
         title += f"; the others proven at most {factor:.3g}x as efficient"
     a = result.amortisation() if np.isfinite(compiled).any() else None
     if a is not None:

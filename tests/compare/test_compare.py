@@ -127,6 +127,7 @@ def test_when_at_most_k_arms_are_left_the_run_says_no_arm():
     arms = [UniformArm(0.2), CallableArm(lambda rng: math.nan, name="broken", cost=1.0)]
     res = _run(arms, random_seed=6, bounds=(-1, 1), costs=[1, 1], warns=True)
     assert res.stopped_by == "no_arm" and res.selected == [arms[0].name]
+    assert math.isnan(res.proven_factor) and "proven at most" not in res.summary()  # no other arm to prove it of
 
 
 def test_log_scale_arms_are_compared_on_their_log_estimates():

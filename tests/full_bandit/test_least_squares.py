@@ -1,6 +1,5 @@
 """Least-squares state: Sherman–Morrison updates against direct inverses, drift after 10^6 updates."""
 
-
 import numba
 import numpy as np
 import pytest
